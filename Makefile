@@ -1,0 +1,56 @@
+# Proofmark: `make run` serves the app with demo data; `make test` runs the whole suite.
+# Both set up from nothing: a .venv with the Python packages, node_modules with htmx and KaTeX.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEPS_STAMP := $(VENV)/.deps-installed
+NPM_STAMP := node_modules/.installed
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/proofmark
+TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: run test lint format bench deps services chromium clean
+
+$(DEPS_STAMP): pyproject.toml scripts/requirements.py
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found " + sys.version.split()[0] + ")")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) scripts/requirements.py > $(VENV)/requirements.txt
+	$(PY) -m pip install --quiet -r $(VENV)/requirements.txt
+	@touch $@
+
+$(NPM_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed for htmx and KaTeX: apt-get install -y nodejs npm"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+deps: $(DEPS_STAMP) $(NPM_STAMP)
+
+run: deps
+	@bash scripts/serve.sh
+
+services:
+	@bash scripts/services.sh
+
+chromium:
+	@bash scripts/chromium.sh
+
+test: deps services chromium
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
+		$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: deps
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: deps
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: deps services
+	DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) node_modules .run

@@ -1,0 +1,42 @@
+from django.contrib import admin
+
+from problems.models import ImportJob, Problem, Proof, ReferenceSolution, VerifierAnalysis
+
+
+@admin.register(Problem)
+class ProblemAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "contest", "year", "number", "topic", "source"]
+    list_filter = ["contest", "year", "topic"]
+    search_fields = ["external_id", "statement"]
+
+
+@admin.register(ReferenceSolution)
+class ReferenceSolutionAdmin(admin.ModelAdmin):
+    list_display = ["problem", "source", "cluster_label", "text_hash"]
+    list_select_related = ["problem"]
+    raw_id_fields = ["problem"]
+    search_fields = ["problem__external_id"]
+
+
+@admin.register(Proof)
+class ProofAdmin(admin.ModelAdmin):
+    list_display = ["problem", "generator", "sample_key", "source"]
+    list_filter = ["generator", "source"]
+    list_select_related = ["problem"]
+    raw_id_fields = ["problem"]
+    search_fields = ["problem__external_id", "generator"]
+
+
+@admin.register(VerifierAnalysis)
+class VerifierAnalysisAdmin(admin.ModelAdmin):
+    list_display = ["proof", "verifier", "sample_key", "score", "kept_contract"]
+    list_filter = ["verifier", "kept_contract", "score"]
+    list_select_related = ["proof__problem"]
+    raw_id_fields = ["proof"]
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["id", "original_name", "format", "status", "processed", "created_by", "created_at"]
+    list_filter = ["status", "format"]
+    readonly_fields = ["counts", "report", "error"]

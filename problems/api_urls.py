@@ -1,0 +1,12 @@
+from django.urls import path
+
+from problems.apis import corpus, imports
+
+urlpatterns = [
+    path("problems/", corpus.ProblemListApi.as_view(), name="api-problem-list"),
+    path("problems/<str:external_id>/", corpus.ProblemDetailApi.as_view(), name="api-problem-detail"),
+    path("proofs/", corpus.ProofListApi.as_view(), name="api-proof-list"),
+    path("proofs/<int:proof_id>/", corpus.ProofDetailApi.as_view(), name="api-proof-detail"),
+    path("imports/", imports.ImportCreateApi.as_view(), name="api-import-create"),
+    path("imports/<int:job_id>/", imports.ImportDetailApi.as_view(), name="api-import-detail"),
+]

@@ -1,0 +1,9 @@
+from rest_framework.views import APIView
+
+
+class ImportCreateApi(APIView):
+    pass
+
+
+class ImportDetailApi(APIView):
+    pass

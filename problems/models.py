@@ -1,0 +1,153 @@
+"""The corpus: problems, reference solutions, candidate proofs and verifier analyses.
+
+Every row has a natural key so that imports are idempotent upserts (see ../DESIGN.md).
+"""
+
+from decimal import Decimal
+
+from django.db import models
+from django.db.models import Q
+
+
+class Topic(models.TextChoices):
+    ALGEBRA = "A", "Algebra"
+    COMBINATORICS = "C", "Combinatorics"
+    GEOMETRY = "G", "Geometry"
+    NUMBER_THEORY = "N", "Number theory"
+    UNKNOWN = "", "Unknown"
+
+
+class Problem(models.Model):
+    external_id = models.CharField(max_length=200, unique=True)
+    contest = models.CharField(max_length=100, blank=True, db_index=True)
+    year = models.PositiveIntegerField(null=True, blank=True, db_index=True)
+    number = models.CharField(max_length=20, blank=True)
+    topic = models.CharField(max_length=1, choices=Topic.choices, blank=True, db_index=True)
+    statement = models.TextField()
+    final_answer = models.TextField(blank=True)
+    source = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["contest", "year", "number", "external_id"]
+        indexes = [models.Index(fields=["contest", "year"], name="problem_contest_year")]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class ReferenceSolution(models.Model):
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="reference_solutions")
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64)
+    source = models.CharField(max_length=200, blank=True)
+    cluster_label = models.CharField(max_length=100, blank=True)
+    main_steps = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["problem_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["problem", "text_hash"], name="refsol_problem_text_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.problem_id}: reference {self.text_hash[:8]}"
+
+
+class Proof(models.Model):
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="proofs")
+    generator = models.CharField(max_length=200, db_index=True)
+    sample_key = models.CharField(
+        max_length=200, help_text="Sample index or the source's own id: with problem and generator, "
+        "the natural key."
+    )
+    sample_index = models.IntegerField(null=True, blank=True)
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64)
+    source = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["problem_id", "generator", "sample_index", "sample_key"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["problem", "generator", "sample_key"], name="proof_natural_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.problem_id} / {self.generator} #{self.sample_key}"
+
+
+class VerifierAnalysis(models.Model):
+    SCORES = (Decimal("0"), Decimal("0.5"), Decimal("1"))
+
+    proof = models.ForeignKey(Proof, on_delete=models.CASCADE, related_name="analyses")
+    verifier = models.CharField(max_length=200, db_index=True)
+    sample_key = models.CharField(max_length=200)
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64)
+    score = models.DecimalField(max_digits=2, decimal_places=1, null=True, blank=True)
+    kept_contract = models.BooleanField(default=False)
+    score_problem = models.CharField(
+        max_length=200, blank=True, help_text="Why no score was extracted, when none was."
+    )
+    source = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["proof_id", "verifier", "sample_key"]
+        verbose_name_plural = "verifier analyses"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["proof", "verifier", "sample_key"], name="analysis_natural_key"
+            ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__in=[Decimal("0"), Decimal("0.5"), Decimal("1")]),
+                name="analysis_score_in_scale",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.proof} / {self.verifier} #{self.sample_key}"
+
+
+class ImportJob(models.Model):
+    """One import from the upload page or the API: the row its page reads for progress."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Done"
+        FAILED = "failed", "Failed"
+
+    file = models.FileField(upload_to="imports/%Y/%m/")
+    original_name = models.CharField(max_length=255)
+    format = models.CharField(max_length=30, blank=True)
+    dry_run = models.BooleanField(default=False)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    processed = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(null=True, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    report = models.JSONField(default=list, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        "auth.User", on_delete=models.SET_NULL, null=True, related_name="import_jobs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} ({self.original_name})"

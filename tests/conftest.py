@@ -1,0 +1,155 @@
+"""Shared test set-up: real PostgreSQL, a real Celery worker on Redis, real Chromium.
+
+Fixtures here are used by every app's tests; app-specific factories live in tests/<app>/.
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.factories import UserFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+FIXTURES_REAL = SHARED / "fixtures" / "real"
+IN_CI = os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Under CI a skipped test is a failure: whatever it checks went unchecked."""
+    if not IN_CI:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    if skipped:
+        reporter.write_line(
+            f"CI=true: {len(skipped)} skipped test(s) count as failures (see the reasons above).",
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture
+def real_fixtures() -> Path:
+    """The real sample files in ../shared/fixtures/real (never copied into this repository)."""
+    if not FIXTURES_REAL.is_dir():
+        pytest.skip(f"{FIXTURES_REAL} is absent: clone this repository beside ../shared")
+    return FIXTURES_REAL
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is absent: clone this repository beside ../shared")
+    return SHARED
+
+
+@pytest.fixture
+def admin_user(db):
+    return UserFactory(username="admin1", roles=["admin"])
+
+
+@pytest.fixture
+def expert_user(db):
+    return UserFactory(username="expert1", roles=["expert"])
+
+
+@pytest.fixture
+def expert2_user(db):
+    return UserFactory(username="expert2", roles=["expert"])
+
+
+@pytest.fixture
+def adjudicator_user(db):
+    return UserFactory(username="adjudicator1", roles=["adjudicator"])
+
+
+@pytest.fixture
+def researcher_user(db):
+    return UserFactory(username="researcher1", roles=["researcher"])
+
+
+@pytest.fixture
+def api_client_for():
+    """api_client_for(user) -> a DRF client authenticated by the user's token."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    def make(user):
+        client = APIClient()
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+    return make
+
+
+# --- A real Celery worker process on Redis -------------------------------------------------
+
+
+def _redis_url() -> str:
+    return os.environ.get("CELERY_BROKER_URL", "")
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker):
+    """Starts `celery worker` as a separate process on the Redis broker, against the test database.
+
+    Tests using it must use `transactional_db` so that what they write is committed (and seen
+    by the worker). Eager mode is off: jobs really cross the broker.
+    """
+    broker = _redis_url()
+    if not broker.startswith("redis://"):
+        pytest.skip("CELERY_BROKER_URL is not a redis:// URL: run the suite with `make test`")
+    import redis
+
+    redis.Redis.from_url(broker).flushdb()
+    db = settings.DATABASES["default"]
+    env = dict(os.environ)
+    env["DATABASE_URL"] = (
+        f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    )
+    env["CELERY_BROKER_URL"] = broker
+    env["CELERY_TASK_ALWAYS_EAGER"] = "false"
+    log = open(ROOT / ".run" / "test-worker.log", "w") if (ROOT / ".run").is_dir() else None
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=threads",
+         "--concurrency=4", "--loglevel=INFO", "--without-heartbeat", "--without-gossip",
+         "--without-mingle"],
+        cwd=ROOT, env=env, stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )
+    from config.celery import app
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("the Celery worker exited at start: see .run/test-worker.log")
+        if app.control.ping(timeout=0.5):
+            break
+    else:
+        proc.terminate()
+        raise RuntimeError("the Celery worker did not answer a ping within 60 s")
+    yield proc
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    if log:
+        log.close()
+
+
+def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
+    """Polls `predicate` until it returns something truthy; fails the test after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"condition not met within {timeout} s")
