@@ -1,0 +1,106 @@
+"""Markdown with LaTeX math to safe HTML, for statements, solutions, proofs and analyses.
+
+`render_markdown(text)` parses Markdown (CommonMark plus tables and strikethrough) with raw HTML
+disabled, keeps math in all four delimiter styles (`$..$`, `$$..$$`, `\\(..\\)`, `\\[..\\]`) and
+bare LaTeX environments as escaped TeX in `<span class="math inline">` / `<div class="math
+block">` (`<span class="math block">` for display math inside a paragraph) for KaTeX in the
+browser (static/js/math.js), then cleans the HTML with an allow-list (nh3): no raw HTML, no
+script, no event attributes, no style, links only to http(s), mailto and relative URLs, no images
+(they would load from off the machine). The result is cached per text and renderer version.
+"""
+
+import hashlib
+
+import nh3
+from django.core.cache import cache
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import escapeHtml
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+from problems.latex import latex_plugin, normalise_source
+
+RENDERER_VERSION = "1"
+CACHE_SECONDS = 7 * 24 * 3600
+
+ALLOWED_TAGS = {
+    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code",
+    "pre", "blockquote", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "a",
+    "span", "div", "sup", "sub",
+}  # fmt: skip
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
+ALLOWED_CLASSES = {"span": {"math", "inline", "block"}, "div": {"math", "block"}}
+ALLOWED_URL_SCHEMES = {"http", "https", "mailto"}
+SAFE_LINK_PREFIXES = ("http://", "https://", "mailto:", "/", "#", "./", "../")
+
+
+def _validate_link(url: str) -> bool:
+    """Markdown links: web, mail and relative addresses only (nh3 checks again)."""
+    lowered = url.strip().lower()
+    return lowered.startswith(SAFE_LINK_PREFIXES) or ":" not in lowered.split("/")[0]
+
+
+def _math_inline(self, tokens, idx, options, env) -> str:
+    return f'<span class="math inline">{escapeHtml(tokens[idx].content)}</span>'
+
+
+def _math_inline_display(self, tokens, idx, options, env) -> str:
+    return f'<span class="math block">{escapeHtml(tokens[idx].content)}</span>'
+
+
+def _math_block(self, tokens, idx, options, env) -> str:
+    return f'<div class="math block">{escapeHtml(tokens[idx].content.strip())}</div>\n'
+
+
+def _image_as_link(self, tokens, idx, options, env) -> str:
+    """Images would load from outside: show the alt text linking to the address instead."""
+    token = tokens[idx]
+    alt = escapeHtml(self.renderInlineAsText(token.children or [], options, env) or "image")
+    src = token.attrGet("src") or ""
+    if not src:
+        return f"[image: {alt}]"
+    return f'<a href="{escapeHtml(src)}">[image: {alt}]</a>'
+
+
+def _build_parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"])
+    md.validateLink = _validate_link
+    dollarmath_plugin(md, allow_labels=False, allow_blank_lines=False, double_inline=True)
+    latex_plugin(md)
+    md.add_render_rule("math_inline", _math_inline)
+    md.add_render_rule("math_inline_double", _math_inline_display)
+    md.add_render_rule("math_block", _math_block)
+    md.add_render_rule("image", _image_as_link)
+    return md
+
+
+_PARSER = _build_parser()
+
+
+def sanitise_html(html: str) -> str:
+    return nh3.clean(
+        html,
+        tags=ALLOWED_TAGS,
+        attributes=ALLOWED_ATTRIBUTES,
+        allowed_classes=ALLOWED_CLASSES,
+        url_schemes=ALLOWED_URL_SCHEMES,
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+
+
+def render_markdown_uncached(text: str) -> str:
+    return sanitise_html(_PARSER.render(normalise_source(text)))
+
+
+def render_markdown(text: str) -> str:
+    """Safe HTML for Markdown + LaTeX `text`, from the cache when this text was seen before."""
+    if not text:
+        return ""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    key = f"proofmark:md:{RENDERER_VERSION}:{digest}"
+    html = cache.get(key)
+    if html is None:
+        html = render_markdown_uncached(text)
+        cache.set(key, html, CACHE_SECONDS)
+    return html
