@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "problems",
     "rubrics",
@@ -154,6 +155,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Corpus, marking schemes, expert grading and datasets of LLM-written proofs.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI from our own static files (drf-spectacular-sidecar), never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: Redis when CELERY_BROKER_URL is set, otherwise Kombu's filesystem transport, which

@@ -6,8 +6,9 @@ Math in every delimiter style becomes `math_inline` / `math_inline_double` / `ma
 (`\\begin{align*}..\\end{align*}`, `equation*`, `gather`, bare `aligned` or `cases`...).
 LaTeX text markup that the sources use outside math becomes Markdown structure: `itemize` /
 `enumerate` / `description` lists, `center` / `quote` / `proof` / theorem-like environments,
-`\\section*{..}` headings, `\\textbf`, `\\emph`..., `\\\\` line breaks, LaTeX quotes, and spacing
-commands that mean nothing on a web page are dropped.
+`\\section*{..}` headings, `\\textbf`, `\\emph`..., `\\boxed{..}` (as math: verifiers box
+their score in text), `\\\\` line breaks and LaTeX quotes; spacing commands that mean nothing
+on a web page are dropped.
 """
 
 import re
@@ -414,6 +415,16 @@ def latex_text_command(state: StateInline, silent: bool) -> bool:
             return False
         if not silent:
             _push_wrapped(state, TEXT_WRAPPERS[name], src[after + 1 : close - 1])
+        state.pos = close
+        return True
+    if name == "boxed":
+        close = find_braced(src, after, state.posMax)
+        if close < 0:
+            return False
+        if not silent:
+            token = state.push("math_inline", "math", 0)
+            token.content = src[pos:close]
+            token.markup = "\\boxed"
         state.pos = close
         return True
     if name in DROPPED_WITH_ARGUMENT:

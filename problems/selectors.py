@@ -1,4 +1,29 @@
-from problems.models import Problem, Proof, VerifierAnalysis
+"""Reads of the corpus. Every selector returns its rows with what the page needs prefetched, so
+a page costs the same number of queries whatever the number of rows behind it.
+
+The corpus is readable by every role (admin, expert, adjudicator, researcher): views and API
+endpoints check the role; these selectors do not narrow by user.
+"""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
+from django.shortcuts import get_object_or_404
+
+from problems.models import Problem, Proof, ReferenceSolution, Topic, VerifierAnalysis
+
+
+@dataclass(frozen=True)
+class ProblemFilters:
+    contest: str = ""
+    year: int | None = None
+    topic: str = ""
+    search: str = ""
+
+    @property
+    def active(self) -> bool:
+        return bool(self.contest or self.year or self.topic or self.search)
 
 
 def corpus_counts() -> dict[str, int]:
@@ -7,3 +32,122 @@ def corpus_counts() -> dict[str, int]:
         "proofs": Proof.objects.count(),
         "analyses": VerifierAnalysis.objects.count(),
     }
+
+
+def _count_of(model, field: str) -> Coalesce:
+    counted = (
+        model.objects.filter(**{field: OuterRef("pk")})
+        .order_by()
+        .values(field)
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted), 0)
+
+
+def problem_list(*, filters: ProblemFilters | None = None) -> QuerySet[Problem]:
+    """Problems matching the filters, with their proof and reference-solution counts."""
+    filters = filters or ProblemFilters()
+    problems = Problem.objects.defer("statement", "metadata", "final_answer")
+    if filters.contest:
+        problems = problems.filter(contest=filters.contest)
+    if filters.year:
+        problems = problems.filter(year=filters.year)
+    if filters.topic:
+        problems = problems.filter(topic=filters.topic)
+    if filters.search:
+        problems = problems.filter(
+            Q(external_id__icontains=filters.search) | Q(statement__icontains=filters.search)
+        )
+    return problems.annotate(
+        proof_count=_count_of(Proof, "problem"),
+        solution_count=_count_of(ReferenceSolution, "problem"),
+    ).order_by("contest", "year", "number", "external_id")
+
+
+def problem_filter_choices() -> dict[str, list]:
+    """The contests, years and topics present in the corpus, for the filter form."""
+    contests = (
+        Problem.objects.exclude(contest="")
+        .order_by("contest")
+        .values_list("contest", flat=True)
+        .distinct()
+    )
+    years = (
+        Problem.objects.exclude(year=None)
+        .order_by("-year")
+        .values_list("year", flat=True)
+        .distinct()
+    )
+    return {
+        "contests": list(contests),
+        "years": list(years),
+        "topics": [(value, label) for value, label in Topic.choices if value],
+    }
+
+
+def _analyses_prefetch() -> Prefetch:
+    return Prefetch(
+        "analyses",
+        queryset=VerifierAnalysis.objects.order_by("verifier", "sample_key"),
+    )
+
+
+def problem_detail(*, external_id: str) -> Problem:
+    """A problem with its reference solutions and its proofs (texts deferred) and their
+    verifier analyses (scores only); 404 when there is no such problem."""
+    proofs = Proof.objects.defer("text").prefetch_related(
+        Prefetch("analyses", queryset=VerifierAnalysis.objects.defer("text").order_by("verifier"))
+    )
+    return get_object_or_404(
+        Problem.objects.prefetch_related(
+            Prefetch("reference_solutions", queryset=ReferenceSolution.objects.order_by("id")),
+            Prefetch("proofs", queryset=proofs.order_by("generator", "sample_index", "sample_key")),
+        ),
+        external_id=external_id,
+    )
+
+
+def proof_detail(*, proof_id: int) -> Proof:
+    """A proof with its problem and its verifier analyses; 404 when there is no such proof."""
+    return get_object_or_404(
+        Proof.objects.select_related("problem").prefetch_related(_analyses_prefetch()),
+        pk=proof_id,
+    )
+
+
+def proof_siblings(*, proof: Proof) -> tuple[int | None, int | None]:
+    """The ids of the proofs before and after `proof` among its problem's proofs."""
+    ids = list(
+        Proof.objects.filter(problem_id=proof.problem_id)
+        .order_by("generator", "sample_index", "sample_key")
+        .values_list("id", flat=True)
+    )
+    at = ids.index(proof.pk)
+    return (ids[at - 1] if at > 0 else None, ids[at + 1] if at + 1 < len(ids) else None)
+
+
+def proof_list(*, problem_external_id: str = "", generator: str = "") -> QuerySet[Proof]:
+    """Proofs, optionally of one problem and one generator, with their problem."""
+    proofs = Proof.objects.select_related("problem").only(
+        *(f"problem__{name}" for name in ("external_id", "contest", "year", "topic")),
+        *(
+            "id", "problem_id", "generator", "sample_key", "sample_index", "text", "source",
+            "metadata", "created_at", "updated_at",
+        ),
+    )  # fmt: skip
+    if problem_external_id:
+        proofs = proofs.filter(problem__external_id=problem_external_id)
+    if generator:
+        proofs = proofs.filter(generator=generator)
+    return proofs.order_by("problem__external_id", "generator", "sample_index", "sample_key", "id")
+
+
+def problem_for_api(*, external_id: str) -> Problem:
+    """A problem with its reference solutions and its proof count, for the API."""
+    return get_object_or_404(
+        Problem.objects.prefetch_related(
+            Prefetch("reference_solutions", queryset=ReferenceSolution.objects.order_by("id"))
+        ).annotate(proof_count=_count_of(Proof, "problem")),
+        external_id=external_id,
+    )

@@ -1,17 +1,157 @@
+"""Read endpoints of the corpus: problems by external id, proofs by id, for every role, by token.
+
+Each operation is one APIView with an input serializer for its query parameters and an output
+serializer for what it returns; lists are paginated (`?page=N`, 50 a page).
+"""
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
 from rest_framework.views import APIView
+
+from config.roles import ALL_ROLES, api_permission
+from problems import selectors
+from problems.models import Topic
+
+CorpusReader = api_permission(*ALL_ROLES)
+
+
+def paginated(name: str, item: serializers.Serializer) -> serializers.Serializer:
+    return inline_serializer(
+        name=name,
+        fields={
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": item,
+        },
+    )
+
+
+class ReferenceSolutionOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    text = serializers.CharField()
+    source = serializers.CharField()
+    cluster_label = serializers.CharField()
+    main_steps = serializers.JSONField()
+
+
+class ProblemSummaryOutput(serializers.Serializer):
+    external_id = serializers.CharField()
+    contest = serializers.CharField()
+    year = serializers.IntegerField(allow_null=True)
+    number = serializers.CharField()
+    topic = serializers.CharField()
+    source = serializers.CharField()
+    proof_count = serializers.IntegerField()
+    solution_count = serializers.IntegerField()
+
+
+class ProblemDetailOutput(serializers.Serializer):
+    external_id = serializers.CharField()
+    contest = serializers.CharField()
+    year = serializers.IntegerField(allow_null=True)
+    number = serializers.CharField()
+    topic = serializers.CharField()
+    statement = serializers.CharField()
+    final_answer = serializers.CharField()
+    source = serializers.CharField()
+    metadata = serializers.JSONField()
+    proof_count = serializers.IntegerField()
+    reference_solutions = ReferenceSolutionOutput(many=True)
+
+
+class AnalysisOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    verifier = serializers.CharField()
+    sample_key = serializers.CharField()
+    score = serializers.DecimalField(max_digits=2, decimal_places=1, allow_null=True)
+    kept_contract = serializers.BooleanField()
+    score_problem = serializers.CharField()
+    source = serializers.CharField()
+    text = serializers.CharField()
+
+
+class ProofOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    problem = serializers.CharField(source="problem.external_id")
+    generator = serializers.CharField()
+    sample_key = serializers.CharField()
+    sample_index = serializers.IntegerField(allow_null=True)
+    source = serializers.CharField()
+    text = serializers.CharField()
+    metadata = serializers.JSONField()
+
+
+class ProofDetailOutput(ProofOutput):
+    analyses = AnalysisOutput(many=True)
 
 
 class ProblemListApi(APIView):
-    pass
+    permission_classes = [CorpusReader]
+
+    class FilterInput(serializers.Serializer):
+        contest = serializers.CharField(required=False, allow_blank=True, max_length=100)
+        year = serializers.IntegerField(required=False, min_value=1, max_value=9999)
+        topic = serializers.ChoiceField(required=False, choices=[t for t in Topic.values if t])
+        search = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+    @extend_schema(
+        operation_id="problems_list",
+        parameters=[FilterInput],
+        responses=paginated("ProblemPage", ProblemSummaryOutput(many=True)),
+    )
+    def get(self, request):
+        params = self.FilterInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        filters = selectors.ProblemFilters(**params.validated_data)
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(
+            selectors.problem_list(filters=filters), request, view=self
+        )
+        return paginator.get_paginated_response(ProblemSummaryOutput(page, many=True).data)
 
 
 class ProblemDetailApi(APIView):
-    pass
+    permission_classes = [CorpusReader]
+
+    @extend_schema(operation_id="problems_retrieve", responses=ProblemDetailOutput)
+    def get(self, request, external_id: str):
+        problem = selectors.problem_for_api(external_id=external_id)
+        return Response(ProblemDetailOutput(problem).data)
 
 
 class ProofListApi(APIView):
-    pass
+    permission_classes = [CorpusReader]
+
+    class FilterInput(serializers.Serializer):
+        problem = serializers.CharField(
+            required=False, allow_blank=True, max_length=200, help_text="A problem's external id."
+        )
+        generator = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+    @extend_schema(
+        operation_id="proofs_list",
+        parameters=[FilterInput],
+        responses=paginated("ProofPage", ProofOutput(many=True)),
+    )
+    def get(self, request):
+        params = self.FilterInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        proofs = selectors.proof_list(
+            problem_external_id=params.validated_data.get("problem", ""),
+            generator=params.validated_data.get("generator", ""),
+        )
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(proofs, request, view=self)
+        return paginator.get_paginated_response(ProofOutput(page, many=True).data)
 
 
 class ProofDetailApi(APIView):
-    pass
+    permission_classes = [CorpusReader]
+
+    @extend_schema(operation_id="proofs_retrieve", responses=ProofDetailOutput)
+    def get(self, request, proof_id: int):
+        proof = selectors.proof_detail(proof_id=proof_id)
+        return Response(ProofDetailOutput(proof).data)

@@ -1,13 +1,52 @@
-from django.http import Http404
+"""Corpus pages: the problem list (one view for the page and its htmx fragment), a problem,
+and a proof. Every role may read the corpus; log-in is enforced by middleware."""
+
+from django.core.paginator import Paginator
+from django.shortcuts import render
+
+from config.roles import ALL_ROLES, role_required
+from problems import selectors
+
+PAGE_SIZE = 25
 
 
+def _filters_from(request) -> selectors.ProblemFilters:
+    params = request.GET
+    year = params.get("year", "").strip()
+    return selectors.ProblemFilters(
+        contest=params.get("contest", "").strip(),
+        year=int(year) if year.isdigit() else None,
+        topic=params.get("topic", "").strip()[:1],
+        search=params.get("q", "").strip()[:200],
+    )
+
+
+@role_required(*ALL_ROLES)
 def problem_list(request):
-    raise Http404("not built yet")
+    filters = _filters_from(request)
+    paginator = Paginator(selectors.problem_list(filters=filters), PAGE_SIZE)
+    page = paginator.get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"page": page, "filters": filters, "query": query.urlencode()}
+    if request.htmx:
+        return render(request, "problems/_problem_results.html", context)
+    context["choices"] = selectors.problem_filter_choices()
+    return render(request, "problems/problem_list.html", context)
 
 
+@role_required(*ALL_ROLES)
 def problem_detail(request, external_id):
-    raise Http404("not built yet")
+    problem = selectors.problem_detail(external_id=external_id)
+    return render(request, "problems/problem_detail.html", {"problem": problem})
 
 
+@role_required(*ALL_ROLES)
 def proof_detail(request, proof_id):
-    raise Http404("not built yet")
+    proof = selectors.proof_detail(proof_id=proof_id)
+    previous_id, next_id = selectors.proof_siblings(proof=proof)
+    return render(
+        request,
+        "problems/proof_detail.html",
+        {"proof": proof, "problem": proof.problem, "previous_id": previous_id, "next_id": next_id},
+    )
