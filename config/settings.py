@@ -155,6 +155,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Corpus, marking schemes, expert grading and datasets of LLM-written proofs.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI from our own static files (drf-spectacular-sidecar), never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -4,7 +4,7 @@ Each operation is one APIView with an input serializer for its query parameters 
 serializer for what it returns; lists are paginated (`?page=N`, 50 a page).
 """
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
@@ -15,6 +15,7 @@ from problems import selectors
 from problems.models import Topic
 
 CorpusReader = api_permission(*ALL_ROLES)
+PAGE = OpenApiParameter("page", int, description="Page number (50 a page).")
 
 
 def paginated(name: str, item: serializers.Serializer) -> serializers.Serializer:
@@ -99,7 +100,7 @@ class ProblemListApi(APIView):
 
     @extend_schema(
         operation_id="problems_list",
-        parameters=[FilterInput],
+        parameters=[FilterInput, PAGE],
         responses=paginated("ProblemPage", ProblemSummaryOutput(many=True)),
     )
     def get(self, request):
@@ -133,7 +134,7 @@ class ProofListApi(APIView):
 
     @extend_schema(
         operation_id="proofs_list",
-        parameters=[FilterInput],
+        parameters=[FilterInput, PAGE],
         responses=paginated("ProofPage", ProofOutput(many=True)),
     )
     def get(self, request):
