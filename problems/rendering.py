@@ -10,6 +10,7 @@ script, no event attributes, no style, links only to http(s), mailto and relativ
 """
 
 import hashlib
+import re
 
 import nh3
 from django.core.cache import cache
@@ -91,6 +92,32 @@ def sanitise_html(html: str) -> str:
 
 def render_markdown_uncached(text: str) -> str:
     return sanitise_html(_PARSER.render(normalise_source(text)))
+
+
+_UNBALANCED = (
+    (re.compile(r"(?<!\\)\$"), None),
+    (re.compile(r"\\\("), re.compile(r"\\\)")),
+    (re.compile(r"\\\["), re.compile(r"\\\]")),
+    (re.compile(r"\\begin\{"), re.compile(r"\\end\{")),
+)
+
+
+def preview_text(text: str, limit: int = 160) -> str:
+    """The start of `text` on one line, cut at a space before `limit` characters and before any
+    math it would cut in half, with an ellipsis when something was cut."""
+    flat = " ".join(text.replace("$$", "$").split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0]
+    for opener, closer in _UNBALANCED:
+        openings = [m.start() for m in opener.finditer(cut)]
+        if closer is None:
+            unbalanced = len(openings) % 2 == 1
+        else:
+            unbalanced = len(openings) > len(closer.findall(cut))
+        if unbalanced:
+            cut = cut[: openings[-1]]
+    return cut.rstrip() + " \u2026"
 
 
 def render_markdown(text: str) -> str:

@@ -8,10 +8,12 @@ endpoints check the role; these selectors do not narrow by user.
 from dataclasses import dataclass
 
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Substr
 from django.shortcuts import get_object_or_404
 
 from problems.models import Problem, Proof, ReferenceSolution, Topic, VerifierAnalysis
+
+STATEMENT_START_LENGTH = 400
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,8 @@ def _count_of(model, field: str) -> Coalesce:
 
 
 def problem_list(*, filters: ProblemFilters | None = None) -> QuerySet[Problem]:
-    """Problems matching the filters, with their proof and reference-solution counts."""
+    """Problems matching the filters, with their proof and reference-solution counts and the
+    start of their statement (`statement_start`; the statement itself is deferred)."""
     filters = filters or ProblemFilters()
     problems = Problem.objects.defer("statement", "metadata", "final_answer")
     if filters.contest:
@@ -60,6 +63,7 @@ def problem_list(*, filters: ProblemFilters | None = None) -> QuerySet[Problem]:
             Q(external_id__icontains=filters.search) | Q(statement__icontains=filters.search)
         )
     return problems.annotate(
+        statement_start=Substr("statement", 1, STATEMENT_START_LENGTH),
         proof_count=_count_of(Proof, "problem"),
         solution_count=_count_of(ReferenceSolution, "problem"),
     ).order_by("contest", "year", "number", "external_id")

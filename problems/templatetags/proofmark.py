@@ -5,7 +5,7 @@ from decimal import Decimal, InvalidOperation
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from problems.rendering import render_markdown
+from problems.rendering import preview_text, render_markdown
 
 register = template.Library()
 
@@ -14,6 +14,12 @@ register = template.Library()
 def markdown(text: str | None) -> SafeString:
     """Markdown with LaTeX math as HTML; safe to mark so because render_markdown sanitises it."""
     return mark_safe(render_markdown(text or ""))  # noqa: S308
+
+
+@register.filter
+def preview(text: str | None, limit: int = 160) -> SafeString:
+    """The start of a Markdown text, on one line, rendered (math included) and sanitised."""
+    return mark_safe(render_markdown(preview_text(text or "", int(limit))))  # noqa: S308
 
 
 def _number(value) -> str:

@@ -3,6 +3,7 @@ and a proof. Every role may read the corpus; log-in is enforced by middleware.""
 
 from django.core.paginator import Paginator
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 
 from config.roles import ALL_ROLES, role_required
 from problems import selectors
@@ -29,10 +30,13 @@ def problem_list(request):
     query = request.GET.copy()
     query.pop("page", None)
     context = {"page": page, "filters": filters, "query": query.urlencode()}
-    if request.htmx:
-        return render(request, "problems/_problem_results.html", context)
-    context["choices"] = selectors.problem_filter_choices()
-    return render(request, "problems/problem_list.html", context)
+    if request.htmx and not request.htmx.history_restore_request:
+        response = render(request, "problems/_problem_results.html", context)
+    else:
+        context["choices"] = selectors.problem_filter_choices()
+        response = render(request, "problems/problem_list.html", context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
 
 
 @role_required(*ALL_ROLES)

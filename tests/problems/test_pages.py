@@ -91,6 +91,17 @@ def test_problem_list_paginates_and_htmx_gets_only_the_fragment(expert_client):
     assert 'href="?contest=Big&amp;page=1"' in html and 'hx-get="?contest=Big&amp;page=1"' in html
 
 
+def test_problem_list_shows_statement_previews_and_serves_history_restores_whole(expert_client):
+    ProblemFactory(external_id="P-1", statement="Find all $n$ with " + "many words " * 40)
+    html = expert_client.get(reverse("problems:list")).content.decode()
+    assert '<span class="math inline">n</span>' in html and "\u2026" in html
+    restore = expert_client.get(
+        reverse("problems:list"), HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+    )
+    assert "<html" in restore.content.decode()
+    assert "HX-Request" in restore["Vary"]
+
+
 def test_problem_list_query_count_is_constant(expert_client):
     ProblemFactory.create_batch(3)
     few = count_queries(expert_client, reverse("problems:list"))

@@ -251,3 +251,23 @@ def test_real_matharena_solution_keeps_its_displays(real_fixtures):
     kinds = [kind for _, kind, _ in maths(rendered)]
     assert kinds.count("block") == 2 and kinds.count("inline") > 10
     assert "Note that the numerator" in rendered
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("Short $x$.", 160, "Short $x$."),
+        ("Let $a$ and\n\n$$\\frac{a}{b} \\ge 3$$ hold for all reals", 30, "Let $a$ and \u2026"),
+        ("Consider \\(x_1 + x_2 + \\dots + x_n\\) for long", 24, "Consider \u2026"),
+        ("A \\begin{align*} a &= b \\end{align*} done", 25, "A \u2026"),
+    ],
+)
+def test_preview_never_cuts_math_in_half(text, limit, expected):
+    assert rendering.preview_text(text, limit) == expected
+
+
+def test_preview_filter_renders_the_math_it_keeps():
+    out = Template("{% load proofmark %}{{ text|preview:20 }}").render(
+        Context({"text": "Let $x>0$ be a real number with a long tail of words"})
+    )
+    assert '<span class="math inline">x&gt;0</span>' in out and "\u2026" in out
