@@ -99,45 +99,64 @@ TEXT_SYMBOLS = {
     "LaTeX": "LaTeX",
     "TeX": "TeX",
 }
+MAX_NESTING = 8
 DROPPED_WITH_ARGUMENT = {"vspace", "hspace", "label", "vskip", "hskip"}
 
 
+def _escaped(src: str, index: int) -> bool:
+    """Whether src[index] is preceded by an odd number of backslashes."""
+    count = 0
+    while index > 0 and src[index - 1] == "\\":
+        count += 1
+        index -= 1
+    return count % 2 == 1
+
+
 def find_closing(src: str, start: int, end: int, closer: str) -> int:
-    """Index of the unescaped `\\<closer>` in src[start:end], or -1.
-
-    A backslash always takes the next character with it, so `\\\\]` is a line break followed
-    by `]`, not a closing `\\]`.
-    """
-    pos = start
-    while pos < end - 1:
-        if src[pos] == "\\":
-            if src[pos + 1] == closer:
-                return pos
-            pos += 2
-        else:
-            pos += 1
-    return -1
+    """Index of the first `\\<closer>` in src[start:end] whose backslash is not itself
+    escaped (`\\\\]` is a line break followed by `]`), or -1."""
+    target = "\\" + closer
+    index = src.find(target, start, end)
+    while index >= 0 and _escaped(src, index):
+        index = src.find(target, index + 1, end)
+    return index
 
 
-def find_braced(src: str, start: int, end: int) -> int:
-    """Given src[start] == "{", the index just past its balanced closing brace, or -1."""
-    if start >= end or src[start] != "{":
+def closing_after(state, start: int, end: int, closer: str) -> int:
+    """find_closing, remembering on the parser state where a search failed: a later search in
+    the same text fails too, so many unclosed openers cost linear, not quadratic, time."""
+    failed = state.__dict__.setdefault("_latex_failed_closers", {})
+    if start >= failed.get((closer, end), end + 1):
         return -1
-    depth = 0
-    pos = start
-    while pos < end:
-        char = src[pos]
-        if char == "\\":
-            pos += 2
-            continue
+    index = find_closing(state.src, start, end, closer)
+    if index < 0:
+        failed[(closer, end)] = start
+    return index
+
+
+def brace_matches(state) -> dict[int, int]:
+    """For each `{` of state.src, the index just past its matching `}` (escaped braces
+    skipped); computed once per parser state."""
+    cached = state.__dict__.get("_latex_braces")
+    if cached is not None:
+        return cached
+    matches: dict[int, int] = {}
+    stack: list[int] = []
+    src = state.src
+    for match in re.finditer(r"\\.|[{}]", src, re.S):
+        char = match.group(0)
         if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return pos + 1
-        pos += 1
-    return -1
+            stack.append(match.start())
+        elif char == "}" and stack:
+            matches[stack.pop()] = match.end()
+    state._latex_braces = matches
+    return matches
+
+
+def braced_end(state, start: int, end: int) -> int:
+    """Given state.src[start] == "{", the index just past its matching brace within end, or -1."""
+    close = brace_matches(state).get(start, -1)
+    return close if 0 <= close <= end else -1
 
 
 def find_environment_end(src: str, start: int, end: int, name: str) -> tuple[int, int]:
@@ -197,7 +216,7 @@ def bracket_math_block(state: StateBlock, start_line: int, end_line: int, silent
     if not state.src.startswith("\\[", begin):
         return False
     limit = state.eMarks[end_line - 1]
-    close = find_closing(state.src, begin + 2, limit, "]")
+    close = closing_after(state, begin + 2, limit, "]")
     if close < 0:
         return False
     last_line = _line_of(state, close, start_line, end_line)
@@ -223,13 +242,10 @@ def environment_block(state: StateBlock, start_line: int, end_line: int, silent:
     if not match:
         return False
     name = match.group(1)
-    known = (
-        is_math_environment(name)
-        or name in LIST_ENVIRONMENTS
-        or name in LABELLED_ENVIRONMENTS
-        or name in PLAIN_ENVIRONMENTS
+    text_environment = (
+        name in LIST_ENVIRONMENTS or name in LABELLED_ENVIRONMENTS or name in PLAIN_ENVIRONMENTS
     )
-    if not known:
+    if not (is_math_environment(name) or (text_environment and not _too_deep(state))):
         return False
     body_end, env_end = find_environment_end(
         state.src, match.end(), state.eMarks[end_line - 1], name
@@ -261,29 +277,38 @@ def _dedent(text: str) -> str:
 
 
 def _split_items(body: str) -> list[str]:
-    """The `\\item`s of a list body, ignoring those of nested environments."""
-    items: list[str] = []
+    """The `\\item`s of a list body, ignoring those of nested environments; text before the
+    first `\\item` (a nested list, say) is kept as an item of its own."""
+    preamble: list[str] = []
+    items: list[list[str]] = [preamble]
     depth = 0
-    current: list[str] | None = None
     for part in re.split(r"(\\begin\{[^}]*\}|\\end\{[^}]*\}|\\item\b)", body):
         if part == "\\item" and depth == 0:
-            current = []
-            items.append(current)
+            items.append([])
             continue
         if part.startswith("\\begin{"):
             depth += 1
         elif part.startswith("\\end{"):
             depth -= 1
-        if current is not None:
-            current.append(part)
-    return ["".join(item) for item in items]
+        items[-1].append(part)
+    texts = ["".join(item) for item in items]
+    return texts if texts[0].strip() else texts[1:]
 
 
 def _parse_blocks(state: StateBlock, text: str) -> int:
     """Parses `text` as Markdown blocks into state.tokens; returns the index of the first."""
     first = len(state.tokens)
-    state.md.block.parse(text, state.md, state.env, state.tokens)
+    state.env["latex_depth"] = state.env.get("latex_depth", 0) + 1
+    try:
+        state.md.block.parse(text, state.md, state.env, state.tokens)
+    finally:
+        state.env["latex_depth"] -= 1
     return first
+
+
+def _too_deep(state) -> bool:
+    """Environments and text commands nest at most MAX_NESTING deep; deeper ones stay text."""
+    return state.env.get("latex_depth", 0) >= MAX_NESTING
 
 
 def _push_list(state: StateBlock, name: str, body: str) -> None:
@@ -364,7 +389,7 @@ def bracket_math_inline(state: StateInline, silent: bool) -> bool:
     opener = src[pos + 1]
     if opener in "([":
         closer = ")" if opener == "(" else "]"
-        close = find_closing(src, pos + 2, state.posMax, closer)
+        close = closing_after(state, pos + 2, state.posMax, closer)
         if close < 0 or not src[pos + 2 : close].strip():
             if not silent:
                 state.pending += src[pos : pos + 2]
@@ -409,8 +434,8 @@ def latex_text_command(state: StateInline, silent: bool) -> bool:
     if not match:
         return False
     name, after = match.group(1), match.end()
-    if name in TEXT_WRAPPERS:
-        close = find_braced(src, after, state.posMax)
+    if name in TEXT_WRAPPERS and not _too_deep(state):
+        close = braced_end(state, after, state.posMax)
         if close < 0:
             return False
         if not silent:
@@ -418,7 +443,7 @@ def latex_text_command(state: StateInline, silent: bool) -> bool:
         state.pos = close
         return True
     if name == "boxed":
-        close = find_braced(src, after, state.posMax)
+        close = braced_end(state, after, state.posMax)
         if close < 0:
             return False
         if not silent:
@@ -428,7 +453,7 @@ def latex_text_command(state: StateInline, silent: bool) -> bool:
         state.pos = close
         return True
     if name in DROPPED_WITH_ARGUMENT:
-        close = find_braced(src, after, state.posMax)
+        close = braced_end(state, after, state.posMax)
         state.pos = close if close > 0 else after
         return True
     if name in TEXT_SYMBOLS:
@@ -447,8 +472,7 @@ def _doubled_bracket_math(state: StateInline, silent: bool) -> bool:
     opener = src[pos + 2 : pos + 3]
     if opener not in ("[", "("):
         return False
-    closer = "\\\\" + ("]" if opener == "[" else ")")
-    close = src.find(closer, pos + 3, state.posMax)
+    close = closing_after(state, pos + 3, state.posMax, "\\" + ("]" if opener == "[" else ")"))
     if close < 0 or not src[pos + 3 : close].strip():
         return False
     if not silent:
@@ -466,7 +490,11 @@ def _push_wrapped(state: StateInline, tag: str | None, content: str) -> None:
         return
     if tag:
         state.push(f"{tag}_open", tag, 1)
-    state.md.inline.parse(content, state.md, state.env, state.tokens)
+    state.env["latex_depth"] = state.env.get("latex_depth", 0) + 1
+    try:
+        state.md.inline.parse(content, state.md, state.env, state.tokens)
+    finally:
+        state.env["latex_depth"] -= 1
     if tag:
         state.push(f"{tag}_close", tag, -1)
 
@@ -490,21 +518,37 @@ MATH_ENV_NAMES = "|".join(
     re.escape(name)
     for name in sorted({*MATH_ENVIRONMENTS, *INNER_MATH_ENVIRONMENTS}, key=len, reverse=True)
 )
-MATH_ENV_RE = re.compile(r"\\begin\{(" + MATH_ENV_NAMES + r")\}(.*?)\\end\{\1\}", re.S)
+MATH_BEGIN_RE = re.compile(r"\\begin\{(" + MATH_ENV_NAMES + r")\}")
 BLANK_LINES_RE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
 LIST_BEGIN_RE = re.compile(r"(?<=\S)[ \t]*(\\begin\{(?:itemize|enumerate|description)\})")
 LIST_END_RE = re.compile(r"(\\end\{(?:itemize|enumerate|description)\})[ \t]*(?=\S)")
+
+
+def _close_up_math_environments(text: str) -> str:
+    parts: list[str] = []
+    done = 0
+    unclosed: dict[str, int] = {}
+    for match in MATH_BEGIN_RE.finditer(text):
+        name = match.group(1)
+        if match.start() < done or match.end() >= unclosed.get(name, len(text) + 1):
+            continue
+        end_tag = "\\end{" + name + "}"
+        end = text.find(end_tag, match.end())
+        if end < 0:
+            unclosed[name] = match.end()
+            continue
+        end += len(end_tag)
+        parts += [text[done : match.start()], BLANK_LINES_RE.sub("\n", text[match.start() : end])]
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def normalise_source(text: str) -> str:
     """Source fixes before parsing: blank lines inside a math environment (an error in LaTeX,
     common in the corpora) would split it into paragraphs, and a list environment written in
     the middle of a line must start its own block."""
-
-    def close_up(match: re.Match) -> str:
-        return BLANK_LINES_RE.sub("\n", match.group(0))
-
-    text = MATH_ENV_RE.sub(close_up, text)
+    text = _close_up_math_environments(text)
     text = LIST_BEGIN_RE.sub(r"\n\n\1", text)
     return LIST_END_RE.sub(r"\1\n\n", text)
 

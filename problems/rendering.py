@@ -20,7 +20,7 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from problems.latex import latex_plugin, normalise_source
 
-RENDERER_VERSION = "1"
+RENDERER_VERSION = "2"
 CACHE_SECONDS = 7 * 24 * 3600
 
 ALLOWED_TAGS = {
@@ -91,7 +91,11 @@ def sanitise_html(html: str) -> str:
 
 
 def render_markdown_uncached(text: str) -> str:
-    return sanitise_html(_PARSER.render(normalise_source(text)))
+    try:
+        html = _PARSER.render(normalise_source(text))
+    except RecursionError:
+        html = f"<pre>{escapeHtml(text)}</pre>"
+    return sanitise_html(html)
 
 
 _UNBALANCED = (

@@ -271,3 +271,32 @@ def test_preview_filter_renders_the_math_it_keeps():
         Context({"text": "Let $x>0$ be a real number with a long tail of words"})
     )
     assert '<span class="math inline">x&gt;0</span>' in out and "\u2026" in out
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "\\begin{itemize}\n" * 300 + "\\item deep\n" + "\\end{itemize}\n" * 300,
+        "\\textbf{" * 500 + "deep" + "}" * 500,
+        "\\begin{quote}\n" * 300 + "deep\n" + "\\end{quote}\n" * 300,
+    ],
+    ids=["itemize", "textbf", "quote"],
+)
+def test_deep_nesting_renders_instead_of_crashing(source):
+    rendered = render_markdown_uncached(source)
+    assert "deep" in rendered
+
+
+def test_markdown_nesting_beyond_the_parser_limit_does_not_crash():
+    assert render_markdown_uncached("> " * 3000 + "deep").startswith("<blockquote>")
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["\\( " * 3000, "\\[\n" * 3000, "\\textbf{ " * 3000, "\\begin{cases} a " * 3000, "$ " * 3000],
+    ids=["paren", "bracket-lines", "textbf", "cases", "dollar"],
+)
+def test_many_unclosed_openers_stay_text(source):
+    rendered = render_markdown_uncached(source)
+    assert maths(rendered) == [] or all(kind == "inline" for _, kind, _ in maths(rendered))
+    assert len(rendered) >= len(source) // 2
