@@ -190,6 +190,19 @@ def display_tex(name: str, body: str) -> str:
     return f"\\begin{{{mapped}}}{body}\\end{{{mapped}}}"
 
 
+TAGGED_INNER_RE = re.compile(r"\s*\\begin\{(aligned|gathered)\}(.*)\\end\{\1\}\s*", re.S)
+
+
+def display_fixups(tex: str) -> str:
+    """Display TeX that KaTeX would reject but means something clear: `\\tag` on several rows of
+    a bare `aligned` / `gathered` (as models write) becomes `align*` / `gather*`."""
+    match = TAGGED_INNER_RE.fullmatch(tex)
+    if match and match.group(2).count("\\tag") > 1:
+        name = "align*" if match.group(1) == "aligned" else "gather*"
+        return f"\\begin{{{name}}}{match.group(2)}\\end{{{name}}}"
+    return tex
+
+
 def is_math_environment(name: str) -> bool:
     return name in MATH_ENVIRONMENTS or name in INNER_MATH_ENVIRONMENTS
 

@@ -18,9 +18,9 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from problems.latex import latex_plugin, normalise_source
+from problems.latex import display_fixups, latex_plugin, normalise_source
 
-RENDERER_VERSION = "2"
+RENDERER_VERSION = "3"
 CACHE_SECONDS = 7 * 24 * 3600
 
 ALLOWED_TAGS = {
@@ -45,11 +45,12 @@ def _math_inline(self, tokens, idx, options, env) -> str:
 
 
 def _math_inline_display(self, tokens, idx, options, env) -> str:
-    return f'<span class="math block">{escapeHtml(tokens[idx].content)}</span>'
+    return f'<span class="math block">{escapeHtml(display_fixups(tokens[idx].content))}</span>'
 
 
 def _math_block(self, tokens, idx, options, env) -> str:
-    return f'<div class="math block">{escapeHtml(tokens[idx].content.strip())}</div>\n'
+    tex = display_fixups(tokens[idx].content.strip())
+    return f'<div class="math block">{escapeHtml(tex)}</div>\n'
 
 
 def _image_as_link(self, tokens, idx, options, env) -> str:

@@ -1,11 +1,13 @@
 // Typesets the math spans that the server's Markdown renderer marks, with our own KaTeX copy.
 (function () {
+  // LaTeX that the corpora use and KaTeX lacks, defined in terms of what it has.
+  var macros = { "\\ensuremath": "\\text{$#1$}" };
   function typeset(root) {
     if (!window.katex) return;
     root.querySelectorAll(".math:not([data-typeset])").forEach(function (el) {
       var display = el.classList.contains("block");
       try {
-        window.katex.render(el.textContent, el, { displayMode: display, throwOnError: false, strict: "ignore", trust: false });
+        window.katex.render(el.textContent, el, { displayMode: display, throwOnError: false, strict: "ignore", trust: false, macros: Object.assign({}, macros) });
       } catch (e) {
         el.classList.add("math-error");
       }

@@ -7,7 +7,8 @@ import pytest
 
 from problems.demo.loader import demo_corpus_load
 from tests.factories import UserFactory
-from tests.problems.page_factories import ProblemFactory
+from tests.problems.page_factories import ProblemFactory, ProofFactory, ReferenceSolutionFactory
+from tests.problems.real_texts import corpus_texts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -31,6 +32,11 @@ def offsite_requests(page, live_server):
     return seen
 
 
+def fits_the_width(page) -> bool:
+    """No horizontal scrolling at the laptop width the browser fixture uses (1366 px)."""
+    return page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
 def rows(page) -> list[str]:
     return page.locator("a.problem-link").all_inner_texts()
 
@@ -42,6 +48,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     page.click("nav.mainnav >> text=Problems")
     page.wait_for_selector("a.problem-link")
     assert len(rows(page)) == 6
+    assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-problem-list.png"), full_page=True)
 
     page.select_option("#id_topic", "G")
@@ -61,6 +68,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     assert page.locator("h1").inner_text() == "DEMO-2025-C2"
     assert page.locator(".katex").count() > 5
     assert page.locator(".katex-error, .math-error").count() == 0
+    assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-problem.png"), full_page=True)
 
     page.locator("a.proof-link").first.click()
@@ -69,6 +77,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     assert page.locator(".analysis .katex").count() > 0
     assert page.locator(".katex-error, .math-error").count() == 0
     assert page.locator(".analysis summary .tag").first.inner_text().startswith("score")
+    assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-proof.png"), full_page=False)
     page.screenshot(path=str(screenshot_dir / "corpus-proof-full.png"), full_page=True)
 
@@ -98,6 +107,7 @@ def test_every_display_of_the_demo_corpus_typesets_without_errors(
             page.wait_for_selector(".proof-text .katex")
             assert page.locator(".katex-error, .math-error").count() == 0, proof_url
             assert page.locator(".math:not([data-typeset])").count() == 0, proof_url
+            assert fits_the_width(page), proof_url
 
 
 def test_htmx_pagination_keeps_the_filters(page, live_server, login, screenshot_dir):
@@ -121,3 +131,27 @@ def test_api_docs_render_from_our_own_files(page, live_server, login, offsite_re
     page.wait_for_selector("text=/api/v1/problems/")
     assert page.locator(".opblock").count() >= 4
     assert offsite_requests == []
+
+
+def test_real_corpora_typeset_without_katex_errors(page, live_server, login, real_fixtures):
+    """Every statement, solution and proof of the real sample files, in the browser."""
+    texts = corpus_texts(real_fixtures)
+    problem = ProblemFactory(external_id="REAL-ALL", statement=texts[0][1])
+    solutions = [text for label, text in texts if "proof" not in label and "attempt" not in label]
+    for text in solutions:
+        ReferenceSolutionFactory(problem=problem, text=text)
+    proofs = [
+        ProofFactory(problem=problem, text=text)
+        for label, text in texts
+        if "proof" in label or "attempt" in label
+    ]
+    assert len(solutions) > 150 and len(proofs) >= 10
+    login(page, UserFactory(username="real-e2e", roles=["expert"]))
+    for url in [f"/problems/{problem.external_id}/"] + [
+        f"/problems/proofs/{p.pk}/" for p in proofs
+    ]:
+        page.goto(live_server.url + url)
+        page.wait_for_selector(".prose .katex")
+        assert page.locator(".math:not([data-typeset])").count() == 0, url
+        errors = page.locator(".katex-error, .math-error").all_inner_texts()
+        assert errors == [], f"{url}: {errors[:3]}"

@@ -1,6 +1,4 @@
-import csv
 import html
-import json
 import re
 
 import pytest
@@ -9,6 +7,7 @@ from django.template import Context, Template
 
 from problems import rendering
 from problems.rendering import render_markdown, render_markdown_uncached
+from tests.problems.real_texts import corpus_texts
 
 MATH_RE = re.compile(r'<(span|div) class="math (inline|block)">(.*?)</\1>', re.S)
 
@@ -216,24 +215,6 @@ def test_markdown_filter_renders_and_marks_safe():
 # --- The real corpora: every LaTeX construct they use renders, nothing is left as raw TeX ---
 
 
-def corpus_texts(root) -> list[tuple[str, str]]:
-    texts = []
-    with open(root / "imobench" / "proofbench_v2.csv", encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            for column in ("Problem", "Solution", "Grading guidelines"):
-                texts.append((f"{row['Problem ID']} {column}", row[column]))
-    for path in sorted((root / "matharena_usamo2025").glob("*/*.tex")):
-        texts.append((str(path), path.read_text(encoding="utf-8")))
-    for path in sorted((root / "deepseek_math_v2").glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
-            texts.append((f"{path.name} proof", record["model_prediction"]["proof"]))
-    solved = json.loads((root / "opc" / "solved_USAMO_1997_5.json").read_text(encoding="utf-8"))
-    for attempt in solved["attempts"]:
-        texts.append(("opc attempt", attempt.get("solution") or ""))
-    return texts
-
-
 def test_real_corpora_leave_no_latex_outside_math(real_fixtures):
     texts = corpus_texts(real_fixtures)
     assert len(texts) > 190
@@ -300,3 +281,11 @@ def test_many_unclosed_openers_stay_text(source):
     rendered = render_markdown_uncached(source)
     assert maths(rendered) == [] or all(kind == "inline" for _, kind, _ in maths(rendered))
     assert len(rendered) >= len(source) // 2
+
+
+def test_several_tags_in_a_bare_aligned_become_align_star():
+    source = "\\[\n\\begin{aligned}\na&=b \\tag{1}\\\\\nc&=d \\tag{2}\n\\end{aligned}\n\\]"
+    [(_, _, tex)] = maths(render_markdown_uncached(source))
+    assert tex == "\\begin{align*}\na&=b \\tag{1}\\\\\nc&=d \\tag{2}\n\\end{align*}"
+    single = "\\[\\begin{aligned}a&=b \\tag{1}\\end{aligned}\\]"
+    assert maths(render_markdown_uncached(single))[0][2] == single[2:-2]
