@@ -99,6 +99,7 @@ class ProblemListApi(APIView):
         search = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
     @extend_schema(
+        tags=["corpus"],
         operation_id="problems_list",
         parameters=[FilterInput, PAGE],
         responses=paginated("ProblemPage", ProblemSummaryOutput(many=True)),
@@ -117,7 +118,7 @@ class ProblemListApi(APIView):
 class ProblemDetailApi(APIView):
     permission_classes = [CorpusReader]
 
-    @extend_schema(operation_id="problems_retrieve", responses=ProblemDetailOutput)
+    @extend_schema(tags=["corpus"], operation_id="problems_retrieve", responses=ProblemDetailOutput)
     def get(self, request, external_id: str):
         problem = selectors.problem_for_api(external_id=external_id)
         return Response(ProblemDetailOutput(problem).data)
@@ -133,6 +134,7 @@ class ProofListApi(APIView):
         generator = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
     @extend_schema(
+        tags=["corpus"],
         operation_id="proofs_list",
         parameters=[FilterInput, PAGE],
         responses=paginated("ProofPage", ProofOutput(many=True)),
@@ -152,7 +154,7 @@ class ProofListApi(APIView):
 class ProofDetailApi(APIView):
     permission_classes = [CorpusReader]
 
-    @extend_schema(operation_id="proofs_retrieve", responses=ProofDetailOutput)
+    @extend_schema(tags=["corpus"], operation_id="proofs_retrieve", responses=ProofDetailOutput)
     def get(self, request, proof_id: int):
         proof = selectors.proof_detail(proof_id=proof_id)
         return Response(ProofDetailOutput(proof).data)
