@@ -1,0 +1,186 @@
+"""Realistic marking schemes in the shapes the parsers read (written for these tests, following
+the formats of ProofBench's A.5 example and A.7 generation prompt, and RefGrader's appendix D
+rubric designs)."""
+
+# ProofBench A.5 (USAMO 2025 P2), the compact one-line form of the paper's example.
+PB_COMPACT = r"""Marking Scheme (max 7 pts). Checkpoints (additive):
+(1) [1pt] Problem reduction to $n = k + 1$ and setup. Alt: complete proof for $k = 1$.
+(2) [2pts] Pigeonhole: $n$ polynomials, $n-2$ internal coefficient positions; two share a zero position.
+(3) [2pts] Deduce consecutive zeros: from $[x^m]P_1 = [x^m]P_2 = 0$ and $P_i = (x + r_i)Q$, show $b_m = b_{m-1} = 0$.
+(4) [2pts] Prove lemma (2pts for complete Rolle or Descartes proof; 1pt for partial).
+Deductions: Cap 6/7 if no reduction justification; cap 5/7 if lemma flawed; cap 3/7 if stops after PHP; -1pt for minor gaps
+(e.g., not using $r_1 \neq r_2$).
+Zero credit: Unjustified WLOG; merely stating theorems; specific examples only; noting $P(0) \neq 0 \Rightarrow$ nonzero roots.
+"""
+
+# The full A.7 three-section output: two chains, shared prerequisites [max 2], a nested
+# "award the larger only" group, caps and flat deductions, the boilerplate lines.
+PB_CHAINS = r"""### 1. Checkpoints (max 7 pts total)
+
+**Score exactly one chain — take the maximum subtotal among chains; do not add points across chains.**
+
+**Shared prerequisites** [max 2] — count at most once regardless of chain.
+- (1 pt) Reduces to $n = k+1$ by restricting to any $k+1$ roots of $P$. [additive]
+- (1 pt) Notes that every root is nonzero since $P(0) \neq 0$, so each $P_i$ has nonzero leading and constant coefficients. [additive]
+
+**Chain A (idea: pigeonhole on the positions of zero coefficients)** [additive]
+- (2 pts) **Pigeonhole** — the $n$ polynomials $P_i$ each have a zero among $n-2$ interior coefficients, so two share a position. [additive]
+- (1 pt) **Consecutive zeros** — writes $P_i = (x + r_i)Q$ and compares coefficients to get $b_m = b_{m-1} = 0$. [additive]
+- **Lemma: two consecutive zero coefficients force a nonreal root** [max 2]
+  - (2 pts) Complete proof (Rolle applied to $F^{(t)}$, or Descartes' rule of signs). Award the larger only.
+  - (1 pt) Correct idea with a gap (the double root at $0$ asserted without justification).
+
+**Chain B (idea: Newton's inequalities)** [additive]
+- (3 pts) **Newton** — states Newton's inequalities for a real-rooted polynomial and shows that a zero interior coefficient forces both neighbours to vanish. [additive]
+- (2 pts) **Contradiction** — derives a contradiction for $P_1$ and $P_2$ sharing a zero coefficient. [additive]
+
+**Total (max 7):** Chain A: 2 + 2 + 1 + 2 = 7; Chain B: 2 + 3 + 2 = 7.
+
+### 2. Zero-credit items
+- Conjecturing from small cases that $P$ has a nonreal root.
+- Restating the hypothesis on $a_0 a_1 \cdots a_k$ without using it.
+- Stating Descartes' rule of signs without applying it.
+
+### 3. Deductions
+- **Cap at 5/7:** the lemma is used but its proof is missing or flawed.
+- **Cap at 3/7:** the argument stops after the pigeonhole step.
+- **−1:** minor gap, e.g. not using $r_1 \neq r_2$ when dividing.
+- **−2:** circular use of the conclusion inside the lemma.
+- Apply at most the single largest deduction; never reduce the score below 0.
+"""
+
+# Another generator's formatting: bold numbered section names, '*' bullets, escaped tags,
+# "2 pts:" leading points, a [max k] group of additive items, all-or-nothing, a catch-all
+# chain, "(larger only)" on the parent, and a stray prose line.
+PB_VARIANT = r"""1. **Checkpoints (max 7 pts total)**
+
+Score exactly one chain | take the **maximum** subtotal among chains; do **not** add points across chains.
+
+#### Chain A: induction on $n$ \[additive]
+* 1 pt: Base case $n = 1$ verified. \[additive]
+* Constructions for the inductive step \[max 2]
+    * (1 pt) builds the colouring for even $n$
+    * (1 pt) builds the colouring for odd $n$
+    * (1 pt) checks that the colouring has no monochromatic triangle
+* Key inequality (larger only)
+    * 4 pts: proves $f(n+1) \ge f(n) + 2$ in general.
+    * 2 pts: proves it only when $n$ is even.
+
+#### Chain B: complete alternative proof
+* (7 pts, all or nothing) A complete and correct proof by any other method.
+
+This scheme was checked against the official solution.
+
+**Total (max 7):** Chain A 1 + 2 + 4 = 7; Chain B 7.
+
+2. **Zero-credit items**
+* Drawing pictures for $n \le 4$ only.
+* Claiming the answer without proof.
+
+3. **Deductions**
+* -1 pt: arithmetic slip that breaks a case of the induction.
+* Deduct 2 points for an unjustified claim that the colouring is unique.
+* cap 4/7 if the inductive step is only sketched
+"""
+
+# One path, no chains: the simplest shape.
+PB_SINGLE = r"""## Checkpoints (max 7 pts total)
+- (3 pts) **Key identity** — proves $a_{n+1} - a_n = 2^n$. [additive]
+- (2 pts) **Bound** — shows $a_n < 2^{n+1}$ for all $n$. [additive]
+- (2 pts) **Conclusion** — deduces the claim for every $n \ge 1$. [additive]
+
+## Zero-credit items
+- Checking $n \le 3$ by hand.
+
+## Deductions
+- **−1:** the final case $n = 1$ is not checked.
+"""
+
+# Broken on purpose: a chain over 7, another under 7, half-point main step, a cap of 9/7.
+PB_BROKEN = r"""## Checkpoints
+**Chain A**
+- (4 pts) First half. [additive]
+- (4 pts) Second half. [additive]
+
+**Chain B**
+- (2.5 pts) A half-point main step. [additive]
+- (3 pts) The rest. [additive]
+
+## Deductions
+- Cap at 9/7: nonsense cap.
+"""
+
+# RefGrader, plain design (appendix D "Rubric Design (plain)"): main steps with integer points,
+# half-point deductions for missing sub-steps, benchmark scores, the 0-point boundary.
+RG_PLAIN = r"""# 7-Point Rubric
+
+## Point Allocation
+
+**Key Strategic Insight 1: Reduction to $n = k+1$ (1 point)**
+- Full credit requires choosing any $k+1$ roots and noting the hypothesis passes to the divisor.
+- 0.5 points if the reduction is stated without checking that the hypothesis is inherited.
+
+**Key Strategic Insight 2: Pigeonhole on zero positions (2 points)**
+- Sub-step 2.1: each $P_i$ has a zero interior coefficient.
+- Sub-step 2.2: only $n-2$ interior positions exist, so two $P_i$ share one.
+- Missing 2.2 costs 1 point; a vague count costs 0.5.
+
+**Key Strategic Insight 3: Consecutive zero coefficients of $Q$ (2 points)**
+- Compare coefficients of $(x + r_1)Q$ and $(x + r_2)Q$.
+
+**Key Strategic Insight 4: Two consecutive zeros force a nonreal root (2 points)**
+- Rolle's theorem on $F^{(t)}$, or Descartes' rule of signs.
+
+## Benchmark Scores
+- 7 points: all four insights complete.
+- 6 or 6.5 points: a minor gap in insight 3 or 4.
+- 5 or 5.5 points: insight 4 asserted without proof.
+
+## 0 Points
+- Restating the problem.
+- Checking small examples without a general argument.
+"""
+
+# RefGrader, approachability design: the approachability score rides with each insight.
+RG_APPROACHABILITY = r"""### Rubric (7 points)
+
+1. **Key Strategic Insight 1** [Overall Approachability: 4] — Setting up $P_i = P/(x + r_i)$ (1 point).
+   - Partial credit in 0.5 steps for an incomplete setup.
+2. **Key Strategic Insight 2** [Overall Approachability: 2] — Pigeonhole argument (2 points).
+3. **Key Strategic Insight 3** [Overall Approachability: 1] — Consecutive zeros lemma (4 points).
+   - Full 4 points require the comparison of coefficients and the Rolle argument.
+   - Only the comparison: 2 points; the comparison with a gap in Rolle: 3.5 points.
+
+### Zero Points
+- Restating the problem or testing $n = 2$ only.
+"""
+
+# RefGrader, milestone design: solution-agnostic milestones, final score rounded down.
+RG_MILESTONES = r"""## Milestone-Based Rubric (7 points)
+
+- **Milestone 1 (2 points):** Show that two of the quotients $P_i$ have a zero coefficient in the same position.
+- **Milestone 2 (3 points):** Establish that some real-rooted polynomial has two consecutive zero coefficients.
+- **Milestone 3 (2 points):** Prove that such a polynomial cannot have only real roots.
+
+Partial credit within a milestone may be given in steps of 0.5; round down any fractional result to an integer final score.
+
+## Benchmark Scores
+- 7: all three milestones.
+- 5: milestones 1 and 2 with a flawed milestone 3.
+
+## Zero Points Criteria
+- No meaningful progress toward any milestone.
+"""
+
+# A second reference-solution cluster's milestone rubric (for Scheme.from_chains).
+RG_MILESTONES_B = r"""## Milestone-Based Rubric (7 points)
+
+- **Milestone 1 (3 points):** Derive Newton's inequalities for the coefficients of $P$.
+- **Milestone 2 (4 points):** Show that a zero interior coefficient contradicts them.
+
+Round down any fractional result.
+
+## Zero Points Criteria
+- No meaningful progress toward any milestone.
+- Stating Newton's inequalities without proof.
+"""
