@@ -16,6 +16,20 @@ Pure Python (no Django models). The public names:
   maps leaf checkpoint id -> points (missing ids count 0) and deductions lists the ids of the
   deductions/caps the grader found applicable; `score_breakdown(...)` gives every step;
   `check_awards(...)` lists problems in words; bad awards raise `AwardError` (a ValueError).
+- Validation (`validate.py`): `validate(scheme) -> list[Message]`; `Message(level error|warning,
+  text in words, where = item id, line = source line)`, `.to_dict()` for
+  `MarkingScheme.validation`; `has_errors(messages)`.
+- Import (`parse.py`): `parse_scheme(content, fmt) -> ParseResult` (unpacks as
+  `scheme, messages`; `.guidelines` holds the text to keep when nothing parsed; `.is_valid`)
+  for fmt in `FORMATS`: "proofbench_markdown" (also "markdown"), "matharena_json" (whole file
+  with problem_id=..., one entry, or its item list), "imobench_guidelines" ((Partial)/(Almost)
+  text: None plus a warning unless its lines carry points), "refgrader_plain" /
+  "_approachability" / "_milestones" / "_hybrid". One function per format too:
+  `parse_proofbench`, `parse_matharena`, `parse_imobench`, `parse_refgrader`,
+  `parse_refgrader_clusters(texts, design)` (one chain per reference-solution cluster),
+  `guideline_categories(text)`.
+- Rendering (`render.py`): `scheme_to_markdown(scheme)`: ProofBench's three sections, which
+  `parse_proofbench` reads back to the same structure.
 """
 
 from .model import (
@@ -30,10 +44,31 @@ from .model import (
     ZeroCreditItem,
     format_points,
 )
+from .parse import FORMATS, ParseResult, parse_scheme
+from .parse_imobench import guideline_categories, parse_imobench
+from .parse_matharena import parse_matharena
+from .parse_proofbench import parse_proofbench
+from .parse_refgrader import parse_refgrader, parse_refgrader_clusters
+from .render import scheme_to_markdown
 from .score import AwardError, ScoreBreakdown, check_awards, compute_score, score_breakdown
+from .validate import Level, Message, has_errors, validate
 
 __all__ = [
+    "FORMATS",
     "MAX_SCORE",
+    "Level",
+    "Message",
+    "ParseResult",
+    "guideline_categories",
+    "has_errors",
+    "parse_imobench",
+    "parse_matharena",
+    "parse_proofbench",
+    "parse_refgrader",
+    "parse_refgrader_clusters",
+    "parse_scheme",
+    "scheme_to_markdown",
+    "validate",
     "AwardError",
     "Chain",
     "Checkpoint",

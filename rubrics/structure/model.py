@@ -356,7 +356,7 @@ class Scheme:
             merged.round_down = merged.round_down or rubric.round_down
             if rubric.notes:
                 notes.append(rubric.notes)
-        merged.notes = "\n\n".join(notes)
+        merged.notes = "\n".join(notes)
         return merged.assign_ids()
 
     # --- serialising ---------------------------------------------------------------------

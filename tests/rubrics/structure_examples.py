@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (model output has long lines; keeping them is part of the realism)
 """Realistic marking schemes in the shapes the parsers read (written for these tests, following
 the formats of ProofBench's A.5 example and A.7 generation prompt, and RefGrader's appendix D
 rubric designs)."""
