@@ -56,7 +56,7 @@ CHAIN = re.compile(r"^chain\s+([A-Z0-9]{1,2})\b(.*)$", re.I)
 SHARED = re.compile(r"^shared\s+prerequisites?\b(.*)$", re.I)
 BOILERPLATE = re.compile(
     r"score exactly one chain|maximum subtotal|do not add points across|"
-    r"count(?:ed|s)? at most once|^total\b|single largest|at most one deduction|"
+    r"count(?:ed|s)? at most once|^total\b|single largest|at most one\b|"
     r"never reduce|below (?:0|zero)|grade the best one only|no stacking",
     re.I,
 )

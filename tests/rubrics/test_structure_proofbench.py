@@ -1,0 +1,246 @@
+"""ProofBench marking-scheme Markdown: parsing every rule of the A.7 format, and the renderer."""
+
+from decimal import Decimal
+
+import pytest
+
+from rubrics.structure import (
+    DeductionKind,
+    Level,
+    Partial,
+    Rule,
+    Scheme,
+    parse_proofbench,
+    parse_scheme,
+    scheme_to_markdown,
+)
+from tests.rubrics.structure_examples import (
+    PB_BROKEN,
+    PB_CHAINS,
+    PB_COMPACT,
+    PB_SINGLE,
+    PB_VARIANT,
+    RG_APPROACHABILITY,
+    RG_MILESTONES,
+    RG_PLAIN,
+)
+
+D = Decimal
+
+
+def outline(scheme: Scheme) -> list:
+    """(id, points, rule, partial) of every checkpoint, in order."""
+    return [
+        (cp.id, str(cp.points), cp.rule.value, cp.partial.value) for cp in scheme.all_checkpoints()
+    ]
+
+
+def test_compact_a5_example():
+    scheme, messages = parse_proofbench(PB_COMPACT)
+    assert messages == []
+    assert outline(scheme) == [
+        ("c1", "1", "additive", "integer"),
+        ("c2", "2", "additive", "integer"),
+        ("c3", "2", "additive", "integer"),
+        ("c4", "2", "additive", "integer"),
+    ]
+    assert scheme.checkpoint("c2").title.startswith("Pigeonhole: $n$ polynomials")
+    assert [(d.id, d.kind, d.value, d.text) for d in scheme.deductions] == [
+        ("d1", DeductionKind.CAP, D(6), "no reduction justification"),
+        ("d2", DeductionKind.CAP, D(5), "lemma flawed"),
+        ("d3", DeductionKind.CAP, D(3), "stops after PHP"),
+        ("d4", DeductionKind.MINUS, D(1), "minor gaps (e.g., not using $r_1 \\neq r_2$)."),
+    ]
+    assert [z.text for z in scheme.zero_credit] == [
+        "Unjustified WLOG",
+        "merely stating theorems",
+        "specific examples only",
+        "noting $P(0) \\neq 0 \\Rightarrow$ nonzero roots.",
+    ]
+
+
+def test_chains_shared_prerequisites_and_nested_larger_only():
+    scheme, messages = parse_proofbench(PB_CHAINS)
+    assert messages == []
+    assert scheme.shared.rule is Rule.MAX and scheme.shared.cap == D(2)
+    assert [c.title for c in scheme.chains] == [
+        "(idea: pigeonhole on the positions of zero coefficients)",
+        "(idea: Newton's inequalities)",
+    ]
+    assert outline(scheme) == [
+        ("s1", "1", "additive", "integer"),
+        ("s2", "1", "additive", "integer"),
+        ("A1", "2", "additive", "integer"),
+        ("A2", "1", "additive", "integer"),
+        ("A3", "2", "larger", "integer"),
+        ("A3.1", "2", "additive", "integer"),
+        ("A3.2", "1", "additive", "integer"),
+        ("B1", "3", "additive", "integer"),
+        ("B2", "2", "additive", "integer"),
+    ]
+    a1 = scheme.checkpoint("A1")
+    assert (a1.title, a1.description[:20]) == ("Pigeonhole", "the $n$ polynomials ")
+    assert scheme.checkpoint("A3").title == (
+        "Lemma: two consecutive zero coefficients force a nonreal root"
+    )
+    assert scheme.chain_totals() == {"A": D(7), "B": D(7)}
+    assert [(d.kind.value, str(d.value)) for d in scheme.deductions] == [
+        ("cap", "5"),
+        ("cap", "3"),
+        ("minus", "1"),
+        ("minus", "2"),
+    ]
+    assert scheme.deductions[2].text == "minor gap, e.g. not using $r_1 \\neq r_2$ when dividing."
+    assert len(scheme.zero_credit) == 3
+    assert scheme.notes == ""  # the rule, total and at-most-one lines are boilerplate
+
+
+def test_variant_formatting_max_k_group_all_or_nothing_and_notes():
+    scheme, messages = parse_proofbench(PB_VARIANT)
+    assert [(m.level, m.line) for m in messages] == [(Level.WARNING, 18)]
+    assert "Kept as a note" in messages[0].text
+    assert scheme.notes == "This scheme was checked against the official solution."
+    assert outline(scheme) == [
+        ("A1", "1", "additive", "integer"),
+        ("A2", "2", "max", "integer"),
+        ("A2.1", "1", "additive", "integer"),
+        ("A2.2", "1", "additive", "integer"),
+        ("A2.3", "1", "additive", "integer"),
+        ("A3", "4", "larger", "integer"),
+        ("A3.1", "4", "additive", "integer"),
+        ("A3.2", "2", "additive", "integer"),
+        ("B1", "7", "additive", "none"),
+    ]
+    assert scheme.checkpoint("A2").cap == D(2)
+    assert scheme.chains[0].title == "induction on $n$"
+    assert [(d.kind.value, str(d.value), d.text) for d in scheme.deductions] == [
+        ("minus", "1", "arithmetic slip that breaks a case of the induction."),
+        ("minus", "2", "an unjustified claim that the colouring is unique."),
+        ("cap", "4", "the inductive step is only sketched"),
+    ]
+
+
+def test_single_path_without_chain_headers():
+    scheme, messages = parse_proofbench(PB_SINGLE)
+    assert messages == []
+    assert [cp.id for cp in scheme.all_checkpoints()] == ["c1", "c2", "c3"]
+    assert scheme.checkpoint("c1").title == "Key identity"
+    assert scheme.deductions[0].value == D(1)
+
+
+def test_broken_scheme_parses_with_errors_in_words():
+    scheme, messages = parse_proofbench(PB_BROKEN)
+    assert scheme is not None  # kept as a draft with its problems listed
+    errors = [(m.where, m.line) for m in messages if m.level is Level.ERROR]
+    assert errors == [("B1", 7), ("A", 2), ("", None), ("d1", 11)]
+    texts = " | ".join(m.text for m in messages)
+    assert "worth 2.5 points" in texts
+    assert "Chain A can total 8 points, more than 7" in texts
+    assert "No chain reaches exactly 7/7" in texts  # A can give 8, B 5.5
+    assert "caps the score at 9/7" in texts
+
+
+@pytest.mark.parametrize(
+    ("line", "points", "rule", "cap", "partial", "title"),
+    [
+        ("- (2 pts) Title here [additive]", "2", "additive", None, "integer", "Title here"),
+        ("- [1pt] Setup", "1", "additive", None, "integer", "Setup"),
+        ("- **3 pts** Key step", "3", "additive", None, "integer", "Key step"),
+        ("- 2 points: Bound on $a_n$", "2", "additive", None, "integer", "Bound on $a_n$"),
+        ("- Bound on $a_n$ — 2 pts", "2", "additive", None, "integer", "Bound on $a_n$"),
+        ("- (7 pts, all or nothing) Full proof", "7", "additive", None, "none", "Full proof"),
+        (
+            "- (3 pts) Step \\[additive] [half-point partial credit]",
+            "3",
+            "additive",
+            None,
+            "half",
+            "Step",
+        ),
+        ("- **Constructions** **[max 2]**", "2", "max", "2", "integer", "Constructions"),
+    ],
+)
+def test_checkpoint_line_forms(line, points, rule, cap, partial, title):
+    children = "\n  - (1 pt) a\n  - (1 pt) b\n  - (1 pt) c" if "max" in line else ""
+    scheme, _ = parse_proofbench(f"## Checkpoints\n{line}{children}\n")
+    cp = scheme.all_checkpoints()[0]
+    assert (str(cp.points), cp.rule.value, cp.cap and str(cp.cap), cp.partial.value, cp.title) == (
+        points,
+        rule,
+        cap,
+        partial,
+        title,
+    )
+
+
+def test_sub_bullets_without_points_are_the_description():
+    text = "## Checkpoints\n- (7 pts) Whole proof\n  - includes the base case\n  - and the step\n"
+    scheme, messages = parse_proofbench(text)
+    cp = scheme.all_checkpoints()[0]
+    assert (cp.id, cp.children, cp.description) == ("c1", [], "includes the base case and the step")
+    assert messages == []
+
+
+def test_bullet_without_points_is_kept_as_a_note_with_its_line():
+    text = "## Checkpoints\n- (7 pts) Whole proof\n- Be generous with notation\n"
+    scheme, messages = parse_proofbench(text)
+    assert scheme.notes == "- Be generous with notation"
+    assert [(m.level, m.line) for m in messages] == [(Level.WARNING, 3)]
+
+
+def test_deduction_without_amount_is_a_note():
+    text = (
+        "## Checkpoints\n- (7 pts) Proof\n## Deductions\n- Sloppy writing\n- Apply at most one.\n"
+    )
+    scheme, messages = parse_proofbench(text)
+    assert scheme.deductions == []
+    assert "Sloppy writing" in scheme.notes
+    assert [m.line for m in messages] == [4]
+
+
+@pytest.mark.parametrize("text", ["", "   \n", "## Checkpoints\n- no points here\n", "Just prose."])
+def test_nothing_to_parse_gives_none_and_an_error(text):
+    scheme, messages = parse_proofbench(text)
+    assert scheme is None
+    assert messages[-1].level is Level.ERROR
+
+
+@pytest.mark.parametrize(
+    "example", [PB_COMPACT, PB_CHAINS, PB_VARIANT, PB_SINGLE, PB_BROKEN], ids=lambda t: t[:25]
+)
+def test_render_then_parse_gives_the_same_scheme(example):
+    scheme, messages = parse_proofbench(example)
+    markdown = scheme_to_markdown(scheme)
+    again, again_messages = parse_proofbench(markdown)
+    assert again == scheme
+    assert [m.text for m in again_messages if m.is_error] == [
+        m.text for m in messages if m.is_error
+    ]
+    assert scheme_to_markdown(again) == markdown
+
+
+@pytest.mark.parametrize(
+    ("example", "design"),
+    [(RG_PLAIN, "plain"), (RG_APPROACHABILITY, "approachability"), (RG_MILESTONES, "milestones")],
+)
+def test_refgrader_schemes_render_and_parse_back(example, design):
+    scheme = parse_scheme(example, f"refgrader_{design}").scheme
+    again = parse_scheme(scheme_to_markdown(scheme), "markdown").scheme
+    assert again == scheme
+    assert all(cp.partial is Partial.HALF for cp in again.leaves())
+
+
+def test_rendered_markdown_reads_like_the_a7_format():
+    scheme, _ = parse_proofbench(PB_CHAINS)
+    markdown = scheme_to_markdown(scheme)
+    assert markdown.splitlines()[0] == "## 1. Checkpoints (max 7 pts total)"
+    assert "**Score exactly one chain" in markdown
+    assert "**Shared prerequisites** [max 2] — count at most once regardless of chain." in markdown
+    assert (
+        "- (2 pts) Lemma: two consecutive zero coefficients force a nonreal root "
+        "(award the larger only)" in markdown
+    )
+    assert "  - (1 pt) Correct idea with a gap" in markdown
+    assert "**Total (max 7):** Chain A: 2 + 2 + 1 + 2 = 7; Chain B: 2 + 3 + 2 = 7." in markdown
+    assert "- **Cap at 5/7:** the lemma is used" in markdown
+    assert "- **-2 pts:** circular use" in markdown
