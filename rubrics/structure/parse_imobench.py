@@ -3,16 +3,18 @@
 The guidelines list numbered lines under "(Incorrect)", "(Partial)", "(Almost)" (and maybe
 "(Correct)") headers. They describe which grade band a proof reaches, mostly without points:
 then there is nothing to add up, the parser returns None with a warning, and the caller keeps
-the text as the scheme's free `guidelines`. When every (Partial)/(Almost) line states its
-points ("(2 pts)"), those lines become the checkpoints of one chain and the (Incorrect) lines
-zero-credit items.
+the text as the scheme's free `guidelines`. When every (Partial)/(Almost)/(Correct) line states
+its points ("(2 pts)"), the lines are alternative grade bands, not steps that add up: they
+become one "award the larger only" group (c1, items c1.1, c1.2, ... all or nothing), with the
+format's (Correct) band, a complete and correct proof for 7, added when the text has none; the
+(Incorrect) lines become zero-credit items.
 """
 
 from __future__ import annotations
 
 import re
 
-from .model import Chain, Checkpoint, Partial, Scheme, ZeroCreditItem
+from .model import MAX_SCORE, Chain, Checkpoint, Partial, Rule, Scheme, ZeroCreditItem
 from .text import POINTS_BOLD, POINTS_BRACKETED, POINTS_TRAILING, read_item, tidy
 from .validate import Message, error, validate, warning
 
@@ -73,19 +75,38 @@ def parse_imobench(text: str) -> tuple[Scheme | None, list[Message]]:
                 "kept as free guidelines for graders."
             )
         ]
-    checkpoints = []
+    bands = []
     for index, (category, number, line) in enumerate(with_points, start=1):
         info = read_item(line)
-        checkpoints.append(
+        bands.append(
             Checkpoint(
-                id=f"c{index}",
+                id=f"c1.{index}",
                 title=info.title,
                 points=info.points,
                 description=info.description or f"({category.capitalize()})",
-                partial=info.partial or Partial.INTEGER,
+                partial=Partial.NONE,
                 line=number,
             )
         )
+    if not categories.get("correct"):
+        bands.append(
+            Checkpoint(
+                id=f"c1.{len(bands) + 1}",
+                title="A complete and correct proof",
+                points=MAX_SCORE,
+                description="(Correct)",
+                partial=Partial.NONE,
+            )
+        )
+    checkpoints = [
+        Checkpoint(
+            id="c1",
+            title="Grade band reached",
+            points=max(band.points for band in bands),
+            rule=Rule.LARGER,
+            children=bands,
+        )
+    ]
     scheme = Scheme(
         chains=[Chain(id="A", items=checkpoints)],
         zero_credit=[
