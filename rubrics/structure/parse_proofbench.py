@@ -30,6 +30,7 @@ from .model import (
     Rule,
     Scheme,
     ZeroCreditItem,
+    format_points,
 )
 from .text import (
     NUMBER,
@@ -71,11 +72,12 @@ LEADING_CONDITION = re.compile(r"^(?:if|for|when)\s+", re.I)
 
 @dataclass
 class _Node:
-    line: Line
-    children: list[_Node] = field(default_factory=list)
+    """A bullet of the checkpoints section, with its continuation lines and nested bullets."""
 
-    def text(self) -> str:
-        return self.line.text
+    number: int
+    text: str
+    raw: str
+    children: list[_Node] = field(default_factory=list)
 
 
 @dataclass
@@ -183,13 +185,7 @@ class _Parser:
             return
         if self.stack and self._continues(line):
             node = self.stack[-1][1]
-            node.line = Line(
-                node.line.number,
-                node.line.indent,
-                True,
-                f"{node.line.text} {line.text}",
-                node.line.raw,
-            )
+            node.text = f"{node.text} {line.text}"
             return
         self._note(line, "not a checkpoint (no bullet)")
 
@@ -221,7 +217,7 @@ class _Parser:
         if not self.containers:
             self.containers.append(_Container("chain", "", None, implicit=True))
         container = self.containers[-1]
-        node = _Node(line)
+        node = _Node(line.number, line.text, line.raw.strip())
         while self.stack and self.stack[-1][0] >= line.indent:
             self.stack.pop()
         if self.stack:
@@ -231,13 +227,13 @@ class _Parser:
         self.stack.append((line.indent, node))
 
     def _build(self, node: _Node) -> Checkpoint | None:
-        info = read_item(node.text())
+        info = read_item(node.text)
         scored = [child for child in node.children if _scored(child)]
         extra = [_flatten(child) for child in node.children if not _scored(child)]
         description = " ".join(part for part in [info.description, *extra] if part)
         if scored:
             children = [self._build(child) for child in scored]
-            larger = info.larger or any(read_item(c.text()).larger for c in scored)
+            larger = info.larger or any(read_item(c.text).larger for c in scored)
             rule = Rule.LARGER if larger else Rule.MAX if info.cap is not None else Rule.ADDITIVE
             cp = Checkpoint(
                 id="",
@@ -248,7 +244,7 @@ class _Parser:
                 cap=info.cap if rule is Rule.MAX else None,
                 children=children,
                 approachability=info.approachability,
-                line=node.line.number,
+                line=node.number,
             )
             if info.points is not None:
                 cp.points = info.points
@@ -256,6 +252,8 @@ class _Parser:
                 cp.points = info.cap
             else:
                 cp.points = _reachable(cp)
+            if _reachable(cp) < cp.points and cp.rule is not Rule.MAX:
+                self._add_full_credit(cp)
             return cp
         points = info.points if info.points is not None else info.cap
         if points is None:
@@ -265,7 +263,7 @@ class _Parser:
                 warning(
                     f"Read {points} points from the running text of '{info.title[:60]}'; "
                     "check the value.",
-                    line=node.line.number,
+                    line=node.number,
                 )
             )
         return Checkpoint(
@@ -275,7 +273,31 @@ class _Parser:
             description=description,
             partial=info.partial or Partial.INTEGER,
             approachability=info.approachability,
-            line=node.line.number,
+            line=node.number,
+        )
+
+    def _add_full_credit(self, cp: Checkpoint) -> None:
+        """'(3 pts) Step' with nested '(1 pt) partial ...' items: the nested items are partial
+        credit for the step, so the step itself is the first alternative."""
+        if cp.rule is Rule.ADDITIVE:
+            self.messages.append(
+                warning(
+                    f"'{cp.title[:60]}' is worth {format_points(cp.points)} points but its nested "
+                    "items add up to less; read as: the full points, or the larger of the nested "
+                    "partial credits.",
+                    line=cp.line,
+                )
+            )
+        cp.rule = Rule.LARGER
+        cp.children.insert(
+            0,
+            Checkpoint(
+                id="",
+                title="Full credit for this step",
+                points=cp.points,
+                partial=Partial.INTEGER,
+                line=cp.line,
+            ),
         )
 
     # --- zero-credit items and deductions ------------------------------------------------
@@ -331,11 +353,11 @@ class _Parser:
             for node in container.nodes:
                 cp = self._build(node)
                 if cp is None:
-                    self.notes.append(node.line.raw.strip())
+                    self.notes.append(node.raw)
                     self.messages.append(
                         warning(
                             "No point value found; kept as a note, not a checkpoint.",
-                            line=node.line.number,
+                            line=node.number,
                         )
                     )
                 else:
@@ -392,12 +414,12 @@ class _Parser:
 
 
 def _scored(node: _Node) -> bool:
-    info = read_item(node.text())
+    info = read_item(node.text)
     return info.points is not None or info.cap is not None or any(map(_scored, node.children))
 
 
 def _flatten(node: _Node) -> str:
-    return " ".join([node.text(), *(_flatten(child) for child in node.children)])
+    return " ".join([node.text, *(_flatten(child) for child in node.children)])
 
 
 def _reachable(cp: Checkpoint) -> Decimal:

@@ -90,7 +90,7 @@ def tidy(text: str) -> str:
     """Collapses spaces, drops empty emphasis and dangling separators left by removals."""
     text = re.sub(r"\*\*[\s:;,.\-–—]*\*\*|__[\s:;,.\-–—]*__", " ", text)
     text = re.sub(r"\s+", " ", text).strip()
-    text = re.sub(r"\s+([.,;])(?=\s|$)", r"\1", text)
+    text = re.sub(r"\s+([.,;:])(?=[\s*]|$)", r"\1", text)
     text = re.sub(r"\(\s*\)|\[\s*\]", "", text).strip()
     text = re.sub(r"^[\s:;,.\-–—]+", "", text)
     text = re.sub(r"[\s:;,\-–—]+$", "", text)

@@ -244,3 +244,29 @@ def test_rendered_markdown_reads_like_the_a7_format():
     assert "**Total (max 7):** Chain A: 2 + 2 + 1 + 2 = 7; Chain B: 2 + 3 + 2 = 7." in markdown
     assert "- **Cap at 5/7:** the lemma is used" in markdown
     assert "- **-2 pts:** circular use" in markdown
+
+
+PARTIAL_NESTED = r"""## Checkpoints
+- (3 pts) **Main bound** — proves $a_n \le 2^n$. [additive]
+  - *Partial credit (award the larger only):* (1 pt) proves the bound for even $n$.
+- (4 pts) Construction [additive]
+  - (2 pts) works for odd $n$ only
+"""
+
+
+def test_nested_partial_credit_under_a_full_step_keeps_the_full_points():
+    scheme, messages = parse_proofbench(PARTIAL_NESTED)
+    assert outline(scheme) == [
+        ("c1", "3", "larger", "integer"),
+        ("c1.1", "3", "additive", "integer"),
+        ("c1.2", "1", "additive", "integer"),
+        ("c2", "4", "larger", "integer"),
+        ("c2.1", "4", "additive", "integer"),
+        ("c2.2", "2", "additive", "integer"),
+    ]
+    assert scheme.checkpoint("c1.1").title == "Full credit for this step"
+    assert scheme.checkpoint("c1.2").title == "*Partial credit:* proves the bound for even $n$."
+    # only the step without "award the larger only" needed reading: say so
+    assert [(m.level, m.line) for m in messages] == [(Level.WARNING, 4)]
+    assert "read as: the full points, or the larger" in messages[0].text
+    assert parse_proofbench(scheme_to_markdown(scheme))[0] == scheme
