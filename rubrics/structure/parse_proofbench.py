@@ -175,13 +175,13 @@ class _Parser:
         if shared:
             self._open(line, "shared", shared.group(1))
             return
-        if line.bullet:
-            self._bullet(line)
-            return
-        if ROUND_DOWN.search(line.text):
+        if ROUND_DOWN.search(line.text) and read_item(line.text).points is None:
             self.round_down = True
             return
-        if BOILERPLATE.search(header):
+        if BOILERPLATE.search(header) and read_item(line.text).points is None:
+            return
+        if line.bullet:
+            self._bullet(line)
             return
         if self.stack and self._continues(line):
             node = self.stack[-1][1]

@@ -185,3 +185,33 @@ Round down any fractional result.
 - No meaningful progress toward any milestone.
 - Stating Newton's inequalities without proof.
 """
+
+# Gemini-style output: chains as bullets, "CPn (k pts):" labels, a [max 4] step whose nested
+# alternatives say "award the larger only", a bulleted Total line, an italic rule line.
+PB_BULLETED = r"""### Marking Scheme: USAMO 2025 Problem 4
+
+#### 1. Checkpoints (max 7 pts total)
+
+**Score exactly one chain | take the maximum subtotal among chains; do not add points across chains.**
+
+*   **Chain A (Synthetic: spiral similarity)**
+    *   **CP1 (1 pt):** Defines the point $X$ as the second intersection of circles $(ABH)$ and $(CDH)$. [additive]
+    *   **CP2 (4 pts):** Proves that $X$ lies on line $BC$. [max 4]
+        *   (4 pts) Full proof via spiral similarity centred at $X$.
+        *   (2 pts) Proves the angle equality but not the concyclicity. (award the larger only)
+    *   **CP3 (2 pts):** Concludes that $XH = XC$. [additive]
+*   **Chain B (Complex numbers / coordinates)**
+    *   (2 pts) Sets up coordinates with the circumcircle as the unit circle. [additive]
+    *   (5 pts) Completes the computation and verifies the identity. [additive]
+*   **Total (max 7)**: Chain A = 1 + 4 + 2 = 7; Chain B = 2 + 5 = 7.
+
+#### 2. Zero-credit items
+*   Drawing a diagram and conjecturing the result.
+*   Stating the radical axis theorem without application.
+
+#### 3. Deductions
+*   **−1:** Minor computational error that does not affect the logic.
+*   **Cap at 5/7:** Assumes the configuration (e.g., $H$ inside the triangle) without justification.
+*   **Cap at 3/7:** Only the coordinate setup and partial computations.
+*   *Apply only the single largest deduction.*
+"""

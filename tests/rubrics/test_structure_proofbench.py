@@ -16,6 +16,7 @@ from rubrics.structure import (
 )
 from tests.rubrics.structure_examples import (
     PB_BROKEN,
+    PB_BULLETED,
     PB_CHAINS,
     PB_COMPACT,
     PB_SINGLE,
@@ -120,6 +121,35 @@ def test_variant_formatting_max_k_group_all_or_nothing_and_notes():
     ]
 
 
+def test_bulleted_chains_with_labels():
+    scheme, messages = parse_proofbench(PB_BULLETED)
+    assert messages == []
+    assert scheme.notes == ""  # the title, the rule and the Total bullet are boilerplate
+    assert [c.title for c in scheme.chains] == [
+        "(Synthetic: spiral similarity)",
+        "(Complex numbers / coordinates)",
+    ]
+    assert outline(scheme) == [
+        ("A1", "1", "additive", "integer"),
+        ("A2", "4", "larger", "integer"),
+        ("A2.1", "4", "additive", "integer"),
+        ("A2.2", "2", "additive", "integer"),
+        ("A3", "2", "additive", "integer"),
+        ("B1", "2", "additive", "integer"),
+        ("B2", "5", "additive", "integer"),
+    ]
+    assert (scheme.checkpoint("A1").title, scheme.checkpoint("A1").description[:15]) == (
+        "CP1",
+        "Defines the poi",
+    )
+    assert [(d.kind.value, str(d.value)) for d in scheme.deductions] == [
+        ("minus", "1"),
+        ("cap", "5"),
+        ("cap", "3"),
+    ]
+    assert scheme.deductions[1].text.startswith("Assumes the configuration (e.g., $H$ inside")
+
+
 def test_single_path_without_chain_headers():
     scheme, messages = parse_proofbench(PB_SINGLE)
     assert messages == []
@@ -206,7 +236,9 @@ def test_nothing_to_parse_gives_none_and_an_error(text):
 
 
 @pytest.mark.parametrize(
-    "example", [PB_COMPACT, PB_CHAINS, PB_VARIANT, PB_SINGLE, PB_BROKEN], ids=lambda t: t[:25]
+    "example",
+    [PB_COMPACT, PB_CHAINS, PB_VARIANT, PB_SINGLE, PB_BROKEN, PB_BULLETED],
+    ids=lambda t: t[:25],
 )
 def test_render_then_parse_gives_the_same_scheme(example):
     scheme, messages = parse_proofbench(example)
