@@ -320,8 +320,9 @@ class Scheme:
         titles: Sequence[str] | None = None,
     ) -> Scheme:
         """One scheme whose parallel chains are the given rubrics' chains (RefGrader: one rubric
-        per reference-solution cluster). Zero-credit items and deductions are merged (same text
-        once), notes joined; the result rounds down if any rubric does. Ids are reassigned."""
+        per reference-solution cluster). `titles[i]`, when given and not empty, names rubric i's
+        chain. Zero-credit items and deductions are merged (same text once), distinct notes
+        joined; the result rounds down if any rubric does. Ids are reassigned."""
         merged = cls()
         seen_zero: set[str] = set()
         seen_deductions: set[tuple[str, str, Decimal]] = set()
@@ -329,8 +330,8 @@ class Scheme:
         for index, rubric in enumerate(rubrics):
             for chain_index, chain in enumerate(rubric.chains):
                 title = chain.title
-                if titles is not None and chain_index == 0:
-                    title = titles[index]
+                if chain_index == 0 and titles is not None and index < len(titles):
+                    title = titles[index] or title
                 merged.chains.append(
                     Chain(
                         id="",
@@ -354,7 +355,7 @@ class Scheme:
                         )
                     )
             merged.round_down = merged.round_down or rubric.round_down
-            if rubric.notes:
+            if rubric.notes and rubric.notes not in notes:
                 notes.append(rubric.notes)
         merged.notes = "\n".join(notes)
         return merged.assign_ids()

@@ -33,6 +33,7 @@ from .model import (
     format_points,
 )
 from .text import (
+    LARGER_ONLY,
     NUMBER,
     ROUND_DOWN,
     TAG_ADDITIVE,
@@ -58,7 +59,7 @@ SHARED = re.compile(r"^shared\s+prerequisites?\b(.*)$", re.I)
 BOILERPLATE = re.compile(
     r"score exactly one chain|maximum subtotal|do not add points across|"
     r"count(?:ed|s)? at most once|^total\b|single largest|at most one\b|"
-    r"never reduce|below (?:0|zero)|grade the best one only|no stacking",
+    r"never reduce|below (?:0|zero)|best one only|no stacking|never stacks|^none\.?$",
     re.I,
 )
 CAP = re.compile(rf"\bcap(?:ped)?\s*(?:(?:at|to)\s*)?{NUMBER}\s*(?:/\s*7|pts?|points?)?", re.I)
@@ -67,6 +68,7 @@ MINUS = re.compile(
     rf"\bdeduct(?:ion of)?\s*{NUMBER}\s*(?:pts?|points?)?",
     re.I,
 )
+PARTIAL_NOTE = re.compile(r"^\W*partial(?: credit)?\W*:", re.I)
 LEADING_CONDITION = re.compile(r"^(?:if|for|when)\s+", re.I)
 
 
@@ -230,10 +232,11 @@ class _Parser:
         info = read_item(node.text)
         scored = [child for child in node.children if _scored(child)]
         extra = [_flatten(child) for child in node.children if not _scored(child)]
+        extra = [tidy(LARGER_ONLY.sub(" ", part)) for part in extra]
         description = " ".join(part for part in [info.description, *extra] if part)
         if scored:
             children = [self._build(child) for child in scored]
-            larger = info.larger or any(read_item(c.text).larger for c in scored)
+            larger = info.larger or any(read_item(c.text).larger for c in node.children)
             rule = Rule.LARGER if larger else Rule.MAX if info.cap is not None else Rule.ADDITIVE
             cp = Checkpoint(
                 id="",
@@ -414,8 +417,13 @@ class _Parser:
 
 
 def _scored(node: _Node) -> bool:
+    """A nested bullet is a checkpoint of its own when it states points as a checkpoint does
+    ('(1 pt) ...'), not in running text ('Partial: 1.5 pts for ...' is guidance)."""
+    if PARTIAL_NOTE.match(node.text):
+        return False
     info = read_item(node.text)
-    return info.points is not None or info.cap is not None or any(map(_scored, node.children))
+    certain = info.points is not None and info.points_certain
+    return certain or info.cap is not None or any(map(_scored, node.children))
 
 
 def _flatten(node: _Node) -> str:

@@ -8,6 +8,9 @@ its approachability score when given); the "0 points" items become zero-credit i
 benchmark and other sections are kept as notes. Milestone and hybrid rubrics (or any rubric
 that says so) round the final score down to an integer.
 
+A rubric written in ProofBench's three sections (the form our RefGrader prompts ask for) is
+read by the ProofBench parser, then given RefGrader's rules (half points, rounding down).
+
 One rubric per reference-solution cluster: `parse_refgrader_clusters` joins them as the
 parallel chains of one scheme (`Scheme.from_chains`).
 """
@@ -18,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from .model import Chain, Checkpoint, Partial, Scheme, ZeroCreditItem
+from .parse_proofbench import parse_proofbench
 from .text import POINTS_LEADING, ROUND_DOWN, Line, lines_of, plain, read_item, tidy
 from .validate import Message, error, validate, warning
 
@@ -34,6 +38,7 @@ NOTE_SECTION = re.compile(
     r"|deductions?\b|general|grading notes|scoring notes)",
     re.I,
 )
+CHECKPOINTS_HEADING = re.compile(r"^checkpoints\b", re.I)
 STEP = re.compile(r"^(?:key strategic insight|main step|insight|step|milestone|part)\b", re.I)
 
 
@@ -47,6 +52,8 @@ def parse_refgrader(text: str, design: str = "plain") -> tuple[Scheme | None, li
     lines = lines_of(text or "")
     if not lines:
         return None, [error("The rubric is empty.")]
+    if any(CHECKPOINTS_HEADING.match(plain(line.raw)) for line in lines if line.indent == 0):
+        return _as_proofbench(text, design)
     messages: list[Message] = []
     steps: list[Checkpoint] = []
     zero: list[ZeroCreditItem] = []
@@ -115,6 +122,20 @@ def parse_refgrader_clusters(
         return None, messages or [error("No rubric was given.")]
     scheme = Scheme.from_chains(rubrics, titles=titles)
     return scheme, [m for m in messages if not m.is_error] + validate(scheme)
+
+
+def _as_proofbench(text: str, design: str) -> tuple[Scheme | None, list[Message]]:
+    """A rubric written in ProofBench's sections (as our RefGrader prompts ask): parsed as such,
+    with RefGrader's rules on top: half-point partial credit within a step, and rounding down
+    for the milestone designs."""
+    scheme, messages = parse_proofbench(text)
+    if scheme is None:
+        return None, messages
+    for leaf in scheme.leaves():
+        if leaf.partial is Partial.INTEGER:
+            leaf.partial = Partial.HALF
+    scheme.round_down = scheme.round_down or design in ROUNDING_DESIGNS
+    return scheme, messages
 
 
 def _section_of(line: Line) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from .model import Chain, Checkpoint, DeductionKind, Partial, Rule, Scheme, format_points
+from .text import first_sentence_end
 
 ONE_CHAIN_RULE = (
     "**Score exactly one chain — take the maximum subtotal among chains; "
@@ -74,8 +75,10 @@ def _items(items: list[Checkpoint], depth: int = 0) -> list[str]:
     lines = []
     for cp in items:
         parts = [f"({points_label(cp.points)})"]
-        if cp.title and cp.description:
-            parts += [f"**{cp.title}**", f"— {cp.description}"]
+        if cp.title and (cp.description or first_sentence_end(cp.title) is not None):
+            parts.append(f"**{cp.title}**")
+            if cp.description:
+                parts.append(f"— {cp.description}")
         elif cp.title or cp.description:
             parts.append(cp.title or cp.description)
         if cp.approachability is not None:

@@ -38,7 +38,10 @@ PARTIAL_HALF = re.compile(
     re.I,
 )
 TAG_PARTIAL = re.compile(
-    r"\\?\[\s*(?:all or nothing|no partial credit|half-point partial credit)\s*\\?\]", re.I
+    r"\\?\[\s*(?:all or nothing|no partial credit|half-point partial credit)\s*\\?\]"
+    r"|\(\s*(?:partial credit )?(?:in )?(?:steps|increments) of 0\.5\s*\)"
+    r"|\(\s*(?:all or nothing|no partial credit)\s*\)",
+    re.I,
 )
 APPROACHABILITY = re.compile(
     r"\[\s*(?:overall\s+)?approachability(?:\s+score)?(?:\s*\(1-5\))?\s*:?\s*(\d)\s*\]", re.I
@@ -168,10 +171,43 @@ def read_item(text: str) -> ItemText:
     return ItemText(points, cap, larger, partial, title, description, certain, approachability)
 
 
+ABBREVIATIONS = re.compile(
+    r"(?:\b(?:e\.g|i\.e|cf|resp|vs|etc|viz|approx|Thm|Lem|Prop|Cor|Eq|Fig|St|Mr|Dr|No)|\b[A-Z])$"
+)
+
+
 def split_title(text: str) -> tuple[str, str]:
-    """'**Title** — rest' or '**Title:** rest' -> (Title, rest); otherwise (text, '')."""
+    """'**Title** — rest' or '**Title:** rest' -> (Title, rest); 'Title. What to show.' ->
+    (Title, What to show.) when the first sentence is short; otherwise (text, '')."""
     match = re.match(r"^\*\*(.+?)\*\*\s*(.*)$", text, re.S)
     if match:
         title = match.group(1).strip().rstrip(":").strip()
         return title, tidy(match.group(2))
+    end = first_sentence_end(text)
+    if end is not None:
+        return text[:end].strip(), text[end + 1 :].strip()
     return text, ""
+
+
+def first_sentence_end(text: str, limit: int = 100) -> int | None:
+    """The index of the full stop ending a short first sentence that more text follows, outside
+    $...$ math and brackets and not after an abbreviation; None when there is none."""
+    depth, in_math = 0, False
+    for index, char in enumerate(text[: limit + 1]):
+        if char == "$":
+            in_math = not in_math
+        elif char in "([{" and not in_math:
+            depth += 1
+        elif char in ")]}" and not in_math and depth:
+            depth -= 1
+        elif (
+            char == "."
+            and not in_math
+            and depth == 0
+            and text[index + 1 : index + 2] == " "
+            and text[index + 2 :].strip()
+            and not ABBREVIATIONS.search(text[:index])
+            and index > 0
+        ):
+            return index
+    return None

@@ -215,3 +215,67 @@ PB_BULLETED = r"""### Marking Scheme: USAMO 2025 Problem 4
 *   **Cap at 3/7:** Only the coordinate setup and partial computations.
 *   *Apply only the single largest deduction.*
 """
+
+# The shape our ProofBench prompt (llm/prompts proofbench_scheme) asks for: "[P pts] Title. What
+# to show. [additive]", "award the larger only" as its own nested bullet, bracketed deductions
+# "[-1]" / "[cap 5/7]" first, the best-proof and contradiction bullets, a shared group.
+PB_PROMPT_SHAPE = r"""## 1. Checkpoints (max 7 pts total)
+
+**Score exactly one chain: take the maximum subtotal among chains; do not add points across chains.**
+
+**Shared prerequisites** [max 1] (count at most once regardless of chain)
+- [1 pt] Setup. Writes $P_i(x) = P(x)/(x + r_i)$ and notes its leading and constant coefficients are nonzero. [additive]
+
+**Chain A (idea: pigeonhole, then Rolle)**
+- [2 pts] Pigeonhole. Two of the $P_i$ have a zero coefficient in the same inner position. [additive]
+- [2 pts] Consecutive zeros. From the shared position, $b_m = b_{m-1} = 0$ for $Q$. [additive]
+- Lemma. Two consecutive zero coefficients forbid $n$ distinct real roots. [max 2]
+  - [2 pts] A complete proof (Rolle, or Descartes' rule of signs).
+  - [1 pt] The right idea, e.g. a double root at $0$, with a gap.
+  - award the larger only
+
+**Chain B (idea: Newton's inequalities)**
+- [6 pts] Newton. Newton's inequalities forbid a zero inner coefficient of a real-rooted polynomial with $P(0) \neq 0$. [additive] (all or nothing)
+
+**Total (max 7)**: Shared 1 + Chain A (2 + 2 + 2) = 7; Shared 1 + Chain B 6 = 7.
+
+## 2. Zero-credit items
+- Restating the problem, or noting that every root is nonzero.
+- Checking $n = 2$ or $n = 3$ without a general argument.
+
+## 3. Deductions
+Only the single largest deduction applies, and a score never goes below 0.
+- [cap 5/7] The lemma is used without proof.
+- [-1] Not using that the roots are distinct.
+- Several different proofs: graded on the best one only; credit never stacks.
+- [cap 5/7] The proof asserts contradictory claims.
+"""
+
+# The shape our RefGrader rubric prompts ask for: ProofBench's sections with one chain,
+# "(partial credit in steps of 0.5)", "Partial:" sub-bullets, "- None." deductions, notes.
+RG_PROMPT_SHAPE = r"""## 1. Checkpoints (max 7 pts total)
+
+**Score exactly one chain: take the maximum subtotal among chains; do not add points across chains.**
+**The final score is rounded down to a whole number.**
+
+**Chain A (idea: pigeonhole then Rolle)**
+
+- [3 pts] Reduction and pigeonhole. Reduce to $n=k+1$ and find two $P_i$ sharing a zero coefficient. [additive] (partial credit in steps of 0.5)
+  - Partial: 1.5 pts for the reduction alone.
+- [4 pts] Consecutive zeros and the lemma. Show $b_m = b_{m-1} = 0$ and that this forbids distinct real roots. [additive] (partial credit in steps of 0.5)
+  - Partial: 2 pts for the consecutive zeros without the lemma; 3.5 pts if the lemma's proof has a small gap.
+
+**Total (max 7)**: 3 + 4 = 7
+
+## 2. Zero-credit items
+
+- Restating the problem.
+
+## 3. Deductions
+
+- None.
+
+## 4. Notes
+
+A 7 completes both steps; a 5 misses the lemma's proof.
+"""

@@ -28,6 +28,7 @@ from tests.rubrics.structure_examples import (
     RG_MILESTONES,
     RG_MILESTONES_B,
     RG_PLAIN,
+    RG_PROMPT_SHAPE,
 )
 
 D = Decimal
@@ -234,6 +235,23 @@ def test_refgrader_milestone_rubric_rounds_down():
     assert [cp.title for cp in scheme.leaves()] == ["Milestone 1", "Milestone 2", "Milestone 3"]
     assert compute_score(scheme, {"c1": 2, "c2": "2.5", "c3": "1.5"}) == D(6)  # floor(6.0)
     assert compute_score(scheme, {"c1": 2, "c2": "2.5", "c3": 1}) == D(5)  # floor(5.5)
+
+
+@pytest.mark.parametrize("design", ["plain", "milestones"])
+def test_refgrader_rubric_in_proofbench_sections(design):
+    scheme, messages = parse_refgrader(RG_PROMPT_SHAPE, design)
+    assert messages == []
+    assert [(cp.id, cp.title, str(cp.points), cp.partial) for cp in scheme.leaves()] == [
+        ("c1", "Reduction and pigeonhole", "3", Partial.HALF),
+        ("c2", "Consecutive zeros and the lemma", "4", Partial.HALF),
+    ]
+    # "Partial:" sub-bullets are guidance for the step, not checkpoints of their own
+    assert scheme.checkpoint("c1").description.endswith("Partial: 1.5 pts for the reduction alone.")
+    assert scheme.round_down  # the text says so, whatever the design
+    assert scheme.deductions == []  # "- None."
+    assert scheme.notes == "A 7 completes both steps; a 5 misses the lemma's proof."
+    assert compute_score(scheme, {"c1": "1.5", "c2": "3.5"}) == D(5)  # floor(5.0)
+    assert compute_score(scheme, {"c1": 3, "c2": "3.5"}) == D(6)  # floor(6.5)
 
 
 def test_refgrader_hybrid_design_rounds_down_even_without_saying_so():

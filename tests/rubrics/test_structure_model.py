@@ -2,7 +2,16 @@
 
 from decimal import Decimal
 
-from rubrics.structure import Chain, Checkpoint, Deduction, DeductionKind, Partial, Rule, Scheme
+from rubrics.structure import (
+    Chain,
+    Checkpoint,
+    Deduction,
+    DeductionKind,
+    Partial,
+    Rule,
+    Scheme,
+    ZeroCreditItem,
+)
 
 
 def _scheme() -> Scheme:
@@ -59,3 +68,32 @@ def test_legacy_checkpoint_list_reads_as_one_chain():
     scheme = Scheme.from_dict({"checkpoints": [{"id": "c1", "title": "x", "points": 7}]})
     assert [cp.id for cp in scheme.all_checkpoints()] == ["c1"]
     assert scheme.chain_totals() == {"A": Decimal(7)}
+
+
+def test_from_chains_joins_rubrics_as_parallel_chains():
+    first = Scheme(
+        chains=[Chain("A", "own title", [Checkpoint("c1", "x", Decimal(7))])],
+        zero_credit=[ZeroCreditItem("z1", "restating")],
+        deductions=[Deduction("d1", "gap", DeductionKind.MINUS, Decimal(1))],
+        notes="same",
+    )
+    second = Scheme(
+        chains=[
+            Chain("A", "", [Checkpoint("c1", "y", Decimal(3)), Checkpoint("c2", "z", Decimal(4))])
+        ],
+        zero_credit=[ZeroCreditItem("z1", "restating"), ZeroCreditItem("z2", "small cases")],
+        deductions=[Deduction("d1", "gap", DeductionKind.MINUS, Decimal(1))],
+        round_down=True,
+        notes="same",
+    )
+    merged = Scheme.from_chains([first, second], titles=["", "Cluster 2"])
+    assert [(c.id, c.title) for c in merged.chains] == [("A", "own title"), ("B", "Cluster 2")]
+    assert [cp.id for cp in merged.leaves()] == ["A1", "B1", "B2"]
+    assert [(z.id, z.text) for z in merged.zero_credit] == [
+        ("z1", "restating"),
+        ("z2", "small cases"),
+    ]
+    assert [d.id for d in merged.deductions] == ["d1"]
+    assert merged.round_down and merged.notes == "same"
+    assert first.chains[0].items[0].id == "c1"  # the inputs are left as they were
+    assert Scheme.from_chains([first], titles=[]).chains[0].title == "own title"

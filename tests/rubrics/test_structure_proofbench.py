@@ -19,6 +19,7 @@ from tests.rubrics.structure_examples import (
     PB_BULLETED,
     PB_CHAINS,
     PB_COMPACT,
+    PB_PROMPT_SHAPE,
     PB_SINGLE,
     PB_VARIANT,
     RG_APPROACHABILITY,
@@ -150,6 +151,39 @@ def test_bulleted_chains_with_labels():
     assert scheme.deductions[1].text.startswith("Assumes the configuration (e.g., $H$ inside")
 
 
+def test_the_shape_our_generation_prompt_asks_for():
+    scheme, messages = parse_proofbench(PB_PROMPT_SHAPE)
+    assert messages == []
+    assert outline(scheme) == [
+        ("s1", "1", "additive", "integer"),
+        ("A1", "2", "additive", "integer"),
+        ("A2", "2", "additive", "integer"),
+        ("A3", "2", "larger", "integer"),
+        ("A3.1", "2", "additive", "integer"),
+        ("A3.2", "1", "additive", "integer"),
+        ("B1", "6", "additive", "none"),
+    ]
+    # "Title. What to show." splits at the first full stop, not inside math or after "e.g."
+    a1, a3, a32 = (scheme.checkpoint(key) for key in ("A1", "A3", "A3.2"))
+    assert (a1.title, a1.description) == (
+        "Pigeonhole",
+        "Two of the $P_i$ have a zero coefficient in the same inner position.",
+    )
+    assert (a3.title, a3.description) == (
+        "Lemma",
+        "Two consecutive zero coefficients forbid $n$ distinct real roots.",
+    )
+    assert a32.title == "The right idea, e.g. a double root at $0$, with a gap."
+    assert scheme.checkpoint("B1").description.endswith("with $P(0) \\neq 0$.")
+    assert [(d.kind.value, str(d.value), d.text) for d in scheme.deductions] == [
+        ("cap", "5", "The lemma is used without proof."),
+        ("minus", "1", "Not using that the roots are distinct."),
+        ("cap", "5", "The proof asserts contradictory claims."),
+    ]
+    assert scheme.notes == ""
+    assert scheme.chain_totals() == {"A": Decimal(7), "B": Decimal(7)}
+
+
 def test_single_path_without_chain_headers():
     scheme, messages = parse_proofbench(PB_SINGLE)
     assert messages == []
@@ -237,7 +271,7 @@ def test_nothing_to_parse_gives_none_and_an_error(text):
 
 @pytest.mark.parametrize(
     "example",
-    [PB_COMPACT, PB_CHAINS, PB_VARIANT, PB_SINGLE, PB_BROKEN, PB_BULLETED],
+    [PB_COMPACT, PB_CHAINS, PB_VARIANT, PB_SINGLE, PB_BROKEN, PB_BULLETED, PB_PROMPT_SHAPE],
     ids=lambda t: t[:25],
 )
 def test_render_then_parse_gives_the_same_scheme(example):
