@@ -50,7 +50,8 @@ from .validate import Message, error, validate, warning
 
 SECTION = re.compile(
     r"^(?:marking scheme\b[^:]*?[.:]\s*)?"
-    r"(checkpoints?|zero[- ]credit(?:\s+items?)?|deductions?(?:\s+and\s+caps)?|notes|guidelines)"
+    r"(check[- ]?points?|(?:zero|no)[- ]credit(?:\s+items?)?|deductions?(?:\s+and\s+caps)?"
+    r"|notes|guidelines)"
     r"\b(.*)$",
     re.I,
 )
@@ -157,9 +158,9 @@ class _Parser:
         inline = rest[1:].strip() if rest.startswith(":") else ""
         if rest and not rest.startswith(":") and not rest.startswith("("):
             return None  # a sentence that happens to begin with the word
-        if word.startswith("checkpoint"):
+        if word.startswith("check"):
             return "checkpoints", inline
-        if word.startswith("zero"):
+        if word.startswith("zero") or re.match(r"no[- ]credit", word):
             return "zero", inline
         if word.startswith("deduction"):
             return "deductions", inline

@@ -21,7 +21,7 @@ POINTS_BRACKETED = re.compile(
 )
 POINTS_BOLD = re.compile(rf"\*\*\s*{NUMBER}\s*{POINT_WORD}\.?\s*\*\*:?", re.I)
 POINTS_LEADING = re.compile(rf"^{NUMBER}\s*{POINT_WORD}\b\.?\s*[:.\-–—]?\s*", re.I)
-POINTS_TRAILING = re.compile(rf"[-–—:,]\s*{NUMBER}\s*{POINT_WORD}\.?\s*$", re.I)
+POINTS_TRAILING = re.compile(rf"[-–—:,]\s*{NUMBER}\$?\s*{POINT_WORD}\.?\s*$", re.I)
 POINTS_ANYWHERE = re.compile(rf"{NUMBER}\s*{POINT_WORD}\b", re.I)
 
 TAG_ADDITIVE = re.compile(r"(?:\*\*)?\\?\[\s*additive\s*\\?\](?:\*\*)?", re.I)
@@ -80,8 +80,8 @@ def plain(text: str) -> str:
     heading = HEADING.match(text)
     if heading:
         text = heading.group(1)
-    text = re.sub(r"^\d+[.)]\s+", "", text)
     text = text.replace("**", "").replace("__", "").strip()
+    text = re.sub(r"^\d+[.)]\s+", "", text)
     return text.rstrip(":").strip()
 
 

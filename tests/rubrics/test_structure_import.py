@@ -324,3 +324,54 @@ def test_parse_scheme_dispatches_every_format(matharena_file):
 def test_parse_scheme_refuses_unknown_formats_and_non_text():
     assert "Unknown scheme format" in parse_scheme("x", "latex").messages[0].text
     assert "must be text" in parse_scheme(["x"], "proofbench_markdown").messages[0].text
+
+
+# --- Real text that is not a scheme -------------------------------------------------------
+
+
+def _real_texts(real_fixtures) -> list[str]:
+    texts = []
+    with open(real_fixtures / "imobench" / "proofbench_v2.csv", newline="") as handle:
+        for row in csv.DictReader(handle):
+            texts += [row["Problem"], row["Solution"], row["Grading guidelines"]]
+    for path in sorted(real_fixtures.glob("deepseek_math_v2/*.jsonl")):
+        for line in path.read_text().splitlines():
+            prediction = json.loads(line).get("model_prediction") or {}
+            texts.append(prediction.get("proof", ""))
+    texts += [p.read_text() for p in sorted(real_fixtures.glob("matharena_usamo2025/*/*.tex"))]
+    return texts
+
+
+def test_no_parser_raises_on_real_problems_solutions_and_proofs(real_fixtures):
+    texts = _real_texts(real_fixtures)
+    assert len(texts) > 190
+    parsed = 0
+    for text in texts:
+        for fmt in FORMATS:
+            if fmt == "matharena_json":
+                continue
+            result = parse_scheme(text, fmt)
+            assert result.scheme is not None or result.messages
+            parsed += result.scheme is not None
+    # only one solution carries something scheme-like (PB-Advanced-015, below)
+    assert parsed == 1
+
+
+def test_real_marking_scheme_inside_an_imobench_solution(real_fixtures):
+    with open(real_fixtures / "imobench" / "proofbench_v2.csv", newline="") as handle:
+        row = next(r for r in csv.DictReader(handle) if r["Problem ID"] == "PB-Advanced-015")
+    block = row["Solution"].split("[Marking Scheme]", 1)[1]
+    scheme, messages = parse_scheme(block, "proofbench_markdown")
+    assert [(cp.id, str(cp.points)) for cp in scheme.leaves()] == [
+        ("c1", "2"),
+        ("c2", "2"),
+        ("c3", "2"),
+    ]
+    assert scheme.checkpoint("c2").title.startswith("$Q$ is the point of tangency")
+    assert [(m.level, m.text) for m in messages] == [
+        (
+            Level.ERROR,
+            "No chain reaches exactly 7/7, so no proof could get full marks "
+            "(the most each chain can give: A: 6).",
+        )
+    ]

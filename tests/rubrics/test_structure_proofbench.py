@@ -336,3 +336,26 @@ def test_nested_partial_credit_under_a_full_step_keeps_the_full_points():
     assert [(m.level, m.line) for m in messages] == [(Level.WARNING, 4)]
     assert "read as: the full points, or the larger" in messages[0].text
     assert parse_proofbench(scheme_to_markdown(scheme))[0] == scheme
+
+
+@pytest.mark.parametrize(
+    "headings",
+    [
+        ("## 1. Checkpoints (max 7 pts total)", "## 2. Zero-credit items", "## 3. Deductions"),
+        ("**1. Checkpoints**", "**2. No-credit items**", "**3. Deductions**"),
+        ("### Check-points", "### Zero credit", "### Deductions and caps"),
+        ("1. **Checkpoints (max 7 pts total)**", "2. **Zero-credit items**", "3. **Deductions**"),
+        ("Checkpoints:", "Zero-credit items:", "Deductions:"),
+    ],
+)
+def test_section_heading_forms(headings):
+    checkpoints, zero, deductions = headings
+    text = (
+        f"{checkpoints}\n- (7 pts) The proof\n\n{zero}\n- Restating\n\n"
+        f"{deductions}\n- Cap at 3/7: no lemma\n\n## 4. Notes\nNothing else.\n"
+    )
+    scheme, messages = parse_proofbench(text)
+    assert messages == []
+    assert [z.text for z in scheme.zero_credit] == ["Restating"]
+    assert [(d.kind, d.value) for d in scheme.deductions] == [(DeductionKind.CAP, D(3))]
+    assert scheme.notes == "Nothing else."
