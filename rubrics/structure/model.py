@@ -87,17 +87,23 @@ class Checkpoint:
             yield from child.walk()
 
     def max_value(self) -> Decimal:
-        """The most this item can be worth under its rule (for a group: computed from children)."""
+        """The most this item can be worth: a leaf its points, a group what its children reach
+        under its rule, at most its own stated points."""
         if not self.children:
             return self.points
+        return min(self.reachable(), self.points)
+
+    def reachable(self) -> Decimal:
+        """What a group's children can reach under its rule, ignoring the group's own points."""
         values = [child.max_value() for child in self.children]
+        if not values:
+            return self.points
         if self.rule is Rule.LARGER:
-            total = max(values)
-        else:
-            total = sum(values, Decimal(0))
-            if self.rule is Rule.MAX and self.cap is not None:
-                total = min(total, self.cap)
-        return min(total, self.points)
+            return max(values)
+        total = sum(values, Decimal(0))
+        if self.rule is Rule.MAX and self.cap is not None:
+            total = min(total, self.cap)
+        return total
 
     def award_levels(self) -> list[Decimal]:
         """The awards a grader may give this leaf, from 0 to its points."""

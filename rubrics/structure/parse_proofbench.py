@@ -255,8 +255,8 @@ class _Parser:
             elif info.cap is not None:
                 cp.points = info.cap
             else:
-                cp.points = _reachable(cp)
-            if _reachable(cp) < cp.points and cp.rule is not Rule.MAX:
+                cp.points = cp.reachable()
+            if cp.reachable() < cp.points and cp.rule is not Rule.MAX:
                 self._add_full_credit(cp)
             return cp
         points = info.points if info.points is not None else info.cap
@@ -411,10 +411,13 @@ class _Parser:
         scheme.assign_ids()
         if scheme.is_empty:
             return None, [
-                *self.messages,
+                *self._sorted_messages(),
                 error("No checkpoint with a point value was found in the marking scheme."),
             ]
-        return scheme, [*self.messages, *validate(scheme)]
+        return scheme, [*self._sorted_messages(), *validate(scheme)]
+
+    def _sorted_messages(self) -> list[Message]:
+        return sorted(self.messages, key=lambda m: (m.line is None, m.line or 0))
 
 
 def _scored(node: _Node) -> bool:
@@ -429,11 +432,3 @@ def _scored(node: _Node) -> bool:
 
 def _flatten(node: _Node) -> str:
     return " ".join([node.text, *(_flatten(child) for child in node.children)])
-
-
-def _reachable(cp: Checkpoint) -> Decimal:
-    values = [child.max_value() for child in cp.children]
-    if cp.rule is Rule.LARGER:
-        return max(values)
-    total = sum(values, Decimal(0))
-    return min(total, cp.cap) if cp.rule is Rule.MAX and cp.cap is not None else total

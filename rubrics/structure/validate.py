@@ -190,7 +190,7 @@ def _check_checkpoint(cp: Checkpoint) -> list[Message]:
         )
     if cp.rule is Rule.MAX:
         messages.extend(_check_cap(label, cp.cap, _plain_sum(cp.children), cp.id, cp.line))
-    reachable = _group_reachable(cp)
+    reachable = cp.reachable()
     if reachable != cp.points:
         messages.append(
             warning(
@@ -201,16 +201,6 @@ def _check_checkpoint(cp: Checkpoint) -> list[Message]:
             )
         )
     return messages
-
-
-def _group_reachable(cp: Checkpoint) -> Decimal:
-    values = [child.max_value() for child in cp.children]
-    if cp.rule is Rule.LARGER:
-        return max(values)
-    total = sum(values, Decimal(0))
-    if cp.rule is Rule.MAX and cp.cap is not None:
-        total = min(total, cp.cap)
-    return total
 
 
 def _rule_words(rule: Rule) -> str:
