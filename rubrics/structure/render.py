@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from .model import Chain, Checkpoint, DeductionKind, Partial, Rule, Scheme, format_points
-from .text import first_sentence_end
+from .text import split_title
 
 ONE_CHAIN_RULE = (
     "**Score exactly one chain — take the maximum subtotal among chains; "
@@ -33,7 +33,7 @@ def scheme_to_markdown(scheme: Scheme) -> str:
         out += _items(scheme.shared.items) + [""]
     several = len(scheme.chains) > 1
     for index, chain in enumerate(scheme.chains):
-        if several or chain.title or chain.rule is Rule.MAX:
+        if several or chain.title or chain.rule is Rule.MAX or scheme.shared:
             letter = _letter(index)
             title = f": {chain.title}" if chain.title else ""
             out.append(f"**Chain {letter}{title}** {_chain_tag(chain)}")
@@ -75,8 +75,8 @@ def _items(items: list[Checkpoint], depth: int = 0) -> list[str]:
     lines = []
     for cp in items:
         parts = [f"({points_label(cp.points)})"]
-        if cp.title and (cp.description or first_sentence_end(cp.title) is not None):
-            parts.append(f"**{cp.title}**")
+        if cp.title and (cp.description or split_title(cp.title) != (cp.title, "")):
+            parts.append(f"**{cp.title.replace('**', '')}**")
             if cp.description:
                 parts.append(f"— {cp.description}")
         elif cp.title or cp.description:

@@ -177,9 +177,11 @@ ABBREVIATIONS = re.compile(
 
 
 def split_title(text: str) -> tuple[str, str]:
-    """'**Title** — rest' or '**Title:** rest' -> (Title, rest); 'Title. What to show.' ->
+    """'**Title** — rest', '**Title**: rest' or '**Title:** rest' -> (Title, rest) (a bold
+    phrase followed by more words is not a title); 'Title. What to show.' ->
     (Title, What to show.) when the first sentence is short; otherwise (text, '')."""
-    match = re.match(r"^\*\*(.+?)\*\*\s*(.*)$", text, re.S)
+    match = re.match(r"^\*\*(.+?)\*\*(?=\s*(?:[—–:.\-]|$))\s*(.*)$", text, re.S)
+    match = match or re.match(r"^\*\*(.+?[:.])\*\*\s*(.*)$", text, re.S)
     if match:
         title = match.group(1).strip().rstrip(":").strip()
         return title, tidy(match.group(2))
