@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .model import Chain, Checkpoint, Partial, Scheme, ZeroCreditItem
+from .model import Chain, Checkpoint, Partial, Scheme, ZeroCreditItem, format_points
 from .parse_proofbench import parse_proofbench
 from .text import POINTS_LEADING, ROUND_DOWN, Line, lines_of, plain, read_item, tidy
 from .validate import Message, error, validate, warning
@@ -98,7 +98,10 @@ def parse_refgrader(text: str, design: str = "plain") -> tuple[Scheme | None, li
     total = scheme.chains[0].max_value()
     if total != 7:
         messages.append(
-            warning(f"The main steps add up to {total} points; a RefGrader rubric distributes 7.")
+            warning(
+                f"The main steps add up to {format_points(total)} points; a RefGrader rubric "
+                "distributes 7."
+            )
         )
     return scheme, [*messages, *validate(scheme)]
 
@@ -107,21 +110,24 @@ def parse_refgrader_clusters(
     texts: Sequence[str], design: str = "plain", titles: Sequence[str] | None = None
 ) -> tuple[Scheme | None, list[Message]]:
     """One rubric per reference-solution cluster -> one scheme with a chain per cluster.
-    Messages of each rubric are prefixed with its chain letter."""
-    rubrics, messages = [], []
+    Messages of each rubric are prefixed with its number (1 for the first text); a rubric that
+    cannot be read is left out, with its error."""
+    rubrics, kept_titles, messages = [], [], []
     for index, text in enumerate(texts):
-        letter = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[index % 26]
         rubric, found = parse_refgrader(text, design)
         for message in found:
-            messages.append(
-                Message(message.level, f"Rubric {letter}: {message.text}", "", message.line)
-            )
+            # a readable rubric's errors come back from validating the joined scheme
+            if rubric is None or not message.is_error:
+                messages.append(
+                    Message(message.level, f"Rubric {index + 1}: {message.text}", "", message.line)
+                )
         if rubric is not None:
             rubrics.append(rubric)
+            kept_titles.append(titles[index] if titles and index < len(titles) else "")
     if not rubrics:
         return None, messages or [error("No rubric was given.")]
-    scheme = Scheme.from_chains(rubrics, titles=titles)
-    return scheme, [m for m in messages if not m.is_error] + validate(scheme)
+    scheme = Scheme.from_chains(rubrics, titles=kept_titles)
+    return scheme, [*messages, *validate(scheme)]
 
 
 def _as_proofbench(text: str, design: str) -> tuple[Scheme | None, list[Message]]:

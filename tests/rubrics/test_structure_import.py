@@ -290,6 +290,18 @@ def test_refgrader_nothing_to_parse(text, design, words):
     assert scheme is None and words in messages[0].text
 
 
+def test_refgrader_cluster_that_cannot_be_read_is_named():
+    scheme, messages = parse_refgrader_clusters(
+        [RG_MILESTONES, "Just prose, no steps.", RG_MILESTONES_B],
+        "milestones",
+        titles=["Pigeonhole", "Broken", "Newton"],
+    )
+    assert [(c.id, c.title) for c in scheme.chains] == [("A", "Pigeonhole"), ("B", "Newton")]
+    assert [(m.level, m.text) for m in messages] == [
+        (Level.ERROR, "Rubric 2: No main step with a point value was found in the rubric.")
+    ]
+
+
 def test_refgrader_total_other_than_seven_is_flagged():
     scheme, messages = parse_refgrader("- **Step 1 (2 points):** a\n- **Step 2 (3 points):** b\n")
     assert scheme is not None
