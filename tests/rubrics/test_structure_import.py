@@ -22,7 +22,7 @@ from rubrics.structure import (
     parse_scheme,
     scheme_to_markdown,
 )
-from tests.rubrics.structure_examples import (
+from tests.rubrics.test_structure_examples import (
     PB_CHAINS,
     RG_APPROACHABILITY,
     RG_MILESTONES,

@@ -25,7 +25,7 @@ from rubrics.structure import (
     parse_proofbench,
     score_breakdown,
 )
-from tests.rubrics.structure_examples import PB_CHAINS, PB_VARIANT
+from tests.rubrics.test_structure_examples import PB_CHAINS, PB_VARIANT
 
 D = Decimal
 

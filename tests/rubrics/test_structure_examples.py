@@ -1,7 +1,11 @@
 # ruff: noqa: E501  (model output has long lines; keeping them is part of the realism)
 """Realistic marking schemes in the shapes the parsers read (written for these tests, following
-the formats of ProofBench's A.5 example and A.7 generation prompt, and RefGrader's appendix D
-rubric designs)."""
+the formats of ProofBench's A.5 example and A.7 generation prompt, RefGrader's appendix D
+rubric designs, and our own generation prompts), imported by the other structure tests; the
+test at the end checks what each one reads as."""
+
+from rubrics.structure import format_points, parse_scheme
+
 
 # ProofBench A.5 (USAMO 2025 P2), the compact one-line form of the paper's example.
 PB_COMPACT = r"""Marking Scheme (max 7 pts). Checkpoints (additive):
@@ -279,3 +283,28 @@ RG_PROMPT_SHAPE = r"""## 1. Checkpoints (max 7 pts total)
 
 A 7 completes both steps; a 5 misses the lemma's proof.
 """
+
+
+EXAMPLES = [
+    # (text, format, chain totals, errors)
+    (PB_COMPACT, "proofbench_markdown", {"A": "7"}, 0),
+    (PB_CHAINS, "proofbench_markdown", {"A": "7", "B": "7"}, 0),
+    (PB_VARIANT, "proofbench_markdown", {"A": "7", "B": "7"}, 0),
+    (PB_SINGLE, "proofbench_markdown", {"A": "7"}, 0),
+    (PB_BROKEN, "proofbench_markdown", {"A": "8", "B": "5.5"}, 4),
+    (PB_BULLETED, "proofbench_markdown", {"A": "7", "B": "7"}, 0),
+    (PB_PROMPT_SHAPE, "proofbench_markdown", {"A": "7", "B": "7"}, 0),
+    (RG_PLAIN, "refgrader_plain", {"A": "7"}, 0),
+    (RG_APPROACHABILITY, "refgrader_approachability", {"A": "7"}, 0),
+    (RG_MILESTONES, "refgrader_milestones", {"A": "7"}, 0),
+    (RG_MILESTONES_B, "refgrader_milestones", {"A": "7"}, 0),
+    (RG_PROMPT_SHAPE, "refgrader_hybrid", {"A": "7"}, 0),
+]
+
+
+def test_every_example_reads_as_intended():
+    for text, fmt, totals, errors in EXAMPLES:
+        result = parse_scheme(text, fmt)
+        got = {key: format_points(value) for key, value in result.scheme.chain_totals().items()}
+        assert got == totals, text[:40]
+        assert sum(m.is_error for m in result.messages) == errors, text[:40]
