@@ -6,7 +6,6 @@ test at the end checks what each one reads as."""
 
 from rubrics.structure import format_points, parse_scheme
 
-
 # ProofBench A.5 (USAMO 2025 P2), the compact one-line form of the paper's example.
 PB_COMPACT = r"""Marking Scheme (max 7 pts). Checkpoints (additive):
 (1) [1pt] Problem reduction to $n = k + 1$ and setup. Alt: complete proof for $k = 1$.
