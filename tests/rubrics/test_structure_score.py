@@ -276,6 +276,60 @@ def test_t4_every_combination():
     check_table(T4, T4_TABLE, T4_DEDUCTIONS)
 
 
+# --- T5: "award the larger only" nested inside a [max 3] group ---------------------------
+# c1 = [max 3] of { c1.1 = larger of {c1.1.1 (2), c1.1.2 (1)}, c1.2 (2) }; c2 (4).
+T5 = Scheme(
+    chains=[
+        Chain(
+            "A",
+            items=[
+                Checkpoint(
+                    "c1",
+                    "group",
+                    D(3),
+                    rule=Rule.MAX,
+                    cap=D(3),
+                    children=[
+                        Checkpoint(
+                            "c1.1",
+                            "lemma",
+                            D(2),
+                            rule=Rule.LARGER,
+                            children=[leaf("c1.1.1", 2), leaf("c1.1.2", 1)],
+                        ),
+                        leaf("c1.2", 2),
+                    ],
+                ),
+                leaf("c2", 4),
+            ],
+        )
+    ]
+)
+# (c1.1.1, c1.1.2, c1.2, c2): min(max(c1.1.1, c1.1.2) + c1.2, 3) + c2
+T5_TABLE = {
+    (0, 0, 0, 0): (0,),
+    (0, 0, 0, 4): (4,),
+    (0, 0, 2, 0): (2,),
+    (0, 0, 2, 4): (6,),
+    (0, 1, 0, 0): (1,),
+    (0, 1, 0, 4): (5,),
+    (0, 1, 2, 0): (3,),  # 1 + 2 = 3, at the cap
+    (0, 1, 2, 4): (7,),
+    (2, 0, 0, 0): (2,),
+    (2, 0, 0, 4): (6,),
+    (2, 0, 2, 0): (3,),  # 2 + 2 = 4 -> [max 3]
+    (2, 0, 2, 4): (7,),
+    (2, 1, 0, 0): (2,),  # max(2, 1) = 2, not 3
+    (2, 1, 0, 4): (6,),
+    (2, 1, 2, 0): (3,),  # min(2 + 2, 3)
+    (2, 1, 2, 4): (7,),
+}
+
+
+def test_t5_every_combination():
+    check_table(T5, T5_TABLE, [()])
+
+
 # --- Parsed schemes, hand-picked cases -----------------------------------------------------
 
 
