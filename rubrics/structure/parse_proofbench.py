@@ -237,7 +237,11 @@ class _Parser:
         description = " ".join(part for part in [info.description, *extra] if part)
         if scored:
             children = [self._build(child) for child in scored]
-            larger = info.larger or any(read_item(c.text).larger for c in node.children)
+            # "award the larger only" on the group, or on one of its leaf items (a nested
+            # group's own phrase is about that group's items)
+            larger = info.larger or any(
+                read_item(c.text).larger for c in node.children if not c.children
+            )
             rule = Rule.LARGER if larger else Rule.MAX if info.cap is not None else Rule.ADDITIVE
             cp = Checkpoint(
                 id="",

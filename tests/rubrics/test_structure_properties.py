@@ -70,7 +70,7 @@ def _leaf(rng: random.Random) -> Checkpoint:
 
 
 def _item(rng: random.Random, depth: int = 0) -> Checkpoint:
-    if depth > 0 or rng.random() < 0.6:
+    if depth > 1 or rng.random() < (0.6 if depth == 0 else 0.8):
         return _leaf(rng)
     children = [_item(rng, depth + 1) for _ in range(rng.randint(2, 3))]
     rule = rng.choice([Rule.ADDITIVE, Rule.MAX, Rule.LARGER])

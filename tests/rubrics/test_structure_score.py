@@ -23,6 +23,7 @@ from rubrics.structure import (
     check_awards,
     compute_score,
     parse_proofbench,
+    scheme_to_markdown,
     score_breakdown,
 )
 from tests.rubrics.test_structure_examples import PB_CHAINS, PB_VARIANT
@@ -328,6 +329,9 @@ T5_TABLE = {
 
 def test_t5_every_combination():
     check_table(T5, T5_TABLE, [()])
+    # the same scheme written out and read back scores the same
+    again, messages = parse_proofbench(scheme_to_markdown(T5))
+    assert again == T5 and messages == []
 
 
 # --- Parsed schemes, hand-picked cases -----------------------------------------------------
