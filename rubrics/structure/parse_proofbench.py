@@ -2,16 +2,18 @@
 and the compact form of the paper's A.5 example) -> Scheme.
 
 Read, leniently:
-- sections "Checkpoints", "Zero-credit items", "Deductions" (headings, bold lines or numbered
-  items; content may follow the heading after a colon, items separated by ';');
-- in Checkpoints: "Chain A (idea: ...)" headers start parallel chains, "Shared prerequisites"
-  starts the shared group; bullets carry points as "(2 pts)", "[1pt]", "**2 pts**", "2 pts:"
-  or "... — 2 pts", tags [additive] / [max k], "award the larger only", "all or nothing",
-  "half-point partial credit"; nested bullets make groups (nested bullets without points are
-  the parent's description); "Total (max 7)" and "Score exactly one chain ..." lines are the
+- sections "Checkpoints", "Zero-credit items", "Deductions", "Notes" (headings, bold lines or
+  numbered items; content may follow the heading after a colon, items separated by ';');
+- in Checkpoints: "Chain A (idea: ...)" headers ("Approach 2", "Path B" too) start parallel
+  chains, "Shared prerequisites" starts the shared group; bullets carry points as "(2 pts)",
+  "[1pt]", "**2 pts**", "2 pts:" or "... — 2 pts", tags [additive] / [max k], "award the
+  larger only", "all or nothing", "(partial credit in steps of 0.5)"; nested bullets with
+  points make groups, nested bullets without points ("Partial: 1.5 pts if ...") are the
+  parent's description; a step whose nested items are worth less than it keeps its full points
+  as the first alternative; "Total (max 7)" and "Score exactly one chain ..." lines are the
   format's boilerplate; "rounded down" sets `round_down`;
-- in Deductions: "Cap at 5/7" / "cap 6/7" caps, "-1", "−2 pts", "deduct 1 point" penalties;
-  lines stating the at-most-one rule are boilerplate.
+- in Deductions: "Cap at 5/7" / "[cap 6/7]" caps, "-1", "[-2]", "−2 pts", "deduct 1 point"
+  penalties; lines stating the at-most-one or best-proof rules are boilerplate.
 Anything else is kept in `Scheme.notes`, with a warning naming the line.
 """
 
@@ -35,6 +37,7 @@ from .model import (
 from .text import (
     LARGER_ONLY,
     NUMBER,
+    POINTS_BRACKETED,
     ROUND_DOWN,
     TAG_ADDITIVE,
     TAG_MAX,
@@ -55,7 +58,7 @@ SECTION = re.compile(
     r"\b(.*)$",
     re.I,
 )
-CHAIN = re.compile(r"^chain\s+([A-Z0-9]{1,2})\b(.*)$", re.I)
+CHAIN = re.compile(r"^(?:chain|approach|path|method)\s+([A-Z0-9]{1,2})\b(.*)$", re.I)
 SHARED = re.compile(r"^shared\s+prerequisites?\b(.*)$", re.I)
 BOILERPLATE = re.compile(
     r"score exactly one chain|maximum subtotal|do not add points across|"
@@ -70,6 +73,7 @@ MINUS = re.compile(
     re.I,
 )
 PARTIAL_NOTE = re.compile(r"^\W*partial(?: credit)?\W*:", re.I)
+TRAILING_POINTS = re.compile(POINTS_BRACKETED.pattern + r"\s*$", re.I)
 LEADING_CONDITION = re.compile(r"^(?:if|for|when)\s+", re.I)
 
 
@@ -206,6 +210,7 @@ class _Parser:
         rest = re.sub(
             r"[—–-]?\s*\(?count at most once regardless of chain\.?\)?", " ", rest, flags=re.I
         )
+        rest = TRAILING_POINTS.sub("", rest.strip())  # "Chain A: induction (7 pts)"
         container = _Container(
             kind=kind,
             title=tidy(rest),

@@ -359,3 +359,18 @@ def test_section_heading_forms(headings):
     assert [z.text for z in scheme.zero_credit] == ["Restating"]
     assert [(d.kind, d.value) for d in scheme.deductions] == [(DeductionKind.CAP, D(3))]
     assert scheme.notes == "Nothing else."
+
+
+def test_chain_headers_in_other_words_and_with_their_total():
+    text = (
+        "## Checkpoints\n### Approach 1: induction (7 pts)\n- (7 pts) Whole induction\n"
+        "### Approach 2: contradiction [max 7]\n- (4 pts) Assume a counterexample\n"
+        "- (4 pts) Reach a contradiction\n"
+    )
+    scheme, messages = parse_proofbench(text)
+    assert messages == []
+    assert [(c.id, c.title, c.rule.value) for c in scheme.chains] == [
+        ("A", "induction", "additive"),
+        ("B", "contradiction", "max"),
+    ]
+    assert scheme.chain_totals() == {"A": D(7), "B": D(7)}
