@@ -66,7 +66,11 @@ BOILERPLATE = re.compile(
     r"never reduce|below (?:0|zero)|best one only|no stacking|never stacks|^none\.?$",
     re.I,
 )
-CAP = re.compile(rf"\bcap(?:ped)?\s*(?:(?:at|to)\s*)?{NUMBER}\s*(?:/\s*7|pts?|points?)?", re.I)
+CAP = re.compile(
+    rf"\bcap(?:ped)?\s*(?:(?:at|to)\s*)?{NUMBER}\s*(?:/\s*7|pts?|points?)?"
+    rf"|\b(?:max(?:imum)?(?:\s+score)?(?:\s+of)?|at most)\s*{NUMBER}\s*/\s*7",
+    re.I,
+)
 MINUS = re.compile(
     rf"(?:^|(?<=[\s(\[*:]))[-−–—]\s*{NUMBER}\s*(?:pts?|points?)?(?!\s*/)|"
     rf"\bdeduct(?:ion of)?\s*{NUMBER}\s*(?:pts?|points?)?",
@@ -334,7 +338,7 @@ class _Parser:
         source = text.replace("\\[", "[").replace("\\]", "]")
         cap, minus = CAP.search(source), MINUS.search(source)
         if cap and (not minus or cap.start() <= minus.start()):
-            kind, match, value = DeductionKind.CAP, cap, cap.group(1)
+            kind, match, value = DeductionKind.CAP, cap, cap.group(1) or cap.group(2)
         elif minus:
             kind, match, value = DeductionKind.MINUS, minus, minus.group(1) or minus.group(2)
         else:

@@ -374,3 +374,30 @@ def test_chain_headers_in_other_words_and_with_their_total():
         ("B", "contradiction", "max"),
     ]
     assert scheme.chain_totals() == {"A": D(7), "B": D(7)}
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "value", "text"),
+    [
+        ("- Cap at 5/7: lemma unproved", "cap", "5", "lemma unproved"),
+        ("- [cap 5/7] Lemma unproved.", "cap", "5", "Lemma unproved."),
+        ("- cap 6/7 if no reduction", "cap", "6", "no reduction"),
+        ("- Capped at 4 points when the step is sketched", "cap", "4", "the step is sketched"),
+        (
+            "- Maximum 3/7 if only the construction is given",
+            "cap",
+            "3",
+            "only the construction is given",
+        ),
+        ("- At most 2/7 for a proof by example", "cap", "2", "a proof by example"),
+        ("- **−1:** minor gap", "minus", "1", "minor gap"),
+        ("- [-2] Circular reasoning.", "minus", "2", "Circular reasoning."),
+        ("- -1pt for minor gaps", "minus", "1", "minor gaps"),
+        ("- Minor gap (−1)", "minus", "1", "Minor gap"),
+        ("- Deduct 2 points for an unjustified claim", "minus", "2", "an unjustified claim"),
+    ],
+)
+def test_deduction_forms(line, kind, value, text):
+    scheme, _ = parse_proofbench(f"## Checkpoints\n- (7 pts) Proof\n## Deductions\n{line}\n")
+    [deduction] = scheme.deductions
+    assert (deduction.kind.value, str(deduction.value), deduction.text) == (kind, value, text)
