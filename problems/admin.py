@@ -37,6 +37,14 @@ class VerifierAnalysisAdmin(admin.ModelAdmin):
 
 @admin.register(ImportJob)
 class ImportJobAdmin(admin.ModelAdmin):
-    list_display = ["id", "original_name", "format", "status", "processed", "created_by", "created_at"]
+    list_display = [
+        "id",
+        "original_name",
+        "format",
+        "status",
+        "processed",
+        "created_by",
+        "created_at",
+    ]
     list_filter = ["status", "format"]
     readonly_fields = ["counts", "report", "error"]

@@ -4,7 +4,9 @@ from problems.apis import corpus, imports
 
 urlpatterns = [
     path("problems/", corpus.ProblemListApi.as_view(), name="api-problem-list"),
-    path("problems/<str:external_id>/", corpus.ProblemDetailApi.as_view(), name="api-problem-detail"),
+    path(
+        "problems/<str:external_id>/", corpus.ProblemDetailApi.as_view(), name="api-problem-detail"
+    ),
     path("proofs/", corpus.ProofListApi.as_view(), name="api-proof-list"),
     path("proofs/<int:proof_id>/", corpus.ProofDetailApi.as_view(), name="api-proof-detail"),
     path("imports/", imports.ImportCreateApi.as_view(), name="api-import-create"),

@@ -39,7 +39,9 @@ class Problem(models.Model):
 
 
 class ReferenceSolution(models.Model):
-    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="reference_solutions")
+    problem = models.ForeignKey(
+        Problem, on_delete=models.CASCADE, related_name="reference_solutions"
+    )
     text = models.TextField()
     text_hash = models.CharField(max_length=64)
     source = models.CharField(max_length=200, blank=True)
@@ -51,7 +53,9 @@ class ReferenceSolution(models.Model):
     class Meta:
         ordering = ["problem_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["problem", "text_hash"], name="refsol_problem_text_unique")
+            models.UniqueConstraint(
+                fields=["problem", "text_hash"], name="refsol_problem_text_unique"
+            )
         ]
 
     def __str__(self) -> str:
@@ -62,8 +66,9 @@ class Proof(models.Model):
     problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="proofs")
     generator = models.CharField(max_length=200, db_index=True)
     sample_key = models.CharField(
-        max_length=200, help_text="Sample index or the source's own id: with problem and generator, "
-        "the natural key."
+        max_length=200,
+        help_text="Sample index or the source's own id: with problem and generator, "
+        "the natural key.",
     )
     sample_index = models.IntegerField(null=True, blank=True)
     text = models.TextField()
@@ -111,7 +116,8 @@ class VerifierAnalysis(models.Model):
                 fields=["proof", "verifier", "sample_key"], name="analysis_natural_key"
             ),
             models.CheckConstraint(
-                condition=Q(score__isnull=True) | Q(score__in=[Decimal("0"), Decimal("0.5"), Decimal("1")]),
+                condition=Q(score__isnull=True)
+                | Q(score__in=[Decimal("0"), Decimal("0.5"), Decimal("1")]),
                 name="analysis_score_in_scale",
             ),
         ]

@@ -92,3 +92,6 @@ class SchemeRating(models.Model):
             models.UniqueConstraint(fields=["scheme", "rater"], name="rating_one_per_rater"),
             models.CheckConstraint(condition=Q(score__lte=3), name="rating_score_0_3"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.rater_id} rates scheme {self.scheme_id}: {self.score}"

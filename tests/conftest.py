@@ -116,12 +116,27 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     )
     env["CELERY_BROKER_URL"] = broker
     env["CELERY_TASK_ALWAYS_EAGER"] = "false"
-    log = open(ROOT / ".run" / "test-worker.log", "w") if (ROOT / ".run").is_dir() else None
+    (ROOT / ".run").mkdir(exist_ok=True)
+    log = (ROOT / ".run" / "test-worker.log").open("w")  # noqa: SIM115 (closed at teardown)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=threads",
-         "--concurrency=4", "--loglevel=INFO", "--without-heartbeat", "--without-gossip",
-         "--without-mingle"],
-        cwd=ROOT, env=env, stdout=log or subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool=threads",
+            "--concurrency=4",
+            "--loglevel=INFO",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     from config.celery import app
 
@@ -140,8 +155,7 @@ def celery_worker_process(django_db_setup, django_db_blocker):
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
-    if log:
-        log.close()
+    log.close()
 
 
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
