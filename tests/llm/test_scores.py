@@ -1,0 +1,75 @@
+from decimal import Decimal
+
+import pytest
+
+from llm.scores import boxed_contents, score_number, strip_think, verifier_score
+
+OPEN = "Here is my evaluation of the solution:\nStep 1 is fine.\n"
+
+
+def test_strip_think_keeps_what_follows_the_last_close():
+    assert strip_think("<think>draft \\boxed{0}</think>\n\nAnswer") == "Answer"
+    assert strip_think("a</think>b</THINK> c") == "c"
+    assert strip_think("no reasoning block") == "no reasoning block"
+
+
+def test_boxed_contents_are_brace_balanced_and_skip_unclosed():
+    assert boxed_contents(r"\boxed{\frac{1}{2}} and \boxed{x^{2}} then \boxed{7") == [
+        r"\frac{1}{2}",
+        "x^{2}",
+    ]
+    assert boxed_contents(r"\boxed{\{a\}}") == [r"\{a\}"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", Decimal("1")),
+        ("0", Decimal("0")),
+        ("0.5", Decimal("0.5")),
+        (r"\frac12", Decimal("0.5")),
+        (r"\frac{1}{2}", Decimal("0.5")),
+        (r"\dfrac{1}{2}", Decimal("0.5")),
+        ("1/2", Decimal("0.5")),
+        ("$1$", Decimal("1")),
+        (r"\text{1}", Decimal("1")),
+        ("7/7", Decimal("1")),
+        ("correct", None),
+        ("1/0", None),
+    ],
+)
+def test_score_number(raw, expected):
+    assert score_number(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "score", "kept"),
+    [
+        (
+            OPEN + "Based on my evaluation, the final overall score should be:\n\\boxed{1}",
+            "1",
+            True,
+        ),
+        (OPEN + "the final overal score should be: \\boxed{\\frac12}", "0.5", True),
+        (
+            OPEN
+            + "The proof writes \\boxed{1} at the end.\nthe final overall score should be: \\boxed{0}",
+            "0",
+            True,
+        ),
+        (
+            "<think>\\boxed{1}</think>" + OPEN + "final overall score should be \\boxed{0.5}",
+            "0.5",
+            True,
+        ),
+        ("Some text without the opening. \\boxed{1}", "1", False),
+        (OPEN + "the final overall score should be: \\boxed{0.7}", None, False),
+        (OPEN + "the final overall score should be: \\boxed{1", None, False),
+        (OPEN + "no box at all", None, False),
+    ],
+)
+def test_verifier_score(text, score, kept):
+    result = verifier_score(text)
+    assert result.score == (Decimal(score) if score else None)
+    assert result.kept_contract is kept
+    assert bool(result.problem) is not kept
