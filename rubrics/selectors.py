@@ -17,7 +17,7 @@ from django.db.models import Avg, Count, Max, OuterRef, Prefetch, Q, QuerySet, S
 from django.shortcuts import get_object_or_404
 
 from config.roles import Role, has_role
-from problems.models import ReferenceSolution
+from problems.models import Problem, ReferenceSolution
 
 from .models import MarkingScheme, SchemeMethod, SchemeRating, SchemeStatus
 
@@ -46,8 +46,11 @@ class SchemeFilters:
 
 
 def _with_rating_stats(schemes: QuerySet[MarkingScheme]) -> QuerySet[MarkingScheme]:
+    """Adds `rating_mean`, `rating_count` and `rating_high` (ratings of 2 or more)."""
     return schemes.annotate(
-        rating_mean=Avg("ratings__score"), rating_count=Count("ratings", distinct=True)
+        rating_mean=Avg("ratings__score"),
+        rating_count=Count("ratings"),
+        rating_high=Count("ratings", filter=Q(ratings__score__gte=HIGH_RATING)),
     )
 
 
@@ -251,9 +254,11 @@ def scheme_ratings_summary() -> list[RatingGroup]:
 
 
 def scheme_versions_for_problem(*, external_id: str) -> QuerySet[MarkingScheme]:
-    """Every version of a problem's scheme, newest first, with rating stats."""
+    """Every version of a problem's scheme, newest first, with rating stats; 404 when there
+    is no such problem."""
+    problem = get_object_or_404(Problem.objects.only("id", "external_id"), external_id=external_id)
     return _with_rating_stats(
-        MarkingScheme.objects.filter(problem__external_id=external_id).select_related("problem")
+        MarkingScheme.objects.filter(problem=problem).select_related("problem")
     ).order_by("-version")
 
 
