@@ -22,6 +22,7 @@ from problems.models import Problem, ReferenceSolution
 from .models import MarkingScheme, SchemeMethod, SchemeRating, SchemeStatus
 
 HIGH_RATING = 2
+HEAVY_FIELDS = ("text", "guidelines", "structure", "validation", "provenance")
 RATING_SCALE = (
     (0, "Invalid: wrong or unusable for grading"),
     (1, "Weak: major gaps or wrong point allocation"),
@@ -116,7 +117,9 @@ def scheme_detail(*, scheme_id: int) -> MarkingScheme:
     raters, and every version of the problem's scheme (`problem.marking_schemes.all()`, newest
     first, with rating stats); 404 when there is none."""
     versions = _with_rating_stats(
-        MarkingScheme.objects.defer("structure", "guidelines").select_related("created_by")
+        MarkingScheme.objects.select_related("created_by", "previous").defer(
+            *HEAVY_FIELDS, *(f"previous__{name}" for name in HEAVY_FIELDS)
+        )
     ).order_by("-version")
     return get_object_or_404(
         MarkingScheme.objects.select_related(
