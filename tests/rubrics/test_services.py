@@ -304,3 +304,35 @@ def test_diff_marks_added_and_removed_lines():
         ("context", "c"),
         ("add", "d"),
     ]
+
+
+def test_every_real_sample_scheme_imports(real_fixtures):
+    """All 60 IMO-ProofBench guidelines and the 6 MathArena USAMO 2025 schemes, put in
+    metadata the way the corpus import does: each makes one version; MathArena's are valid;
+    guidelines that do not parse are kept as guidelines."""
+    problems = []
+    for problem_id, row in _proofbench_rows(real_fixtures).items():
+        entry = {
+            "format": "imobench_guidelines",
+            "source": "imobench_guidelines proofbench_v2.csv",
+            "content": row["Grading guidelines"],
+        }
+        problems.append(
+            ProblemFactory(external_id=problem_id, metadata={"imported_schemes": [entry]})
+        )
+    for number in "123456":
+        entry = _matharena_entry(real_fixtures, number)
+        problems.append(
+            ProblemFactory(
+                external_id=f"USAMO-2025-{number}", metadata={"imported_schemes": [entry]}
+            )
+        )
+    counts = schemes_import_for_problems(problem_ids=[p.pk for p in problems])
+    assert (counts.created, counts.messages) == (66, [])
+    matharena = MarkingScheme.objects.filter(problem__external_id__startswith="USAMO-2025-")
+    assert all(s.is_valid for s in matharena)
+    for scheme in MarkingScheme.objects.filter(problem__external_id__startswith="PB-"):
+        assert scheme.method == SchemeMethod.IMPORTED
+        assert scheme.structure or scheme.guidelines, scheme.problem.external_id
+        assert scheme.validation, scheme.problem.external_id
+    assert schemes_import_for_problems(problem_ids=[p.pk for p in problems]).created == 0
