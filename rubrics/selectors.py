@@ -2,7 +2,8 @@
 same number of queries whatever the number of versions, ratings or checkpoints.
 
 Every role reads schemes (views and endpoints check the role); ratings are the exception:
-`scheme_ratings_for_user` gives admins every rater's rating and anyone else only their own.
+`scheme_ratings_for_user` gives admins every rater's rating and anyone else only their own, and
+`scheme_rating_means_visible` keeps the means and counts from experts who are not admins.
 """
 
 from __future__ import annotations
@@ -145,6 +146,13 @@ def scheme_ratings_for_user(*, scheme: MarkingScheme, user: AbstractBaseUser) ->
     if has_role(user, Role.ADMIN):
         return ratings
     return [rating for rating in ratings if rating.rater_id == user.pk]
+
+
+def scheme_rating_means_visible(*, user: AbstractBaseUser) -> bool:
+    """Whether `user` sees other people's ratings in aggregate (means and counts): admins, and
+    the roles that do not rate (adjudicators, researchers). Experts who are not admins do not,
+    so that each rates without anchoring on the others."""
+    return has_role(user, Role.ADMIN) or not has_role(user, Role.EXPERT)
 
 
 def scheme_diff_base(*, scheme: MarkingScheme) -> MarkingScheme | None:

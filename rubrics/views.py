@@ -28,7 +28,13 @@ def scheme_list(request):
     page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"page": page, "filters": filters, "form": form, "query": query.urlencode()}
+    context = {
+        "page": page,
+        "filters": filters,
+        "form": form,
+        "query": query.urlencode(),
+        "show_means": selectors.scheme_rating_means_visible(user=request.user),
+    }
     if request.htmx and not request.htmx.history_restore_request:
         response = render(request, "rubrics/_scheme_results.html", context)
     else:
@@ -78,6 +84,7 @@ def scheme_detail(request, scheme_id: int):
         "diff_base": base,
         "diff": selectors.scheme_diff(old=base.text, new=scheme.text) if base else [],
         "can_edit": is_admin,
+        "show_means": selectors.scheme_rating_means_visible(user=request.user),
         "can_approve": is_admin and scheme.status == SchemeStatus.DRAFT,
         **_ratings_context(request, scheme),
     }

@@ -172,6 +172,9 @@ def test_an_admin_sees_every_rating_an_expert_only_their_own(
     assert b"Misses the bound." not in expert_body.content
     assert b"expert2" not in expert_body.content
     assert b'id="edit-scheme"' not in expert_body.content
+    assert b"2.0 (2)" in admin_body.content and b"2.0 (2)" not in expert_body.content
+    expert_list = client.get(reverse("rubrics:list")).content
+    assert b"Mean rating" not in expert_list
     assert b'id="approve-scheme"' not in expert_body.content
 
 
