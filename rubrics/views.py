@@ -133,11 +133,17 @@ def _saved_message(request, scheme) -> None:
 @role_required(Role.ADMIN)
 def scheme_edit(request, scheme_id: int):
     scheme = selectors.scheme_detail(scheme_id=scheme_id)
-    form = EditForm(request.POST or None, initial={"text": scheme.text})
+    form = EditForm(
+        request.POST or None,
+        initial={"text": scheme.text, "fmt": services.scheme_text_format(scheme)},
+    )
     if request.method == "POST" and form.is_valid():
         try:
             edited = services.scheme_edit(
-                scheme=scheme, text=form.cleaned_data["text"], user=request.user
+                scheme=scheme,
+                text=form.cleaned_data["text"],
+                fmt=form.cleaned_data["fmt"],
+                user=request.user,
             )
         except ValidationError as exc:
             for message in exc.messages:
@@ -161,6 +167,7 @@ def scheme_new(request, external_id: str):
             problem=problem,
             text=form.cleaned_data["text"].replace("\r\n", "\n"),
             method=SchemeMethod.MANUAL,
+            fmt=form.cleaned_data["fmt"],
             created_by=request.user,
         )
         _saved_message(request, created)

@@ -206,7 +206,10 @@ def test_a_rating_outside_the_scale_is_refused_with_the_form(client, expert_user
 def test_edit_saves_a_new_version_even_when_invalid(client, admin_user):
     client_for(client, admin_user)
     scheme = make_scheme()
-    response = client.post(reverse("rubrics:edit", args=[scheme.pk]), {"text": INVALID_SCHEME})
+    response = client.post(
+        reverse("rubrics:edit", args=[scheme.pk]),
+        {"text": INVALID_SCHEME, "fmt": "proofbench_markdown"},
+    )
     newer = MarkingScheme.objects.get(problem=scheme.problem, version=2)
     assert response.status_code == 302
     assert response.url == reverse("rubrics:detail", args=[newer.pk])
@@ -218,7 +221,10 @@ def test_edit_saves_a_new_version_even_when_invalid(client, admin_user):
 def test_edit_with_an_unchanged_text_says_so(client, admin_user):
     client_for(client, admin_user)
     scheme = make_scheme()
-    response = client.post(reverse("rubrics:edit", args=[scheme.pk]), {"text": VALID_SCHEME})
+    response = client.post(
+        reverse("rubrics:edit", args=[scheme.pk]),
+        {"text": VALID_SCHEME, "fmt": "proofbench_markdown"},
+    )
     assert response.status_code == 200
     assert b"Nothing changed" in response.content
     assert MarkingScheme.objects.count() == 1
@@ -245,7 +251,9 @@ def test_approve_then_the_list_shows_it(client, admin_user):
 def test_an_admin_writes_a_first_scheme_for_a_problem(client, admin_user):
     client_for(client, admin_user)
     problem = ProblemFactory(external_id="NEW-1")
-    response = client.post(reverse("rubrics:new", args=["NEW-1"]), {"text": VALID_SCHEME})
+    response = client.post(
+        reverse("rubrics:new", args=["NEW-1"]), {"text": VALID_SCHEME, "fmt": "proofbench_markdown"}
+    )
     scheme = problem.marking_schemes.get()
     assert response.url == reverse("rubrics:detail", args=[scheme.pk])
     assert scheme.method == SchemeMethod.MANUAL and scheme.created_by == admin_user

@@ -76,6 +76,37 @@ def test_editing_a_frozen_version_leaves_it_unchanged(scheme, admin_user):
     assert edited.previous == scheme and edited.status == SchemeStatus.DRAFT
 
 
+def test_edit_keeps_the_text_format_unless_told(admin_user):
+    guidelines = scheme_version_create(
+        problem=ProblemFactory(),
+        text="(Partial)\n 1. Found the invariant.",
+        method=SchemeMethod.IMPORTED,
+        fmt="imobench_guidelines",
+    )
+    assert guidelines.provenance["format"] == "imobench_guidelines"
+    same_format = scheme_edit(
+        scheme=guidelines, text="(Partial)\n 1. Found the invariant (2 pts).", user=admin_user
+    )
+    assert same_format.provenance["format"] == "imobench_guidelines"
+    rewritten = scheme_edit(
+        scheme=guidelines, text=VALID_SCHEME, user=admin_user, fmt="proofbench_markdown"
+    )
+    assert rewritten.is_valid and rewritten.provenance["format"] == "proofbench_markdown"
+    with pytest.raises(ValidationError, match="Unknown scheme format"):
+        scheme_edit(scheme=guidelines, text=VALID_SCHEME, user=admin_user, fmt="matharena_json")
+
+
+def test_an_edited_matharena_version_is_read_as_proofbench_markdown(real_fixtures, admin_user):
+    problem = ProblemFactory(metadata={"imported_schemes": [_matharena_entry(real_fixtures, "3")]})
+    schemes_import_for_problems(problem_ids=[problem.pk])
+    imported = problem.marking_schemes.get()
+    edited = scheme_edit(scheme=imported, text=imported.text + "\n", user=admin_user)
+    assert edited.provenance["format"] == "proofbench_markdown"
+    assert edited.is_valid, edited.validation
+    points = [cp.points for cp in Scheme.from_dict(imported.structure).leaves()]
+    assert [cp.points for cp in Scheme.from_dict(edited.structure).leaves()] == points
+
+
 # --- approve and freeze -------------------------------------------------------------------
 
 
