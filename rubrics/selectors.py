@@ -273,6 +273,15 @@ def scheme_versions_for_problem(*, external_id: str) -> QuerySet[MarkingScheme]:
     ).order_by("-version")
 
 
+def problem_for_scheme(*, external_id: str) -> Problem:
+    """The problem a new scheme is written for; 404 when there is none."""
+    return get_object_or_404(Problem, external_id=external_id)
+
+
+def problem_exists(*, external_id: str) -> bool:
+    return Problem.objects.filter(external_id=external_id).exists()
+
+
 def scheme_for_api(*, scheme_id: int) -> MarkingScheme:
     return get_object_or_404(
         _with_rating_stats(MarkingScheme.objects.select_related("problem")), pk=scheme_id

@@ -6,12 +6,11 @@ and approve. Log-in is enforced by middleware."""
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from config.roles import ALL_ROLES, Role, has_role, role_required
-from problems.models import Problem
 from rubrics import selectors, services
 from rubrics.forms import EditForm, RateForm, SchemeFilterForm
 from rubrics.models import SchemeMethod, SchemeStatus
@@ -160,7 +159,7 @@ def scheme_edit(request, scheme_id: int):
 
 @role_required(Role.ADMIN)
 def scheme_new(request, external_id: str):
-    problem = get_object_or_404(Problem, external_id=external_id)
+    problem = selectors.problem_for_scheme(external_id=external_id)
     form = EditForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         created = services.scheme_version_create(
@@ -175,6 +174,18 @@ def scheme_new(request, external_id: str):
     return render(
         request, "rubrics/scheme_edit.html", {"form": form, "scheme": None, "problem": problem}
     )
+
+
+@role_required(Role.ADMIN)
+def scheme_new_pick(request):
+    """The list's "write a scheme" box: on to the form for the problem named."""
+    external_id = request.GET.get("problem", "").strip()[:200]
+    if external_id and selectors.problem_exists(external_id=external_id):
+        return redirect("rubrics:new", external_id=external_id)
+    messages.error(
+        request, f"No problem has the id {external_id!r}: check it on the Problems page."
+    )
+    return redirect("rubrics:list")
 
 
 @require_POST

@@ -286,6 +286,7 @@ def test_only_admins_edit_approve_and_see_the_dashboard(client, role):
     assert client.post(reverse("rubrics:edit", args=[scheme.pk]), {"text": "x"}).status_code == 403
     assert client.post(reverse("rubrics:approve", args=[scheme.pk])).status_code == 403
     assert client.get(reverse("rubrics:ratings")).status_code == 403
+    assert client.get(reverse("rubrics:new-pick"), {"problem": "x"}).status_code == 403
     assert client.get(reverse("rubrics:new", args=[scheme.problem.external_id])).status_code == 403
     scheme.refresh_from_db()
     assert scheme.status == SchemeStatus.DRAFT
@@ -313,3 +314,12 @@ def test_anonymous_is_sent_to_log_in(client):
     scheme = make_scheme()
     response = client.get(reverse("rubrics:detail", args=[scheme.pk]))
     assert response.status_code == 302 and "/accounts/login/" in response.url
+
+
+def test_the_write_a_scheme_box_goes_to_the_problems_form_or_says_why_not(client, admin_user):
+    client_for(client, admin_user)
+    ProblemFactory(external_id="BOX-1")
+    response = client.get(reverse("rubrics:new-pick"), {"problem": " BOX-1 "})
+    assert response.url == reverse("rubrics:new", args=["BOX-1"])
+    missing = client.get(reverse("rubrics:new-pick"), {"problem": "NOPE-9"}, follow=True)
+    assert b"No problem has the id &#x27;NOPE-9&#x27;" in missing.content
