@@ -93,6 +93,7 @@ def test_expert_rates_admin_edits_and_approves(page, live_server, login, screens
     page.click("nav.mainnav >> text=Marking schemes")
     page.wait_for_selector("a.scheme-link")
     assert "v3" in page.locator("table.schemes tbody tr").first.inner_text()
+    page.screenshot(path=str(screenshot_dir / "scheme-list.png"), full_page=True)
     page.goto(f"{live_server.url}/rubrics/ratings/")
     page.wait_for_selector("table.ratings-summary")
     page.screenshot(path=str(screenshot_dir / "scheme-ratings-dashboard.png"), full_page=True)
