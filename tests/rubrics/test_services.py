@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 
 from problems.signals import corpus_imported
 from rubrics.models import MarkingScheme, SchemeMethod, SchemeRating, SchemeStatus
+from rubrics.selectors import scheme_approved_for_problem, scheme_diff
 from rubrics.services import (
     scheme_approve,
     scheme_edit,
@@ -277,3 +278,29 @@ def test_import_schemes_command_covers_rows_imported_before(capsys):
     assert MarkingScheme.objects.count() == 2
     assert {s.problem_id for s in MarkingScheme.objects.all()} == {p.pk for p in problems}
     assert "0 version(s) created, 2 already imported" in capsys.readouterr().out
+
+
+# --- selectors ------------------------------------------------------------------------------
+
+
+def test_approved_for_problem_prefers_the_approved_then_the_newest_frozen(scheme, admin_user):
+    assert scheme_approved_for_problem(scheme.problem_id) is None
+    scheme_approve(scheme=scheme, user=admin_user)
+    assert scheme_approved_for_problem(scheme.problem_id) == scheme
+    scheme_freeze(scheme=scheme)
+    assert scheme_approved_for_problem(scheme.problem_id) == scheme
+    newer = scheme_edit(scheme=scheme, text=VALID_SCHEME + "\n", user=admin_user)
+    assert scheme_approved_for_problem(scheme.problem_id) == scheme
+    scheme_approve(scheme=newer, user=admin_user)
+    assert scheme_approved_for_problem(scheme.problem_id) == newer
+
+
+def test_diff_marks_added_and_removed_lines():
+    lines = scheme_diff(old="a\nb\nc", new="a\nB\nc\nd")
+    assert [(line.kind, line.text) for line in lines if line.kind != "hunk"] == [
+        ("context", "a"),
+        ("remove", "b"),
+        ("add", "B"),
+        ("context", "c"),
+        ("add", "d"),
+    ]
