@@ -1,6 +1,7 @@
 """Marking schemes: versioned per problem, with provenance, ratings and approval."""
 
 from django.conf import settings
+from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
 
@@ -105,8 +106,10 @@ class LLMEndpoint(models.Model):
     `api_key_env` names the environment variable (or setting) that holds it."""
 
     name = models.CharField(max_length=100, unique=True)
-    base_url = models.URLField(
-        max_length=500, help_text="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1."
+    base_url = models.CharField(
+        max_length=500,
+        validators=[URLValidator(schemes=["http", "https"])],
+        help_text="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1.",
     )
     model = models.CharField(max_length=200)
     api_key_env = models.CharField(
