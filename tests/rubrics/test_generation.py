@@ -304,3 +304,31 @@ def test_configuration_needs_a_known_method_and_prompt_version(endpoint):
             method="refgrader_hybrid", prompt_version="v7", endpoint=endpoint
         )
     assert generation.prompt_versions("refgrader_hybrid") == ["v1"]
+
+
+def test_the_job_retries_transient_errors_then_records_the_failure(fake_llm, endpoint, admin_user):
+    """The Celery task itself, applied in-process: each try makes the client's own attempts;
+    the job retries (MAX_RETRIES), and its last try records the failure."""
+    from rubrics.tasks import MAX_RETRIES, generate_scheme, retry_countdown
+
+    replies.script_proofbench(fake_llm, status(503))
+    run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
+    task = run.tasks.get()
+    generate_scheme.apply(args=[task.pk])
+    task.refresh_from_db()
+    assert task.status == TaskStatus.FAILED and "HTTP 503" in task.error
+    assert task.attempts == MAX_RETRIES + 1
+    assert len(fake_llm.log) == (MAX_RETRIES + 1) * endpoint.max_attempts
+    assert [retry_countdown(n) for n in range(3)] == [30, 60, 120]
+
+
+def test_the_job_succeeds_when_the_provider_recovers(fake_llm, endpoint, admin_user):
+    from rubrics.tasks import generate_scheme
+
+    replies.script_proofbench(fake_llm, status(500), status(500), text(replies.PROOFBENCH_SCHEME))
+    run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
+    task = run.tasks.get()
+    generate_scheme.apply(args=[task.pk])
+    task.refresh_from_db()
+    assert task.status == TaskStatus.DONE and task.attempts == 2
+    assert [e["status"] for e in fake_llm.log] == [500, 500, 200]
