@@ -141,6 +141,27 @@ def prompt_versions(method: str) -> list[str]:
     )
 
 
+def settings_endpoint_available() -> bool:
+    """LLM_BASE_URL and LLM_MODEL are set: an endpoint can be made from the settings."""
+    return bool(getattr(settings, "LLM_BASE_URL", "") and getattr(settings, "LLM_MODEL", ""))
+
+
+@transaction.atomic
+def llm_endpoint_from_settings() -> LLMEndpoint:
+    """The endpoint named "settings": LLM_BASE_URL and LLM_MODEL, its key in LLM_API_KEY."""
+    if not settings_endpoint_available():
+        raise ValidationError("Set LLM_BASE_URL and LLM_MODEL first (see the README).")
+    endpoint, _ = LLMEndpoint.objects.update_or_create(
+        name="settings",
+        defaults={
+            "base_url": settings.LLM_BASE_URL,
+            "model": settings.LLM_MODEL,
+            "api_key_env": "LLM_API_KEY",
+        },
+    )
+    return endpoint
+
+
 @transaction.atomic
 def generator_config_get_or_create(
     *, method: str, prompt_version: str, endpoint: LLMEndpoint, user: User | None = None

@@ -21,6 +21,11 @@ urlpatterns = [
         name="generation-task-retry",
     ),
     path(
+        "generate/endpoint-from-settings/",
+        generation_views.llm_endpoint_from_settings,
+        name="llm-endpoint-from-settings",
+    ),
+    path(
         "generate/configs/<int:config_id>/freeze/",
         generation_views.generator_config_freeze,
         name="generator-config-freeze",

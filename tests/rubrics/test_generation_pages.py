@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from rubrics import generation
-from rubrics.models import GenerationRun, GeneratorConfig, TaskStatus
+from rubrics.models import GenerationRun, GeneratorConfig, LLMEndpoint, TaskStatus
 from tests.factories import UserFactory
 from tests.llm import replies
 from tests.llm.fake_openai import text
@@ -229,3 +229,17 @@ def test_api_refuses_bad_input_and_non_admins(api_client_for, admin_user):
     assert not GeneratorConfig.objects.exists()
     expert = api_client_for(UserFactory(roles=["expert"]))
     assert expert.get("/api/v1/generation-runs/1/").status_code == 403
+
+
+def test_endpoint_from_the_settings(admin_client, settings):
+    settings.LLM_BASE_URL, settings.LLM_MODEL = "", ""
+    body = admin_client.get(reverse("rubrics:generate")).content.decode()
+    assert "Use it as the endpoint" not in body
+    settings.LLM_BASE_URL, settings.LLM_MODEL = "http://127.0.0.1:8000/v1", "deepseek-math-v2"
+    body = admin_client.get(reverse("rubrics:generate")).content.decode()
+    assert "Use it as the endpoint" in body
+    admin_client.post(reverse("rubrics:llm-endpoint-from-settings"))
+    body = admin_client.get(reverse("rubrics:generate")).content.decode()
+    assert "A language model is needed" not in body and "deepseek-math-v2" in body
+    endpoint = LLMEndpoint.objects.get(name="settings")
+    assert endpoint.api_key_env == "LLM_API_KEY"  # names the variable, never holds a value
