@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from llm.client import LLMTransientError
-from rubrics import generation
+from rubrics import generation, workflows
 from rubrics.models import GenerationStep, MarkingScheme, RunStatus, TaskStatus
 from rubrics.structure import Scheme, format_points
 from tests.llm import replies
@@ -303,7 +303,7 @@ def test_configuration_needs_a_known_method_and_prompt_version(endpoint):
         generation.generator_config_get_or_create(
             method="refgrader_hybrid", prompt_version="v7", endpoint=endpoint
         )
-    assert generation.prompt_versions("refgrader_hybrid") == ["v1"]
+    assert workflows.prompt_versions("refgrader_hybrid") == ["v1"]
 
 
 def test_the_job_retries_transient_errors_then_records_the_failure(fake_llm, endpoint, admin_user):
