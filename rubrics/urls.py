@@ -7,6 +7,7 @@ app_name = "rubrics"
 urlpatterns = [
     path("", views.scheme_list, name="list"),
     path("ratings/", views.ratings_dashboard, name="ratings"),
+    path("new/", views.scheme_new_pick, name="new-pick"),
     path("new/<str:external_id>/", views.scheme_new, name="new"),
     path("generate/", generation_views.generation_page, name="generate"),
     path("generate/runs/<int:run_id>/", generation_views.generation_run, name="generation-run"),
