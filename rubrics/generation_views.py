@@ -34,7 +34,8 @@ def generation_page(request):
         run = _start(request, form)
         if run is not None:
             return redirect("rubrics:generation-run", run_id=run.pk)
-    chosen = {str(pk) for pk in request.POST.getlist("problems")}
+    # ?problems=ID (repeatable) preselects problems, e.g. from a problem's scheme page
+    chosen = {str(pk) for pk in (request.POST or request.GET).getlist("problems")}
     context = {
         "filters": filters,
         "problems": generation_selectors.generation_problem_choices(filters=filters),

@@ -106,7 +106,11 @@ def test_refgrader_workflow_calls_each_step_once_in_order_and_reuses_them(
     scheme = task.scheme
     assert scheme.method == f"refgrader_{design}" and scheme.is_valid, scheme.validation
     assert totals(scheme) == {"A": "7", "B": "7"}
-    assert Scheme.from_dict(scheme.structure).round_down is (design in ("milestones", "hybrid"))
+    structure = Scheme.from_dict(scheme.structure)
+    assert structure.round_down is (design in ("milestones", "hybrid"))
+    expected = 2 if design in ("approachability", "hybrid") else None
+    assert {leaf.approachability for leaf in structure.leaves()} == {expected}
+    assert {leaf.partial.value for leaf in structure.leaves()} == {"half"}
     assert [c["members"] for c in scheme.provenance["clusters"]] == [[1, 3], [2]]
     assert [s["step"] for s in scheme.provenance["steps"]] == [
         "cluster",

@@ -243,3 +243,14 @@ def test_endpoint_from_the_settings(admin_client, settings):
     assert "A language model is needed" not in body and "deepseek-math-v2" in body
     endpoint = LLMEndpoint.objects.get(name="settings")
     assert endpoint.api_key_env == "LLM_API_KEY"  # names the variable, never holds a value
+
+
+def test_a_link_can_preselect_one_problem(admin_client):
+    LLMEndpointFactory()
+    wanted = problem_with_solutions("S", external_id="PB-Basic-002")
+    other = problem_with_solutions("S", external_id="PB-Basic-003")
+    body = admin_client.get(
+        reverse("rubrics:generate"), {"q": "PB-Basic", "problems": wanted.pk}
+    ).content.decode()
+    assert f'value="{wanted.pk}" id="problem-{wanted.pk}" form="generation-form" checked' in body
+    assert f'value="{other.pk}" id="problem-{other.pk}" form="generation-form">' in body
