@@ -258,6 +258,11 @@ def generation_task_execute(*, task_id: int, final_attempt: bool = True) -> Gene
         _task_record(task, workflow, TaskStatus.FAILED, _failure_text(exc, workflow))
     except (LLMError, parsers.OutputError, GenerationError, prompts.PromptError) as exc:
         _task_record(task, workflow, TaskStatus.FAILED, _failure_text(exc, workflow))
+    except Exception as exc:
+        # a bug, not the model: the row says so (the page must not show "running" forever)
+        message = f"Unexpected error ({type(exc).__name__}): {exc}"
+        _task_record(task, workflow, TaskStatus.FAILED, _failure_text(Exception(message), workflow))
+        raise
     else:
         _task_finish(task, workflow, result)
     return GenerationTask.objects.get(pk=task_id)
