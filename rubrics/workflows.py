@@ -314,6 +314,7 @@ class Workflow:
 
     def _store(self, call: StepCall, digest: str, reply: Completion | LLMError) -> tuple[str, dict]:
         if isinstance(reply, LLMError):
+            reply.raw = _storable(reply.raw)
             self.calls.append(
                 {
                     "step": call.step,
@@ -325,6 +326,7 @@ class Workflow:
                 }
             )
             raise reply
+        reply.text = _storable(reply.text)
         self.new_usage = self.new_usage + reply.usage
         self.calls.append(
             {
@@ -360,6 +362,11 @@ class Workflow:
         self.steps_used.append(
             {"step": call.step, "prompt": call.prompt, "id": step.pk, "cached": cached}
         )
+
+
+def _storable(text: str) -> str:
+    """Model text as PostgreSQL can store it (a NUL character cannot be)."""
+    return (text or "").replace("\x00", "\ufffd")
 
 
 def _input_hash(messages: list[dict], parameters: dict) -> str:

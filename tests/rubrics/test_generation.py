@@ -372,3 +372,11 @@ def test_a_job_for_a_deleted_run_does_nothing(fake_llm, endpoint, admin_user):
     run.delete()
     assert generation.generation_task_execute(task_id=task_id) is None
     assert fake_llm.log == []
+
+
+def test_a_nul_character_in_a_reply_does_not_break_storage(fake_llm, endpoint, admin_user):
+    noisy = replies.PROOFBENCH_SCHEME.replace("Set-up.", "Set-up.\x00")
+    replies.script_proofbench(fake_llm, text(noisy))
+    (task,) = execute_all(start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user))
+    assert task.status == TaskStatus.DONE and "\x00" not in task.scheme.text
+    assert "\ufffd" in GenerationStep.objects.get().output
