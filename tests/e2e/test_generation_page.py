@@ -54,6 +54,13 @@ def test_admin_generates_schemes_and_follows_the_run(
     assert second.marking_schemes.count() == 1
     assert len(fake_llm.log) == 8
 
+    page.click("nav.mainnav >> text=Generate")
+    page.click("#configs >> text=Freeze")
+    page.wait_for_selector("#configs .tag.frozen")
+    assert "is frozen" in page.inner_text(".messages")
+    assert "Done" in page.inner_text("#runs")
+    page.screenshot(path=str(screenshot_dir / "generation-page-frozen.png"), full_page=True)
+
 
 def test_a_failed_problem_shows_the_raw_reply_and_is_retried_from_the_page(
     page, live_server, login, screenshot_dir, celery_worker_process, fake_llm
