@@ -94,11 +94,8 @@ def prompt_keys(method: str, version: str) -> dict[str, str]:
         return {"scheme": f"proofbench_scheme@{version}"}
     if design is None:
         raise ValidationError({"method": f"{method!r} is not a generation method."})
-    steps = (
-        "refgrader_steps_approachability"
-        if design in APPROACHABILITY_DESIGNS
-        else ("refgrader_steps")
-    )
+    rated = design in APPROACHABILITY_DESIGNS
+    steps = "refgrader_steps_approachability" if rated else "refgrader_steps"
     return {
         "cluster": f"refgrader_cluster@{version}",
         "steps": f"{steps}@{version}",
