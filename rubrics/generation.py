@@ -74,12 +74,14 @@ def llm_endpoint_from_settings() -> LLMEndpoint:
 
 
 CHECK_PROMPT = "This is a connection check. Reply with the single word: ready"
+CHECK_TIMEOUT = 60.0
 
 
 def llm_endpoint_check(*, endpoint: LLMEndpoint) -> str:
     """One short request to the endpoint (a single attempt); what it answered, in words.
     Raises LLMError when it does not answer."""
-    config = replace(llm_config(endpoint, endpoint_parameters(endpoint)), max_attempts=1)
+    config = llm_config(endpoint, endpoint_parameters(endpoint))
+    config = replace(config, max_attempts=1, timeout=min(config.timeout, CHECK_TIMEOUT))
     completion = LLMClient(config).complete([{"role": "user", "content": CHECK_PROMPT}])
     reply = parsers.visible(completion.text)[:80] or "(an empty reply)"
     return (
