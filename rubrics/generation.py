@@ -46,10 +46,13 @@ from .workflows import (
 
 
 def config_parameters(config: GeneratorConfig) -> dict:
-    """A frozen configuration's own parameters, else the endpoint's current ones."""
-    return (
-        dict(config.frozen_parameters) if config.is_frozen else endpoint_parameters(config.endpoint)
-    )
+    """A frozen configuration's own model and parameters (reached at its endpoint's current base
+    URL: where the model is served may move, what it is may not), else the endpoint's current
+    ones."""
+    current = endpoint_parameters(config.endpoint)
+    if not config.is_frozen:
+        return current
+    return {**config.frozen_parameters, "base_url": current["base_url"]}
 
 
 def settings_endpoint_available() -> bool:

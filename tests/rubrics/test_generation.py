@@ -224,6 +224,7 @@ def test_refgrader_failure_midway_keeps_finished_steps_for_the_retry(
     assert task.status == TaskStatus.FAILED
     assert task.error.startswith("Step rubric:C2:") and "could not be read" in task.error
     assert GenerationStep.objects.count() == 4
+    assert not MarkingScheme.objects.exists()  # never a half-written scheme
     fake_llm.rules.pop(0)
     generation.generation_task_retry(task=task)
     (task,) = execute_all(run)
@@ -283,11 +284,13 @@ def test_freezing_keeps_the_parameters_whatever_happens_to_the_endpoint(
         generation.generator_config_freeze(config=frozen, user=admin_user)
     endpoint.model = "another-model"
     endpoint.temperature = 0.9
+    endpoint.base_url = f"{endpoint.base_url}/"  # where it is served may change
     endpoint.save()
     run = generation.generation_run_start(
         config=frozen, problems=[problem_with_solutions("S")], user=admin_user
     )
     (task,) = execute_all(run)
+    assert run.parameters["base_url"] == endpoint.base_url
     assert fake_llm.log[0]["model"] == "fake-model"
     assert fake_llm.log[0]["params"]["temperature"] == 0.0
     assert task.scheme.provenance["config"]["frozen"] is True
