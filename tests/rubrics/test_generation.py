@@ -8,7 +8,13 @@ from django.core.exceptions import ValidationError
 
 from llm.client import LLMTransientError
 from rubrics import generation, workflows
-from rubrics.models import GenerationStep, MarkingScheme, RunStatus, TaskStatus
+from rubrics.models import (
+    GenerationStep,
+    GeneratorConfig,
+    MarkingScheme,
+    RunStatus,
+    TaskStatus,
+)
 from rubrics.structure import Scheme, format_points
 from tests.llm import replies
 from tests.llm.fake_openai import slow, status, text, truncated
@@ -287,7 +293,9 @@ def test_freezing_keeps_the_parameters_whatever_happens_to_the_endpoint(
     endpoint.base_url = f"{endpoint.base_url}/"  # where it is served may change
     endpoint.save()
     run = generation.generation_run_start(
-        config=frozen, problems=[problem_with_solutions("S")], user=admin_user
+        config=GeneratorConfig.objects.get(pk=frozen.pk),
+        problems=[problem_with_solutions("S")],
+        user=admin_user,
     )
     (task,) = execute_all(run)
     assert run.parameters["base_url"] == endpoint.base_url
