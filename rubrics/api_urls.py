@@ -1,6 +1,6 @@
 from django.urls import path
 
-from rubrics import apis
+from rubrics import apis, generation_apis
 
 urlpatterns = [
     path("schemes/", apis.SchemeListApi.as_view(), name="api-scheme-list"),
@@ -9,5 +9,15 @@ urlpatterns = [
         "problems/<str:external_id>/schemes/",
         apis.ProblemSchemeVersionsApi.as_view(),
         name="api-problem-scheme-versions",
+    ),
+    path(
+        "generation-runs/",
+        generation_apis.GenerationRunCreateApi.as_view(),
+        name="api-generation-run-create",
+    ),
+    path(
+        "generation-runs/<int:run_id>/",
+        generation_apis.GenerationRunDetailApi.as_view(),
+        name="api-generation-run-detail",
     ),
 ]
