@@ -10,11 +10,13 @@ whole import back; a dry run does every write and rolls back, so its counts are 
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import DatabaseError, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from llm.scores import verifier_score
@@ -155,8 +157,11 @@ class Upserter:
         self.proofs: dict[tuple[str, str, str], ProofIn] = {}
         self.analyses: dict[tuple, AnalysisIn] = {}
         self.problem_ids: dict[str, int] = {}
+        # Problems created by this import have ids above `baseline`: they are kept in a compact
+        # array; the sets hold only problems that existed before (memory flat on a new corpus).
+        self.baseline = Problem.objects.aggregate(top=Max("id"))["top"] or 0
+        self.created_problems = array("q")
         self.seen_problems: set[int] = set()
-        self.created_problems: set[int] = set()
         self.updated_problems: set[int] = set()
         self.touched_problems: set[int] = set()
 
@@ -213,17 +218,23 @@ class Upserter:
     def finish(self) -> None:
         self.flush()
         counts = self.report.counts["problems"]
-        changed = self.created_problems | self.updated_problems
         counts["created"] = len(self.created_problems)
-        counts["updated"] = len(self.updated_problems - self.created_problems)
-        counts["unchanged"] = len(self.seen_problems - changed)
-        self.report.problem_ids = sorted(changed | self.touched_problems)
+        counts["updated"] = len(self.updated_problems)
+        counts["unchanged"] = len(self.seen_problems - self.updated_problems)
+        self.report.problem_ids = [
+            *self.created_problems,
+            *sorted(self.updated_problems | self.touched_problems),
+        ]
 
     def _clear(self) -> None:
         self.problems.clear()
         self.solutions.clear()
         self.proofs.clear()
         self.analyses.clear()
+
+    def _touch(self, problem_ids: Iterable[int]) -> None:
+        """Problems whose solutions, proofs or analyses changed (new problems are known)."""
+        self.touched_problems.update(pk for pk in problem_ids if pk <= self.baseline)
 
     def _count(self, model: str, status: str, number: int = 1) -> None:
         self.report.counts[model][status] += number
@@ -259,12 +270,14 @@ class Upserter:
             if old is None:
                 writes.append({"external_id": external_id, **merged})
                 continue
-            self.seen_problems.add(old["id"])
+            if old["id"] <= self.baseline:
+                self.seen_problems.add(old["id"])
             self.problem_ids[external_id] = old["id"]
             desired = _merge_problem_row(old, merged)
             if all(desired[name] == old[name] for name in desired):
                 continue
-            self.updated_problems.add(old["id"])
+            if old["id"] <= self.baseline:
+                self.updated_problems.add(old["id"])
             writes.append({"external_id": external_id, **desired})
         now = timezone.now()
         columns = ("external_id", *PROBLEM_FIELDS, "source", "metadata", "created_at", "updated_at")
@@ -279,8 +292,7 @@ class Upserter:
         created = rows_by_key(Problem, ["external_id"], [row[:1] for row in rows[False]], ["id"])
         for (external_id,), (pk,) in created.items():
             self.problem_ids[external_id] = pk
-            self.seen_problems.add(pk)
-            self.created_problems.add(pk)
+            self.created_problems.append(pk)
         upsert_rows(
             Problem,
             columns,
@@ -323,7 +335,7 @@ class Upserter:
             ),
             new,
         )
-        self.touched_problems.update(row[0] for row in new)
+        self._touch(row[0] for row in new)
 
     def _flush_proofs(self) -> dict[tuple[int, str, str], int]:
         """Writes the batch's proofs; returns their ids by (problem id, generator, sample)."""
@@ -362,7 +374,7 @@ class Upserter:
                     self._count("proofs", "unchanged")
                     continue
             self._count("proofs", "updated" if old else "created")
-            self.touched_problems.add(key[0])
+            self._touch((key[0],))
             writes.append(
                 (*key, record.sample_index, record.text, digest, record.source, metadata, now, now)
             )
@@ -486,7 +498,7 @@ class Upserter:
         )
         if writes:
             touched = Proof.objects.filter(id__in={row[0] for row in writes})
-            self.touched_problems.update(touched.values_list("problem_id", flat=True))
+            self._touch(touched.values_list("problem_id", flat=True))
 
 
 def _merge_problem_row(old: dict, merged: dict) -> dict:

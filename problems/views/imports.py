@@ -42,14 +42,23 @@ def import_upload(request):
     return render(request, "problems/import_upload.html", context, status=status)
 
 
+COUNT_LABELS = (
+    ("problems", "Problems"),
+    ("reference_solutions", "Reference solutions"),
+    ("proofs", "Proofs"),
+    ("analyses", "Verifier analyses"),
+)
+
+
 @role_required(Role.ADMIN)
 def import_detail(request, job_id):
     job = selectors.import_job_detail(job_id=job_id)
+    counts = [(label, job.counts[key]) for key, label in COUNT_LABELS if key in job.counts]
     template = (
         "problems/_import_status.html"
         if request.htmx and not request.htmx.history_restore_request
         else "problems/import_detail.html"
     )
-    response = render(request, template, {"job": job})
+    response = render(request, template, {"job": job, "counts": counts})
     patch_vary_headers(response, ["HX-Request"])
     return response
