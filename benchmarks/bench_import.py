@@ -113,22 +113,37 @@ def child(path: Path) -> None:
     setup_django()
     from problems.services import corpus_import
 
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = cursor.fetchone()[0]
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    start = time.perf_counter()
+    server_before = server_cpu(backend)
+    start, cpu_start = time.perf_counter(), time.process_time()
     report = corpus_import(path=path)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(
-        json.dumps(
-            {
-                "ok": report.ok,
-                "seconds": seconds,
-                "counts": report.counts,
-                "peak_mb": peak / 1024,
-                "peak_before_import_mb": before / 1024,
-            }
-        )
-    )
+    figures = {
+        "ok": report.ok,
+        "seconds": seconds,
+        "counts": report.counts,
+        "peak_mb": peak / 1024,
+        "peak_before_import_mb": before / 1024,
+        "client_cpu_s": cpu,
+        "server_cpu_s": server_cpu(backend) - server_before,
+        "load_average": os.getloadavg()[0],
+    }
+    print(json.dumps(figures))
+
+
+def server_cpu(pid: int) -> float:
+    """CPU seconds of the PostgreSQL backend serving the import (when the server is local)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_child(path: Path) -> dict:
@@ -187,7 +202,8 @@ def main() -> None:
             row = results[key]
             print(
                 f"{label:>13}: {row['seconds']:6.2f} s  {row['proofs_per_s']:8,.0f} proofs/s  "
-                f"peak {row['peak_mb']:6.1f} MB"
+                f"peak {row['peak_mb']:6.1f} MB  (cpu: importer {row['client_cpu_s']:.2f} s, "
+                f"postgres {row['server_cpu_s']:.2f} s; load average {row['load_average']:.1f})"
             )
     if "peak_growth_mb" in results:
         print(f"peak memory growth 20k -> 100k rows: {results['peak_growth_mb']:+.1f} MB")

@@ -10,8 +10,11 @@ whole import back; a dry run does every write and rolls back, so its counts are 
 from __future__ import annotations
 
 import hashlib
+import itertools
+import queue
+import threading
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -513,6 +516,55 @@ def _merge_problem_row(old: dict, merged: dict) -> dict:
     return desired
 
 
+_DONE = object()
+
+
+def read_ahead(items: Iterator, chunk: int = 500, depth: int = 8) -> Iterator:
+    """Iterates `items` in a thread, a few chunks ahead of the caller: reading and parsing the
+    next records overlaps the database's work on the current batch (psycopg releases the GIL
+    while it waits). The queue's bound keeps memory flat; errors reach the caller."""
+    ahead: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(value) -> bool:
+        while not stop.is_set():
+            try:
+                ahead.put(value, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for block in _batched(items, chunk):
+                if not put(block):
+                    return
+            put(_DONE)
+        except BaseException as exc:  # handed over to the consuming thread
+            put(exc)
+
+    thread = threading.Thread(target=produce, name="corpus-import-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            block = ahead.get()
+            if block is _DONE:
+                return
+            if isinstance(block, BaseException):
+                raise block
+            yield from block
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _batched(items: Iterator, size: int) -> Iterator[tuple]:
+    iterator = iter(items)
+    while block := tuple(itertools.islice(iterator, size)):
+        yield block
+
+
 class _Rollback(Exception):
     pass
 
@@ -540,7 +592,7 @@ def corpus_import(
         with transaction.atomic():
             tune_transaction()
             try:
-                for item in read_path(path, fmt, progress=progress, name=name):
+                for item in read_ahead(read_path(path, fmt, progress=progress, name=name)):
                     if isinstance(item, Issue):
                         report.add(item)
                         continue
