@@ -111,9 +111,9 @@ def empty_corpus() -> None:
 def child(path: Path) -> None:
     """Runs one import in this process and prints its figures as JSON."""
     setup_django()
-    from problems.services import corpus_import
-
     from django.db import connection
+
+    from problems.services import corpus_import
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
