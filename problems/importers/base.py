@@ -111,6 +111,7 @@ class SolutionIn:
     text: str
     source: str = ""
     metadata: dict = field(default_factory=dict)
+    problem_field: str = "problem_id"  # the field naming the problem, for messages
 
 
 @dataclass
@@ -123,6 +124,7 @@ class ProofIn:
     sample_index: int | None = None
     source: str = ""
     metadata: dict = field(default_factory=dict)
+    problem_field: str = "problem_id"  # the field naming the problem, for messages
 
 
 @dataclass
@@ -136,6 +138,7 @@ class AnalysisIn:
     sample_key: str = ""
     source: str = ""
     metadata: dict = field(default_factory=dict)
+    problem_field: str = "problem_id"  # the field naming the problem, for messages
 
 
 Record = ProblemIn | SolutionIn | ProofIn | AnalysisIn

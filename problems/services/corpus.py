@@ -248,12 +248,12 @@ class Upserter:
             found = rows_by_key(Problem, ["external_id"], [(key,) for key in missing], ["id"])
             self.problem_ids.update((key[0], row[0]) for key, row in found.items())
 
-    def _unknown_problem(self, where: Where, external_id: str) -> None:
+    def _unknown_problem(self, record: SolutionIn | ProofIn | AnalysisIn) -> None:
         self.report.add(
             error(
-                where,
-                f"no problem {external_id!r} in this file or in the database.",
-                "problem" if "jsonl" in where.file else "problem_id",
+                record.where,
+                f"no problem {record.problem!r} in this file or in the database.",
+                record.problem_field,
             )
         )
 
@@ -312,7 +312,7 @@ class Upserter:
         for (problem, digest), record in self.solutions.items():
             problem_id = self.problem_ids.get(problem)
             if problem_id is None:
-                self._unknown_problem(record.where, problem)
+                self._unknown_problem(record)
                 continue
             wanted[(problem_id, digest)] = record
         existing = rows_by_key(ReferenceSolution, ["problem_id", "text_hash"], wanted, ["id"])
@@ -350,7 +350,7 @@ class Upserter:
         for (problem, generator, sample), record in self.proofs.items():
             problem_id = self.problem_ids.get(problem)
             if problem_id is None:
-                self._unknown_problem(record.where, problem)
+                self._unknown_problem(record)
                 continue
             wanted[(problem_id, generator, sample)] = record
         proof_key = ["problem_id", "generator", "sample_key"]
@@ -412,7 +412,7 @@ class Upserter:
         for record in self.analyses.values():
             problem_id = self.problem_ids.get(record.problem)
             if problem_id is None:
-                self._unknown_problem(record.where, record.problem)
+                self._unknown_problem(record)
                 continue
             proof_key = (problem_id, record.generator, record.proof_sample_key)
             lookups.setdefault(proof_key, []).append(record)
