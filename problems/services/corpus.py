@@ -167,6 +167,7 @@ class Upserter:
         self.seen_problems: set[int] = set()
         self.updated_problems: set[int] = set()
         self.touched_problems: set[int] = set()
+        self.fresh: set[int] = set()  # problems created by the batch being written
 
     # -- collecting ------------------------------------------------------------------------
 
@@ -210,6 +211,7 @@ class Upserter:
         if self.report.errors:
             self._clear()
             return
+        self.fresh: set[int] = set()
         self._flush_problems()
         self._flush_solutions()
         proof_ids = self._flush_proofs()
@@ -296,6 +298,7 @@ class Upserter:
         for (external_id,), (pk,) in created.items():
             self.problem_ids[external_id] = pk
             self.created_problems.append(pk)
+            self.fresh.add(pk)
         upsert_rows(
             Problem,
             columns,
@@ -315,7 +318,12 @@ class Upserter:
                 self._unknown_problem(record)
                 continue
             wanted[(problem_id, digest)] = record
-        existing = rows_by_key(ReferenceSolution, ["problem_id", "text_hash"], wanted, ["id"])
+        existing = rows_by_key(
+            ReferenceSolution,
+            ["problem_id", "text_hash"],
+            [key for key in wanted if key[0] not in self.fresh],
+            ["id"],
+        )
         now = timezone.now()
         new = [
             (key[0], record.text, key[1], record.source, "", [], record.metadata, now)
@@ -357,7 +365,10 @@ class Upserter:
         existing = {
             key: (row[0], *key, *row[1:])
             for key, row in rows_by_key(
-                Proof, proof_key, wanted, ["id", "text_hash", "sample_index", "source", "metadata"]
+                Proof,
+                proof_key,
+                [key for key in wanted if key[0] not in self.fresh],  # new problems: no proofs yet
+                ["id", "text_hash", "sample_index", "source", "metadata"],
             ).items()
         }
         writes = []
