@@ -38,7 +38,7 @@ from problems.models import Problem, Proof, ReferenceSolution, VerifierAnalysis
 from problems.services.bulk import insert_rows, rows_by_key, tune_transaction, upsert_rows
 from problems.signals import corpus_imported
 
-BATCH_SIZE = 1000
+BATCH_SIZE = 2000
 MAX_ISSUES = 1000
 MODELS = ("problems", "reference_solutions", "proofs", "analyses")
 PROBLEM_FIELDS = ("statement", "contest", "year", "number", "topic", "final_answer")
@@ -202,7 +202,8 @@ class Upserter:
                 record.sample_key,
             )
             self.analyses[key] = record
-        if len(self.problems) + len(self.proofs) + len(self.analyses) >= self.batch_size:
+        pending = len(self.problems) + len(self.solutions) + len(self.proofs) + len(self.analyses)
+        if pending >= self.batch_size:
             self.flush()
 
     # -- writing ---------------------------------------------------------------------------
@@ -211,7 +212,7 @@ class Upserter:
         if self.report.errors:
             self._clear()
             return
-        self.fresh: set[int] = set()
+        self.fresh.clear()
         self._flush_problems()
         self._flush_solutions()
         proof_ids = self._flush_proofs()
