@@ -1,1 +1,13 @@
-urlpatterns: list = []
+from django.urls import path
+
+from rubrics import apis
+
+urlpatterns = [
+    path("schemes/", apis.SchemeListApi.as_view(), name="api-scheme-list"),
+    path("schemes/<int:scheme_id>/", apis.SchemeDetailApi.as_view(), name="api-scheme-detail"),
+    path(
+        "problems/<str:external_id>/schemes/",
+        apis.ProblemSchemeVersionsApi.as_view(),
+        name="api-problem-scheme-versions",
+    ),
+]
