@@ -577,6 +577,17 @@ def _batched(items: Iterator, size: int) -> Iterator[tuple]:
         yield block
 
 
+SIGNAL_CHUNK = 1000
+
+
+def _announce(problem_ids: list[int]) -> None:
+    """Sends `corpus_imported`, 1,000 problem ids at a time, so that a receiver loading the
+    problems it is given works in bounded memory however large the import (receivers are
+    idempotent, so a split send means the same as one)."""
+    for start in range(0, len(problem_ids), SIGNAL_CHUNK):
+        corpus_imported.send(sender=Problem, problem_ids=problem_ids[start : start + SIGNAL_CHUNK])
+
+
 class _Rollback(Exception):
     pass
 
@@ -620,8 +631,7 @@ def corpus_import(
         pass
     else:
         report.committed = True
-        problem_ids = report.problem_ids
-        transaction.on_commit(lambda: corpus_imported.send(sender=Problem, problem_ids=problem_ids))
+        transaction.on_commit(lambda: _announce(report.problem_ids))
     if on_progress:
         on_progress(progress.bytes_read, report)
     if not report.ok:

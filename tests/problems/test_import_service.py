@@ -226,7 +226,7 @@ def test_dry_run_reports_the_counts_and_writes_nothing(tmp_path):
 
 
 def test_signal_is_sent_after_commit_with_the_changed_problems(
-    tmp_path, django_capture_on_commit_callbacks
+    tmp_path, django_capture_on_commit_callbacks, monkeypatch
 ):
     received = []
 
@@ -244,7 +244,21 @@ def test_signal_is_sent_after_commit_with_the_changed_problems(
             corpus_import(path=path)
     finally:
         corpus_imported.disconnect(receiver)
-    assert received == [sorted(Problem.objects.values_list("id", flat=True)), []]
+    assert received == [sorted(Problem.objects.values_list("id", flat=True))]
+
+    from problems.services import corpus
+
+    monkeypatch.setattr(corpus, "SIGNAL_CHUNK", 2)
+    corpus_imported.connect(receiver)
+    received.clear()
+    try:
+        rows = [proofbench_row(index, model_solution=f"Edited {index}") for index in (1, 2, 3)]
+        with django_capture_on_commit_callbacks(execute=True):
+            corpus_import(path=write_jsonl(tmp_path / "rows.jsonl", rows))
+    finally:
+        corpus_imported.disconnect(receiver)
+    assert [len(ids) for ids in received] == [2, 1]
+    assert sorted(sum(received, [])) == sorted(Problem.objects.values_list("id", flat=True))
 
 
 # -- model text and verifier analyses -------------------------------------------------------
