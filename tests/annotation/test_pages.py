@@ -21,7 +21,7 @@ def post_json(client, url, data):
 
 
 def big_scheme_text(n: int) -> str:
-    lines = [f"## Checkpoints (7 pts total)", "", "**Chain A**"]
+    lines = ["## Checkpoints (7 pts total)", "", "**Chain A**"]
     for i in range(1, n + 1):
         lines.append(f"{i}. **Step {i}** (1 pts): do step {i}. [additive]")
     lines += ["", "## Deductions", "- Slip: -1"]
