@@ -120,10 +120,8 @@ def _candidates(*, campaign: Campaign, expert: AbstractBaseUser, skip: set[int],
     """Items that still need a judgement and that the expert never held, closest to complete
     first (most submitted judgements, then the oldest, which are the ones already leased),
     walked along the partial index item_open_queue."""
-    leased = (
-        Assignment.objects.filter(
-            item_id=OuterRef("pk"), status=AssignmentStatus.ACTIVE, leased_until__gt=now
-        )
+    taken = (
+        Assignment.objects.filter(taken_filter(now), item_id=OuterRef("pk"))
         .order_by()
         .values("item_id")
         .annotate(n=Count("pk"))
@@ -133,8 +131,8 @@ def _candidates(*, campaign: Campaign, expert: AbstractBaseUser, skip: set[int],
         Item.objects.filter(campaign=campaign, needs_work=True, is_final=False, is_gold=False)
         .exclude(pk__in=skip)
         .exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
-        .annotate(leased=Coalesce(Subquery(leased, output_field=IntegerField()), 0))
-        .filter(leased__lt=F("required_judgements") - F("submitted_count"))
+        .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), 0))
+        .filter(taken__lt=F("required_judgements"))
         .order_by("-submitted_count", "id")
     )
 
