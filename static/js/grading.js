@@ -435,7 +435,11 @@
   }
   function unfocusRow() { if (activeRow !== null) rows[activeRow].classList.remove("active"); activeRow = null; }
   function togglePane(id) { var p = document.getElementById(id); if (p) p.open = !p.open; }
-  function typing(el) { return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)); }
+  function typing(el) {
+    if (!el) return false;
+    if (el.tagName === "INPUT") return !/^(radio|checkbox|button|submit)$/.test(el.type);
+    return el.isContentEditable || /^(TEXTAREA|SELECT)$/.test(el.tagName);
+  }
   document.addEventListener("keydown", function (evt) {
     if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
     if (typing(evt.target)) {
