@@ -142,7 +142,10 @@ def anonymous_names(grades: list[Grade]) -> dict[int, str]:
 def eligible_adjudicators(*, campaign_id: int, item_id: int) -> list[AbstractBaseUser]:
     users = get_user_model().objects.filter(
         Q(groups__name__in=[Role.ADJUDICATOR.value])
-        | Q(campaign_memberships__campaign_id=campaign_id, campaign_memberships__role=MemberRole.ADJUDICATOR)
+        | Q(
+            campaign_memberships__campaign_id=campaign_id,
+            campaign_memberships__role=MemberRole.ADJUDICATOR,
+        )
     )
     graders = item_grader_ids(item_id)
     return [u for u in users.distinct().order_by("username") if u.pk not in graders]
