@@ -61,10 +61,7 @@ def cases_for_user(
     ).exclude(item__grades__expert=user)
     if ids is not None:
         qs = qs.filter(item__campaign_id__in=ids)
-    if status:
-        qs = qs.filter(status=status)
-    else:
-        qs = qs.exclude(status=CaseStatus.RESOLVED)
+    qs = qs.filter(status=status) if status else qs.exclude(status=CaseStatus.RESOLVED)
     if campaign_id:
         qs = qs.filter(item__campaign_id=campaign_id)
     if mine:
