@@ -197,9 +197,9 @@ def campaign_agreement(
     ]
 
     final = dict(
-        FinalLabel.objects.filter(item__campaign=campaign, source__in=REFERENCE_SOURCES).values_list(
-            "item_id", "value"
-        )
+        FinalLabel.objects.filter(
+            item__campaign=campaign, source__in=REFERENCE_SOURCES
+        ).values_list("item_id", "value")
     )
     gold_items = set(
         FinalLabel.objects.filter(item__campaign=campaign, item__is_gold=True).values_list(
@@ -302,4 +302,3 @@ def disagreement_rows(campaign: Campaign) -> list[dict]:
         )
     rows.sort(key=lambda r: (-r["difference"], r["item_id"]))
     return rows
-

@@ -30,7 +30,10 @@ def ci(interval, digits: int = 2) -> str:
 def heat_rows(matrix: list[list[int]]) -> list[list[dict]]:
     """Cells with a shade proportional to the count (the largest cell fully coloured)."""
     top = max((n for row in matrix for n in row), default=0) or 1
-    return [[{"n": n, "shade": round(n / top, 3), "dark": n / top > 0.55} for n in row] for row in matrix]
+    return [
+        [{"n": n, "shade": round(n / top, 3), "dark": n / top > 0.55} for n in row]
+        for row in matrix
+    ]
 
 
 @register.filter
