@@ -80,16 +80,13 @@ class CaseDetailOutput(CaseSummaryOutput):
     resolution = serializers.CharField()
     score = serializers.DecimalField(max_digits=4, decimal_places=2, allow_null=True)
     rationale = serializers.CharField()
-    judgements = JudgementOutput(many=True)
-    events = EventOutput(many=True)
+    judgements = JudgementOutput(many=True, source="sheet.judgements")
+    events = EventOutput(many=True, source="sheet.events")
 
 
 def _case_data(case) -> dict:
-    sheet = selectors.case_sheet(case)
-    data = CaseDetailOutput(case).data
-    data["judgements"] = JudgementOutput(sheet["judgements"], many=True).data
-    data["events"] = EventOutput(sheet["events"], many=True).data
-    return data
+    case.sheet = selectors.case_sheet(case)
+    return CaseDetailOutput(case).data
 
 
 class CaseListApi(APIView):
