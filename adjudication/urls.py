@@ -12,6 +12,7 @@ urlpatterns = [
     path("cases/<int:pk>/discussion/", views.discussion, name="discussion"),
     path("returned/", views.returned, name="returned"),
     path("campaigns/", views.campaigns, name="campaigns"),
+    path("imported/", views.imported_materialise, name="imported"),
     path("campaigns/<slug:slug>/agreement/", views.dashboard, name="dashboard"),
     path(
         "campaigns/<slug:slug>/disagreements.csv",

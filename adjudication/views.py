@@ -24,6 +24,7 @@ from adjudication.services import (
     case_open_manual,
     case_resolve,
     case_return,
+    imported_ratings_materialise,
     item_gold_set,
 )
 from annotation.models import Campaign, Item
@@ -184,6 +185,13 @@ def campaigns(request: HttpRequest) -> HttpResponse:
         "adjudication/campaigns.html",
         {"campaigns": Campaign.objects.order_by("-created_at")},
     )
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def imported_materialise(request: HttpRequest) -> HttpResponse:
+    messages.success(request, imported_ratings_materialise().summary())
+    return redirect("adjudication:campaigns")
 
 
 @role_required(Role.ADMIN)
