@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from adjudication import selectors
-from adjudication.metrics import campaign_agreement
+from adjudication.metrics import campaign_agreement_cached
 from adjudication.models import CaseStatus, LabelSource
 from adjudication.services import AdjudicationError, case_resolve, case_return
 from annotation.models import Campaign
@@ -223,7 +223,7 @@ class AgreementApi(APIView):
     )
     def get(self, request, slug: str):
         campaign = get_object_or_404(Campaign, slug=slug)
-        a = campaign_agreement(campaign)
+        a = campaign_agreement_cached(campaign)
         return Response(
             {
                 "campaign": campaign.slug,
