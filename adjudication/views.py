@@ -168,9 +168,8 @@ def discussion(request: HttpRequest, pk: int) -> HttpResponse:
     """A returned case as one of its experts sees it: the question, both judgements, the
     thread. 404 for anyone else, and for the experts before the case is returned."""
     case = selectors.case_for_expert(request.user, pk)
-    return render(
-        request, "adjudication/discussion.html", {"case": case, **selectors.case_sheet(case)}
-    )
+    context = {"case": case, "show_you": True, **selectors.case_sheet(case)}
+    return render(request, "adjudication/discussion.html", context)
 
 
 def returned(request: HttpRequest) -> HttpResponse:

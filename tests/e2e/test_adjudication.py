@@ -7,7 +7,8 @@ from decimal import Decimal
 import pytest
 
 from adjudication.models import AdjudicationCase, FinalLabel
-from tests.adjudication.factories import ErrorSpanFactory, ItemFactory, judge
+from adjudication.services import case_return
+from tests.adjudication.factories import CampaignFactory, ErrorSpanFactory, ItemFactory, judge
 from tests.factories import UserFactory
 from tests.problems.page_factories import ProofFactory
 
@@ -86,3 +87,48 @@ def test_adjudicator_resolves_a_case_with_a_new_score(
     assert (label.value, label.source) == (Decimal("4"), "adjudication")
     span = disputed_case.spans.get()
     assert (span.quote, span.category) == (target, "wrong_logical_conclusion")
+
+
+def test_expert_answers_a_returned_case(page, live_server, login, disputed_case, screenshot_dir):
+    grade = disputed_case.item.grades.order_by("id").first()
+    case_return(
+        case=disputed_case,
+        user=UserFactory(username="adj-q", roles=["adjudicator"]),
+        question="Expert A: which step lacks the factor 8?",
+    )
+    login(page, grade.expert)
+    page.click("nav.mainnav >> text=Discussions")
+    page.click(f"text=#{disputed_case.pk}")
+    page.wait_for_selector("#proof-source")
+    assert "Complete apart from style." in page.inner_text("body")  # the other judgement
+    assert "Expert A (you)" in page.inner_text("body")
+    page.fill("#reply", "The second factor is only shown even, not divisible by 4.")
+    page.click("form.card button[type=submit]")
+    page.wait_for_selector("text=The second factor is only shown even")
+    page.screenshot(path=str(screenshot_dir / "adjudication-discussion.png"), full_page=True)
+    assert disputed_case.events.last().actor_id == grade.expert_id
+
+
+def test_admin_reads_the_dashboard_marks_gold_and_exports(
+    page, live_server, login, transactional_db, screenshot_dir
+):
+    campaign = CampaignFactory(name="Calibration 1", double_share=Decimal("1"))
+    experts = [UserFactory(username=f"grader-{n}", roles=["expert"]) for n in range(3)]
+    for scores in [(7, 7, 6), (3, 5, 4), (0, 1, 0), (6, 2, 5), (4, 4, 4), (2, 3, 2)]:
+        judge(ItemFactory(campaign=campaign, required_judgements=3), *scores, experts=experts)
+    login(page, UserFactory(username="admin-e2e", roles=["admin"]))
+    page.goto(f"{live_server.url}/adjudication/campaigns/")
+    page.click("tr:has-text('Calibration 1') >> text=Agreement")
+    page.wait_for_selector("#confusion")
+    assert "calibration round" in page.inner_text("h1")
+    assert page.locator("#pairs tbody tr").count() == 3
+    page.screenshot(path=str(screenshot_dir / "adjudication-dashboard.png"), full_page=True)
+    with page.expect_download() as download:
+        page.click("text=Export disagreements (CSV)")
+    assert download.value.suggested_filename.endswith("-disagreements.csv")
+    page.click("text=Labels and gold")
+    page.locator("#labels tbody tr").filter(has_text="agreement").first.locator(
+        "text=mark gold"
+    ).click()
+    page.wait_for_selector("text=is now gold")
+    page.screenshot(path=str(screenshot_dir / "adjudication-labels.png"), full_page=True)
