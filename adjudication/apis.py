@@ -3,6 +3,7 @@ graded answers 404), resolving, final labels, agreement figures. One APIView per
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -218,7 +219,7 @@ class AgreementApi(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
-        responses=serializers.JSONField(),
+        responses=OpenApiTypes.OBJECT,
         tags=["adjudication"],
     )
     def get(self, request, slug: str):
