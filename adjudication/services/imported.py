@@ -199,6 +199,8 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                 analysis=None,
                 defaults={
                     "required_judgements": len(ratings),
+                    "submitted_count": len(ratings),
+                    "needs_work": False,
                     "scheme_id": approved.get(proof.problem_id),
                 },
             )
