@@ -82,11 +82,8 @@ def main() -> None:
         unit[p.a.expert_id], unit[p.b.expert_id] = p.a.score, p.b.score
         units.append(unit)
     started = time.perf_counter()
-    agreement.bootstrap_ci(
-        units,
-        lambda s: agreement.krippendorff_alpha_ordinal(s, labels),
-        n_resamples=RESAMPLES,
-    )
+    agreement.krippendorff_alpha_ordinal(units, labels)
+    agreement.bootstrap_alpha(units, labels, n_resamples=RESAMPLES)
     alpha = time.perf_counter() - started
 
     total = overall + per_pair + per_week + alpha
