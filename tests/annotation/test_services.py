@@ -110,8 +110,15 @@ def test_submit_is_idempotent_and_sends_signals_on_commit(django_capture_on_comm
     expert = expert_in(campaign)
     services.assignment_next(campaign=campaign, expert=expert)
     seen = []
-    judgement_submitted.connect(lambda **kw: seen.append(("submitted", kw["revised"])), weak=False)
-    item_judged.connect(lambda **kw: seen.append(("judged", kw["item_id"])), weak=False)
+
+    def on_submitted(**kw):
+        seen.append(("submitted", kw["revised"]))
+
+    def on_judged(**kw):
+        seen.append(("judged", kw["item_id"]))
+
+    judgement_submitted.connect(on_submitted, weak=False)
+    item_judged.connect(on_judged, weak=False)
     try:
         with django_capture_on_commit_callbacks(execute=True):
             grade = services.grade_submit(
@@ -119,8 +126,8 @@ def test_submit_is_idempotent_and_sends_signals_on_commit(django_capture_on_comm
             )
             again = services.grade_submit(item=item, expert=expert, data=full_grade(score="1"))
     finally:
-        judgement_submitted.receivers.clear()
-        item_judged.receivers.clear()
+        judgement_submitted.disconnect(on_submitted)
+        item_judged.disconnect(on_judged)
     assert again.pk == grade.pk and again.score == Decimal(5)
     assert Grade.objects.filter(item=item).count() == 1
     assert grade.computed_score == Decimal(5)
