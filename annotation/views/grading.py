@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 from annotation import selectors, services
 from annotation.models import Assignment, Grade
 from annotation.page import grading_page_context
+from annotation.views.review import review_page
 from config.roles import ALL_ROLES, role_required
 from rubrics.structure import AwardError, Scheme, score_breakdown
 
@@ -20,6 +21,8 @@ from rubrics.structure import AwardError, Scheme, score_breakdown
 @role_required(*ALL_ROLES)
 def item_page(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    if view.item.analysis_id is not None:
+        return review_page(request, item_id, grading=view)
     context = grading_page_context(view)
     context["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
     return render(request, "annotation/grade.html", context)
