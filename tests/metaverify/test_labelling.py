@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from adjudication import labelling, verifier_runs
-from adjudication.models import FinalLabel, LabellingOutcome, MetaVerification, VerifierRun
+from adjudication.models import FinalLabel, LabellingOutcome, MetaVerification
 from annotation.models import Item
 from problems.models import VerifierAnalysis
 from tests.annotation.factories import CampaignFactory
