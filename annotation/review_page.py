@@ -7,12 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
 from annotation.models import DefectSuggestion, Grade, GradeStatus, MetaReview
 from annotation.selectors import GradingView, grading_view_for_user
 from annotation.services.review import meta_review_snapshot
+from config.roles import Role, has_role
 from problems.models import VerifierAnalysis
 
 # Appendix A.3's scope and rating rule, in our words (shown on the page).
@@ -128,3 +129,22 @@ def review_page_context(view: ReviewView) -> dict:
         "scope": SCOPE,
         "rule": RULE,
     }
+
+
+def meta_reviews_for_user(*, user: AbstractBaseUser, campaign: str = "") -> QuerySet[MetaReview]:
+    """Meta-reviews `user` may read: an expert their own; researchers the submitted reviews of
+    final items; admins every submitted review."""
+    qs = MetaReview.objects.select_related(
+        "grade__item__campaign", "grade__item__analysis", "grade__expert"
+    ).prefetch_related("defects")
+    if has_role(user, Role.ADMIN):
+        qs = qs.filter(grade__status=GradeStatus.SUBMITTED)
+    elif has_role(user, Role.RESEARCHER):
+        qs = qs.filter(
+            Q(grade__expert=user) | Q(grade__status="submitted", grade__item__is_final=True)
+        )
+    else:
+        qs = qs.filter(grade__expert=user)
+    if campaign:
+        qs = qs.filter(grade__item__campaign__slug=campaign)
+    return qs.order_by("grade__item_id", "grade_id")
