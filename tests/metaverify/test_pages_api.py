@@ -184,7 +184,7 @@ def test_labelling_run_page_shows_counts_tokens_and_polls_while_running(
 def test_verification_api_starts_and_reads_runs_and_lists_analyses(
     api_client_for, admin, django_capture_on_commit_callbacks
 ):
-    endpoint = LLMEndpointFactory(name="api-verifier")
+    LLMEndpointFactory(name="api-verifier")
     proof = ProofFactory()
     analysis = VerifierAnalysisFactory(proof=proof, score=Decimal("0.5"))
     api = api_client_for(admin)
