@@ -281,6 +281,12 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
     return _apply(outcome, decision.outcome, decision.label, reason, details, usage)
 
 
+def labelling_outcome_fail(*, outcome_id: int, reason: str) -> LabellingOutcome:
+    """Records an unexpected failure of a proof's job (the job's last resort)."""
+    outcome = LabellingOutcome.objects.get(pk=outcome_id)
+    return _record(outcome, LoopOutcome.FAILED, f"unexpected error: {reason}", Usage())
+
+
 @transaction.atomic
 def _record(outcome: LabellingOutcome, state: str, reason: str, usage: Usage) -> LabellingOutcome:
     outcome = LabellingOutcome.objects.select_for_update().get(pk=outcome.pk)
@@ -303,7 +309,7 @@ def _apply(
     usage: Usage,
 ) -> LabellingOutcome:
     outcome = (
-        LabellingOutcome.objects.select_for_update()
+        LabellingOutcome.objects.select_for_update(of=("self",))
         .select_related("run__auto_campaign", "run__route_campaign", "proof__problem")
         .get(pk=outcome.pk)
     )
@@ -357,7 +363,7 @@ def labelling_audit_send(
     if size < 1:
         raise LabellingError("size: send at least one proof")
     candidates = list(
-        LabellingOutcome.objects.select_for_update()
+        LabellingOutcome.objects.select_for_update(of=("self",))
         .filter(run=run, outcome=LoopOutcome.LABELLED, audit_item__isnull=True)
         .select_related("proof__problem")
         .order_by("id")

@@ -22,6 +22,9 @@ def verifier_run_job(self, run_id: int) -> None:
         verifier_runs.verifier_run_execute(run_id=run_id, final_attempt=final)
     except LLMTransientError as exc:
         raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
+    except Exception as exc:
+        verifier_runs.verifier_run_fail(run_id=run_id, reason=str(exc))
+        raise
 
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
@@ -31,3 +34,6 @@ def labelling_outcome_job(self, outcome_id: int) -> None:
         labelling.labelling_outcome_execute(outcome_id=outcome_id, final_attempt=final)
     except LLMTransientError as exc:
         raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
+    except Exception as exc:
+        labelling.labelling_outcome_fail(outcome_id=outcome_id, reason=str(exc))
+        raise

@@ -301,6 +301,16 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
     return VerifierRun.objects.get(pk=run_id)
 
 
+def verifier_run_fail(*, run_id: int, reason: str) -> None:
+    """Records an unexpected failure of a run's job (the job's last resort)."""
+    _progress(
+        run_id,
+        status=JobStatus.FAILED,
+        error=f"unexpected error: {reason}",
+        finished_at=timezone.now(),
+    )
+
+
 def _targets(run: VerifierRun):
     if run.kind == VerifierRunKind.VERIFY:
         return Proof.objects.filter(pk__in=run.target_ids).select_related("problem").order_by("pk")
