@@ -3,6 +3,7 @@ graded answers 404), resolving, final labels, agreement figures. One APIView per
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -13,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from adjudication import selectors
-from adjudication.metrics import campaign_agreement
+from adjudication.metrics import campaign_agreement_cached
 from adjudication.models import CaseStatus, LabelSource
 from adjudication.services import AdjudicationError, case_resolve, case_return
 from annotation.models import Campaign
@@ -218,12 +219,12 @@ class AgreementApi(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
-        responses=serializers.JSONField(),
+        responses=OpenApiTypes.OBJECT,
         tags=["adjudication"],
     )
     def get(self, request, slug: str):
         campaign = get_object_or_404(Campaign, slug=slug)
-        a = campaign_agreement(campaign)
+        a = campaign_agreement_cached(campaign)
         return Response(
             {
                 "campaign": campaign.slug,

@@ -9,13 +9,15 @@ labels that do not simply repeat one judgement (agreement, adjudication, importe
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from itertools import combinations
 
-from django.db.models import QuerySet
+from django.core.cache import cache
+from django.db.models import Count, Max, Q, QuerySet
 
 from adjudication import agreement
 from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
@@ -302,3 +304,39 @@ def disagreement_rows(campaign: Campaign) -> list[dict]:
         )
     rows.sort(key=lambda r: (-r["difference"], r["item_id"]))
     return rows
+
+
+def _fingerprint(campaign: Campaign) -> str:
+    grades = Grade.objects.filter(item__campaign=campaign).aggregate(
+        n=Count("id"), at=Max("updated_at")
+    )
+    labels = FinalLabel.objects.filter(item__campaign=campaign).aggregate(
+        n=Count("id"), at=Max("updated_at"), gold=Count("id", filter=Q(item__is_gold=True))
+    )
+    return "|".join(
+        str(v)
+        for v in (
+            grades["n"],
+            grades["at"],
+            labels["n"],
+            labels["at"],
+            labels["gold"],
+            campaign.tolerance,
+            campaign.fast_seconds,
+            campaign.scale,
+        )
+    )
+
+
+def campaign_agreement_cached(campaign: Campaign) -> CampaignAgreement:
+    """`campaign_agreement`, kept in the cache until a grade, a label or a gold mark changes
+    (the bootstrap takes a few seconds on thousands of items)."""
+    key = (
+        f"adjudication:agreement:{campaign.pk}:"
+        + hashlib.sha256(_fingerprint(campaign).encode()).hexdigest()
+    )
+    found = cache.get(key)
+    if found is None:
+        found = campaign_agreement(campaign)
+        cache.set(key, found, timeout=24 * 3600)
+    return found

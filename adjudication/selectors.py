@@ -186,6 +186,12 @@ def case_sheet(case: AdjudicationCase) -> dict:
         ]
         for g in grades
     }
+    adjudicated = list(case.spans.all())
+    if adjudicated:
+        layers["new"] = [
+            Mark(s.start, s.end, f"{taxonomy.get(s.category, s.category)}: {s.note}".strip(": "))
+            for s in adjudicated
+        ]
     judgements = [
         {
             "grade": g,
@@ -206,6 +212,9 @@ def case_sheet(case: AdjudicationCase) -> dict:
         for e in case.events.all()
     ]
     return {
+        "adjudicated_spans": [
+            {"span": s, "category": taxonomy.get(s.category, s.category)} for s in adjudicated
+        ],
         "events": events,
         "judgements": judgements,
         "award_rows": award_rows,

@@ -15,7 +15,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from adjudication import selectors
-from adjudication.metrics import campaign_agreement, disagreement_rows
+from adjudication.metrics import campaign_agreement_cached, disagreement_rows
 from adjudication.models import AdjudicationCase, CaseStatus, LabelSource
 from adjudication.services import (
     AdjudicationError,
@@ -168,9 +168,8 @@ def discussion(request: HttpRequest, pk: int) -> HttpResponse:
     """A returned case as one of its experts sees it: the question, both judgements, the
     thread. 404 for anyone else, and for the experts before the case is returned."""
     case = selectors.case_for_expert(request.user, pk)
-    return render(
-        request, "adjudication/discussion.html", {"case": case, **selectors.case_sheet(case)}
-    )
+    context = {"case": case, "show_you": True, **selectors.case_sheet(case)}
+    return render(request, "adjudication/discussion.html", context)
 
 
 def returned(request: HttpRequest) -> HttpResponse:
@@ -197,7 +196,7 @@ def imported_materialise(request: HttpRequest) -> HttpResponse:
 @role_required(Role.ADMIN)
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
-    figures = campaign_agreement(campaign)
+    figures = campaign_agreement_cached(campaign)
     return render(request, "adjudication/dashboard.html", {"campaign": campaign, "a": figures})
 
 
