@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
 from annotation import scales
 from annotation.models import Grade
@@ -115,6 +116,19 @@ def initial_state(grade: Grade | None) -> dict:
     return state
 
 
+@lru_cache(maxsize=256)
+def _steps_cached(text: str) -> tuple[dict, ...]:
+    return tuple(
+        {"number": s.number, "start": s.start, "end": s.end, "preview": preview_text(s.text, 90)}
+        for s in split_steps(text)
+    )
+
+
+def proof_steps(text: str) -> list[dict]:
+    """The proof's paragraphs with a one-line preview each (the page's script lists them)."""
+    return list(_steps_cached(text))
+
+
 def grading_page_context(view: GradingView) -> dict:
     item = view.item
     campaign = item.campaign
@@ -122,10 +136,7 @@ def grading_page_context(view: GradingView) -> dict:
     if item.scheme_id and item.scheme.structure:
         scheme = Scheme.from_dict(item.scheme.structure)
     uses_checklist = scheme is not None and not scheme.is_empty and campaign.scale == "0-7"
-    steps = [
-        {"number": s.number, "start": s.start, "end": s.end, "preview": preview_text(s.text, 90)}
-        for s in split_steps(item.proof.text)
-    ]
+    steps = proof_steps(item.proof.text)
     grade = view.grade
     editable = (
         view.assignment is not None

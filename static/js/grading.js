@@ -435,7 +435,11 @@
   }
   function unfocusRow() { if (activeRow !== null) rows[activeRow].classList.remove("active"); activeRow = null; }
   function togglePane(id) { var p = document.getElementById(id); if (p) p.open = !p.open; }
-  function typing(el) { return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)); }
+  function typing(el) {
+    if (!el) return false;
+    if (el.tagName === "INPUT") return !/^(radio|checkbox|button|submit)$/.test(el.type);
+    return el.isContentEditable || /^(TEXTAREA|SELECT)$/.test(el.tagName);
+  }
   document.addEventListener("keydown", function (evt) {
     if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
     if (typing(evt.target)) {
@@ -479,7 +483,33 @@
     setTimeout(function () { if (selectionToSource()) openPopup(); }, 0);
   });
 
+  // ---- step verdicts: one line per paragraph of the source ---------------------------------------
+  function renderSteps() {
+    var list = document.getElementById("steps");
+    var steps = JSON.parse(document.getElementById("proof-steps").textContent);
+    var fragment = document.createDocumentFragment();
+    steps.forEach(function (step) {
+      var li = document.createElement("li");
+      li.className = "step-row"; li.dataset.step = step.number;
+      var preview = document.createElement("span");
+      preview.className = "step-preview"; preview.textContent = step.preview;
+      var verdicts = document.createElement("span");
+      verdicts.className = "verdicts";
+      ["correct", "wrong", "unclear"].forEach(function (v) {
+        var label = document.createElement("label");
+        var input = document.createElement("input");
+        input.type = "radio"; input.name = "step-" + step.number; input.value = v; input.disabled = !editable;
+        label.appendChild(input); label.appendChild(document.createTextNode(" " + v));
+        verdicts.appendChild(label);
+      });
+      li.appendChild(preview); li.appendChild(verdicts);
+      fragment.appendChild(li);
+    });
+    list.appendChild(fragment);
+  }
+
   // ---- start: restore the draft --------------------------------------------------------------
+  renderSteps();
   writeForm();
   readForm();
   showComputed();

@@ -296,3 +296,15 @@ def test_home_and_nav_link_to_campaigns(client, expert_user, admin_user):
     assert reverse("annotation:campaigns") in html and "Grading" in html
     client.force_login(admin_user)
     assert "Campaigns" in client.get("/").content.decode()
+
+
+def test_skip_releases_and_heartbeat_extends(client):
+    campaign = CampaignFactory()
+    item, expert = leased_item(campaign)
+    client.force_login(expert)
+    beat = client.post(reverse("annotation:item-heartbeat", args=[item.pk]))
+    assert beat.status_code == 200 and beat.json()["leased_until"]
+    response = client.post(reverse("annotation:item-skip", args=[item.pk]))
+    assert response.status_code == 302
+    assert item.assignments.get(expert=expert).status == "released"
+    assert client.get(response.url).status_code == 200  # the no-work page, not an error
