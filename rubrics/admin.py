@@ -3,8 +3,8 @@ variable holding it), generator configurations (read-only once frozen), generati
 
 from django.contrib import admin
 
-from .generation import endpoint_api_key
 from .models import GenerationRun, GenerationStep, GenerationTask, GeneratorConfig, LLMEndpoint
+from .workflows import endpoint_api_key
 
 
 @admin.register(LLMEndpoint)

@@ -1,11 +1,17 @@
 """Read endpoints of marking schemes, for every role, by token: the list (latest version per
 problem, filtered), one version (text, structure, validation, ratings summary) and the versions
 of a problem's scheme. One APIView per operation; lists are paginated (`?page=N`, 50 a page).
-Individual raters are not exposed: the API gives the count, the mean and the share >= 2."""
+Individual raters are not exposed: the API gives the count, the mean and how many are >= 2
+(not to experts who are not admins: they rate without seeing the others)."""
 
 from decimal import Decimal
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
@@ -32,6 +38,10 @@ def paginated(name: str, item: serializers.Serializer) -> serializers.Serializer
     )
 
 
+def _context(request) -> dict:
+    return {"show_means": selectors.scheme_rating_means_visible(user=request.user)}
+
+
 class RatingsSummaryOutput(serializers.Serializer):
     count = serializers.IntegerField(source="rating_count")
     mean = serializers.SerializerMethodField()
@@ -55,7 +65,16 @@ class SchemeSummaryOutput(serializers.Serializer):
     previous_id = serializers.IntegerField(allow_null=True)
     created_at = serializers.DateTimeField()
     approved_at = serializers.DateTimeField(allow_null=True)
-    ratings = RatingsSummaryOutput(source="*")
+    ratings = serializers.SerializerMethodField(
+        help_text="Count, mean and how many are 2 or more; null for experts who are not admins "
+        "(they rate without seeing the others)."
+    )
+
+    @extend_schema_field(RatingsSummaryOutput(allow_null=True))
+    def get_ratings(self, scheme) -> dict | None:
+        if not self.context.get("show_means"):
+            return None
+        return RatingsSummaryOutput(scheme).data
 
 
 class SchemeListOutput(SchemeSummaryOutput):
@@ -112,7 +131,8 @@ class SchemeListApi(APIView):
         page = paginator.paginate_queryset(
             selectors.scheme_list(filters=filters), request, view=self
         )
-        return paginator.get_paginated_response(SchemeListOutput(page, many=True).data)
+        output = SchemeListOutput(page, many=True, context=_context(request))
+        return paginator.get_paginated_response(output.data)
 
 
 class SchemeDetailApi(APIView):
@@ -120,7 +140,8 @@ class SchemeDetailApi(APIView):
 
     @extend_schema(tags=["schemes"], operation_id="schemes_retrieve", responses=SchemeDetailOutput)
     def get(self, request, scheme_id: int):
-        return Response(SchemeDetailOutput(selectors.scheme_for_api(scheme_id=scheme_id)).data)
+        scheme = selectors.scheme_for_api(scheme_id=scheme_id)
+        return Response(SchemeDetailOutput(scheme, context=_context(request)).data)
 
 
 class ProblemSchemeVersionsApi(APIView):
@@ -137,4 +158,5 @@ class ProblemSchemeVersionsApi(APIView):
         versions = selectors.scheme_versions_for_problem(external_id=external_id)
         paginator = PageNumberPagination()
         page = paginator.paginate_queryset(versions, request, view=self)
-        return paginator.get_paginated_response(SchemeSummaryOutput(page, many=True).data)
+        output = SchemeSummaryOutput(page, many=True, context=_context(request))
+        return paginator.get_paginated_response(output.data)

@@ -4,6 +4,7 @@ from django import forms
 
 from rubrics.models import SchemeMethod, SchemeStatus
 from rubrics.selectors import RATING_SCALE, SchemeFilters
+from rubrics.services import TEXT_FORMATS
 
 
 class SchemeFilterForm(forms.Form):
@@ -47,9 +48,10 @@ class RateForm(forms.Form):
 
 
 class EditForm(forms.Form):
+    fmt = forms.ChoiceField(choices=TEXT_FORMATS, label="Written as")
     text = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 24, "spellcheck": "false"}),
         max_length=100_000,
-        label="Scheme (ProofBench Markdown: Checkpoints, Zero-credit items, Deductions)",
+        label="Scheme",
         strip=False,
     )

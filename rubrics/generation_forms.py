@@ -27,7 +27,10 @@ class GenerationStartForm(forms.Form):
     method = forms.ChoiceField(choices=GENERATION_METHODS, required=False)
     prompt_version = forms.ChoiceField(choices=_prompt_version_choices, required=False)
     endpoint = forms.ModelChoiceField(
-        queryset=LLMEndpoint.objects.all(), required=False, label="Model endpoint"
+        queryset=LLMEndpoint.objects.order_by("name"),
+        required=False,
+        empty_label=None,
+        label="Model endpoint",
     )
     reuse_steps = forms.BooleanField(
         required=False,

@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404
 
 from problems.selectors import ProblemFilters, problem_list
 
-from .generation import endpoint_api_key
 from .models import GenerationRun, GenerationTask, GeneratorConfig, LLMEndpoint
+from .workflows import endpoint_api_key
 
 PROBLEM_CHOICE_LIMIT = 300
 

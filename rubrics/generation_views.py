@@ -34,7 +34,8 @@ def generation_page(request):
         run = _start(request, form)
         if run is not None:
             return redirect("rubrics:generation-run", run_id=run.pk)
-    chosen = {str(pk) for pk in request.POST.getlist("problems")}
+    # ?problems=ID (repeatable) preselects problems, e.g. from a problem's scheme page
+    chosen = {str(pk) for pk in (request.POST or request.GET).getlist("problems")}
     context = {
         "filters": filters,
         "problems": generation_selectors.generation_problem_choices(filters=filters),
@@ -48,6 +49,7 @@ def generation_page(request):
             "form": form,
             "choices": problem_filter_choices(),
             "endpoints": generation_selectors.generation_endpoints(),
+            "settings_endpoint": generation.settings_endpoint_available(),
             "configs": generation_selectors.generator_configs(),
             "runs": generation_selectors.generation_runs_recent(),
         }
@@ -122,6 +124,17 @@ def generator_config_freeze(request, config_id):
             f"“{config.name}” is frozen: every later run with it uses the same model "
             "and parameters.",
         )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    return redirect("rubrics:generate")
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def llm_endpoint_from_settings(request):
+    try:
+        endpoint = generation.llm_endpoint_from_settings()
+        messages.success(request, f"Endpoint “{endpoint.name}” uses {endpoint.model}.")
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     return redirect("rubrics:generate")

@@ -232,7 +232,16 @@ class GenerationRun(models.Model):
 
     @property
     def percent(self) -> int:
+        """Share of the problems finished, done or failed."""
         return int(100 * (self.done_count + self.failed_count) / self.total) if self.total else 0
+
+    @property
+    def done_percent(self) -> int:
+        return int(100 * self.done_count / self.total) if self.total else 0
+
+    @property
+    def failed_percent(self) -> int:
+        return self.percent - self.done_percent
 
 
 class TaskStatus(models.TextChoices):

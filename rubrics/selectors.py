@@ -2,7 +2,8 @@
 same number of queries whatever the number of versions, ratings or checkpoints.
 
 Every role reads schemes (views and endpoints check the role); ratings are the exception:
-`scheme_ratings_for_user` gives admins every rater's rating and anyone else only their own.
+`scheme_ratings_for_user` gives admins every rater's rating and anyone else only their own, and
+`scheme_rating_means_visible` keeps the means and counts from experts who are not admins.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from problems.models import Problem, ReferenceSolution
 from .models import MarkingScheme, SchemeMethod, SchemeRating, SchemeStatus
 
 HIGH_RATING = 2
+HEAVY_FIELDS = ("text", "guidelines", "structure", "validation", "provenance")
 RATING_SCALE = (
     (0, "Invalid: wrong or unusable for grading"),
     (1, "Weak: major gaps or wrong point allocation"),
@@ -116,7 +118,9 @@ def scheme_detail(*, scheme_id: int) -> MarkingScheme:
     raters, and every version of the problem's scheme (`problem.marking_schemes.all()`, newest
     first, with rating stats); 404 when there is none."""
     versions = _with_rating_stats(
-        MarkingScheme.objects.defer("structure", "guidelines").select_related("created_by")
+        MarkingScheme.objects.select_related("created_by", "previous").defer(
+            *HEAVY_FIELDS, *(f"previous__{name}" for name in HEAVY_FIELDS)
+        )
     ).order_by("-version")
     return get_object_or_404(
         MarkingScheme.objects.select_related(
@@ -142,6 +146,13 @@ def scheme_ratings_for_user(*, scheme: MarkingScheme, user: AbstractBaseUser) ->
     if has_role(user, Role.ADMIN):
         return ratings
     return [rating for rating in ratings if rating.rater_id == user.pk]
+
+
+def scheme_rating_means_visible(*, user: AbstractBaseUser) -> bool:
+    """Whether `user` sees other people's ratings in aggregate (means and counts): admins, and
+    the roles that do not rate (adjudicators, researchers). Experts who are not admins do not,
+    so that each rates without anchoring on the others."""
+    return has_role(user, Role.ADMIN) or not has_role(user, Role.EXPERT)
 
 
 def scheme_diff_base(*, scheme: MarkingScheme) -> MarkingScheme | None:
@@ -260,6 +271,15 @@ def scheme_versions_for_problem(*, external_id: str) -> QuerySet[MarkingScheme]:
     return _with_rating_stats(
         MarkingScheme.objects.filter(problem=problem).select_related("problem")
     ).order_by("-version")
+
+
+def problem_for_scheme(*, external_id: str) -> Problem:
+    """The problem a new scheme is written for; 404 when there is none."""
+    return get_object_or_404(Problem, external_id=external_id)
+
+
+def problem_exists(*, external_id: str) -> bool:
+    return Problem.objects.filter(external_id=external_id).exists()
 
 
 def scheme_for_api(*, scheme_id: int) -> MarkingScheme:

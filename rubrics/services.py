@@ -54,21 +54,43 @@ def scheme_version_create(
         validation=[message.to_dict() for message in result.messages],
         is_valid=result.is_valid,
         previous=previous,
-        provenance=provenance or {},
+        provenance={"format": fmt, **(provenance or {})},
         created_by=created_by,
     )
 
 
+TEXT_FORMATS = (
+    ("proofbench_markdown", "ProofBench Markdown (Checkpoints, Zero-credit items, Deductions)"),
+    ("imobench_guidelines", "IMO-ProofBench guidelines ((Partial) / (Almost))"),
+    ("refgrader_plain", "RefGrader rubric: plain"),
+    ("refgrader_approachability", "RefGrader rubric: approachability"),
+    ("refgrader_milestones", "RefGrader rubric: milestones"),
+    ("refgrader_hybrid", "RefGrader rubric: hybrid"),
+)
+
+
+def scheme_text_format(scheme: MarkingScheme) -> str:
+    """The format the version's text is written in: the recorded one when it is a text
+    format, else ProofBench Markdown (MathArena's JSON is kept as ProofBench Markdown text)."""
+    fmt = (scheme.provenance or {}).get("format")
+    return fmt if fmt in dict(TEXT_FORMATS) else "proofbench_markdown"
+
+
 @transaction.atomic
-def scheme_edit(*, scheme: MarkingScheme, text: str, user: User) -> MarkingScheme:
+def scheme_edit(
+    *, scheme: MarkingScheme, text: str, user: User, fmt: str | None = None
+) -> MarkingScheme:
     """An admin's edit of `scheme`: a new draft version (next number) whose `previous` is the
-    edited version, parsed as ProofBench Markdown. The edited version is never changed (this
-    is also why frozen versions stay as they are); the diff is derived from the two texts
-    (`rubrics.selectors.scheme_diff`)."""
+    edited version, parsed as `fmt` (default: the edited version's text format). The edited
+    version is never changed (this is also why frozen versions stay as they are); the diff is
+    derived from the two texts (`rubrics.selectors.scheme_diff`)."""
+    fmt = fmt or scheme_text_format(scheme)
+    if fmt not in dict(TEXT_FORMATS):
+        raise ValidationError({"fmt": f"Unknown scheme format {fmt!r}."})
     text = text.replace("\r\n", "\n")
     if not text.strip():
         raise ValidationError({"text": "The scheme is empty: write at least one checkpoint."})
-    if text == scheme.text:
+    if text == scheme.text and fmt == scheme_text_format(scheme):
         raise ValidationError(
             {"text": f"Nothing changed: the text is the same as version {scheme.version}."}
         )
@@ -76,6 +98,7 @@ def scheme_edit(*, scheme: MarkingScheme, text: str, user: User) -> MarkingSchem
         problem=scheme.problem,
         text=text,
         method=SchemeMethod.MANUAL,
+        fmt=fmt,
         guidelines=scheme.guidelines,
         provenance={"edited_from": scheme.version, "edited_from_method": scheme.method},
         created_by=user,

@@ -7,6 +7,7 @@ app_name = "rubrics"
 urlpatterns = [
     path("", views.scheme_list, name="list"),
     path("ratings/", views.ratings_dashboard, name="ratings"),
+    path("new/", views.scheme_new_pick, name="new-pick"),
     path("new/<str:external_id>/", views.scheme_new, name="new"),
     path("generate/", generation_views.generation_page, name="generate"),
     path("generate/runs/<int:run_id>/", generation_views.generation_run, name="generation-run"),
@@ -19,6 +20,11 @@ urlpatterns = [
         "generate/tasks/<int:task_id>/retry/",
         generation_views.generation_task_retry,
         name="generation-task-retry",
+    ),
+    path(
+        "generate/endpoint-from-settings/",
+        generation_views.llm_endpoint_from_settings,
+        name="llm-endpoint-from-settings",
     ),
     path(
         "generate/configs/<int:config_id>/freeze/",

@@ -6,12 +6,11 @@ and approve. Log-in is enforced by middleware."""
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from config.roles import ALL_ROLES, Role, has_role, role_required
-from problems.models import Problem
 from rubrics import selectors, services
 from rubrics.forms import EditForm, RateForm, SchemeFilterForm
 from rubrics.models import SchemeMethod, SchemeStatus
@@ -28,7 +27,13 @@ def scheme_list(request):
     page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"page": page, "filters": filters, "form": form, "query": query.urlencode()}
+    context = {
+        "page": page,
+        "filters": filters,
+        "form": form,
+        "query": query.urlencode(),
+        "show_means": selectors.scheme_rating_means_visible(user=request.user),
+    }
     if request.htmx and not request.htmx.history_restore_request:
         response = render(request, "rubrics/_scheme_results.html", context)
     else:
@@ -78,6 +83,7 @@ def scheme_detail(request, scheme_id: int):
         "diff_base": base,
         "diff": selectors.scheme_diff(old=base.text, new=scheme.text) if base else [],
         "can_edit": is_admin,
+        "show_means": selectors.scheme_rating_means_visible(user=request.user),
         "can_approve": is_admin and scheme.status == SchemeStatus.DRAFT,
         **_ratings_context(request, scheme),
     }
@@ -126,11 +132,17 @@ def _saved_message(request, scheme) -> None:
 @role_required(Role.ADMIN)
 def scheme_edit(request, scheme_id: int):
     scheme = selectors.scheme_detail(scheme_id=scheme_id)
-    form = EditForm(request.POST or None, initial={"text": scheme.text})
+    form = EditForm(
+        request.POST or None,
+        initial={"text": scheme.text, "fmt": services.scheme_text_format(scheme)},
+    )
     if request.method == "POST" and form.is_valid():
         try:
             edited = services.scheme_edit(
-                scheme=scheme, text=form.cleaned_data["text"], user=request.user
+                scheme=scheme,
+                text=form.cleaned_data["text"],
+                fmt=form.cleaned_data["fmt"],
+                user=request.user,
             )
         except ValidationError as exc:
             for message in exc.messages:
@@ -147,13 +159,14 @@ def scheme_edit(request, scheme_id: int):
 
 @role_required(Role.ADMIN)
 def scheme_new(request, external_id: str):
-    problem = get_object_or_404(Problem, external_id=external_id)
+    problem = selectors.problem_for_scheme(external_id=external_id)
     form = EditForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         created = services.scheme_version_create(
             problem=problem,
             text=form.cleaned_data["text"].replace("\r\n", "\n"),
             method=SchemeMethod.MANUAL,
+            fmt=form.cleaned_data["fmt"],
             created_by=request.user,
         )
         _saved_message(request, created)
@@ -161,6 +174,18 @@ def scheme_new(request, external_id: str):
     return render(
         request, "rubrics/scheme_edit.html", {"form": form, "scheme": None, "problem": problem}
     )
+
+
+@role_required(Role.ADMIN)
+def scheme_new_pick(request):
+    """The list's "write a scheme" box: on to the form for the problem named."""
+    external_id = request.GET.get("problem", "").strip()[:200]
+    if external_id and selectors.problem_exists(external_id=external_id):
+        return redirect("rubrics:new", external_id=external_id)
+    messages.error(
+        request, f"No problem has the id {external_id!r}: check it on the Problems page."
+    )
+    return redirect("rubrics:list")
 
 
 @require_POST

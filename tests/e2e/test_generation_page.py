@@ -53,3 +53,32 @@ def test_admin_generates_schemes_and_follows_the_run(
     page.screenshot(path=str(screenshot_dir / "generation-scheme.png"), full_page=True)
     assert second.marking_schemes.count() == 1
     assert len(fake_llm.log) == 8
+
+
+def test_a_failed_problem_shows_the_raw_reply_and_is_retried_from_the_page(
+    page, live_server, login, screenshot_dir, celery_worker_process, fake_llm
+):
+    from tests.llm.fake_openai import text
+
+    replies.script_proofbench(
+        fake_llm,
+        text("I could not finish the scheme: the solution is too long."),
+        text(replies.PROOFBENCH_SCHEME),
+    )
+    LLMEndpointFactory(name="fake-hosted", base_url=fake_llm.base_url, api_key_env="")
+    problem = problem_with_solutions(replies.SOLUTION_A, external_id="EGMO-2024-P3")
+    login(page, UserFactory(username="admin-e2e-2", roles=["admin"]))
+    page.goto(f"{live_server.url}/rubrics/generate/")
+    page.check(f"#problem-{problem.pk}")
+    page.select_option("#id_method", "proofbench")
+    page.click("text=Start generation")
+    page.wait_for_selector("#run-progress[data-status=failed]", timeout=90_000)
+    page.click("#run-tasks summary")
+    assert "too long" in page.inner_text("#run-tasks .raw-reply")
+    assert "no 'Checkpoints' section" in page.inner_text("#run-tasks .task-error")
+    page.screenshot(path=str(screenshot_dir / "generation-run-failed.png"), full_page=True)
+
+    page.click("#run-tasks >> text=Retry")
+    page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
+    assert page.inner_text("#run-tasks tbody tr td:nth-child(3)") == "2"  # attempts
+    assert problem.marking_schemes.get().is_valid

@@ -53,15 +53,19 @@ def test_list_refuses_an_unknown_filter_value_by_name(api_client_for, researcher
     assert response.status_code == 400 and "status" in response.json()
 
 
-def test_read_a_version_with_structure_validation_and_ratings(api_client_for, expert_user, schemes):
+def test_read_a_version_with_structure_validation_and_ratings(
+    api_client_for, researcher_user, expert_user, schemes
+):
     first, _, other = schemes
-    client = api_client_for(expert_user)
+    client = api_client_for(researcher_user)
     data = client.get(reverse("api-scheme-detail", args=[first.pk])).json()
     assert data["text"] == VALID_SCHEME
     assert data["structure"]["chains"][0]["items"][0]["points"] == "3"
     assert data["chain_totals"] == {"A": "7"}
     assert data["ratings"] == {"count": 2, "mean": 2.0, "at_least_2": 1}
     assert data["provenance"]["prompt_version"] == "pb-v1"
+    as_expert = api_client_for(expert_user).get(reverse("api-scheme-detail", args=[first.pk]))
+    assert as_expert.json()["ratings"] is None
     invalid = client.get(reverse("api-scheme-detail", args=[other.pk])).json()
     assert invalid["is_valid"] is False
     assert invalid["validation"][0]["level"] == "error" and "7" in invalid["validation"][0]["text"]

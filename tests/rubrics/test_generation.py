@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from llm.client import LLMTransientError
-from rubrics import generation
+from rubrics import generation, workflows
 from rubrics.models import GenerationStep, MarkingScheme, RunStatus, TaskStatus
 from rubrics.structure import Scheme, format_points
 from tests.llm import replies
@@ -106,7 +106,11 @@ def test_refgrader_workflow_calls_each_step_once_in_order_and_reuses_them(
     scheme = task.scheme
     assert scheme.method == f"refgrader_{design}" and scheme.is_valid, scheme.validation
     assert totals(scheme) == {"A": "7", "B": "7"}
-    assert Scheme.from_dict(scheme.structure).round_down is (design in ("milestones", "hybrid"))
+    structure = Scheme.from_dict(scheme.structure)
+    assert structure.round_down is (design in ("milestones", "hybrid"))
+    expected = 2 if design in ("approachability", "hybrid") else None
+    assert {leaf.approachability for leaf in structure.leaves()} == {expected}
+    assert {leaf.partial.value for leaf in structure.leaves()} == {"half"}
     assert [c["members"] for c in scheme.provenance["clusters"]] == [[1, 3], [2]]
     assert [s["step"] for s in scheme.provenance["steps"]] == [
         "cluster",
@@ -303,4 +307,68 @@ def test_configuration_needs_a_known_method_and_prompt_version(endpoint):
         generation.generator_config_get_or_create(
             method="refgrader_hybrid", prompt_version="v7", endpoint=endpoint
         )
-    assert generation.prompt_versions("refgrader_hybrid") == ["v1"]
+    assert workflows.prompt_versions("refgrader_hybrid") == ["v1"]
+
+
+def test_the_job_retries_transient_errors_then_records_the_failure(fake_llm, endpoint, admin_user):
+    """The Celery task itself, applied in-process: each try makes the client's own attempts;
+    the job retries (MAX_RETRIES), and its last try records the failure."""
+    from rubrics.tasks import MAX_RETRIES, generate_scheme, retry_countdown
+
+    replies.script_proofbench(fake_llm, status(503))
+    run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
+    task = run.tasks.get()
+    generate_scheme.apply(args=[task.pk])
+    task.refresh_from_db()
+    assert task.status == TaskStatus.FAILED and "HTTP 503" in task.error
+    assert task.attempts == MAX_RETRIES + 1
+    assert len(fake_llm.log) == (MAX_RETRIES + 1) * endpoint.max_attempts
+    assert [retry_countdown(n) for n in range(3)] == [30, 60, 120]
+
+
+def test_the_job_succeeds_when_the_provider_recovers(fake_llm, endpoint, admin_user):
+    from rubrics.tasks import generate_scheme
+
+    replies.script_proofbench(fake_llm, status(500), status(500), text(replies.PROOFBENCH_SCHEME))
+    run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
+    task = run.tasks.get()
+    generate_scheme.apply(args=[task.pk])
+    task.refresh_from_db()
+    assert task.status == TaskStatus.DONE and task.attempts == 2
+    assert [e["status"] for e in fake_llm.log] == [500, 500, 200]
+
+
+@pytest.fixture
+def dead_broker():
+    """The Celery app pointed at a port where no broker listens (restored afterwards)."""
+    from config.celery import app
+
+    saved = (app.conf.broker_write_url, app.conf.task_publish_retry)
+    app.conf.broker_write_url = "redis://127.0.0.1:1/0"
+    app.conf.task_publish_retry = False
+    app._pool = None
+    app.amqp._producer_pool = None
+    yield
+    app.conf.broker_write_url, app.conf.task_publish_retry = saved
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
+    endpoint, admin_user, dead_broker, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
+    task = run.tasks.get()
+    assert task.status == TaskStatus.FAILED
+    assert task.error.startswith("The job could not be queued")
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and run.failed_count == 1
+
+
+def test_a_job_for_a_deleted_run_does_nothing(fake_llm, endpoint, admin_user):
+    run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
+    task_id = run.tasks.get().pk
+    run.delete()
+    assert generation.generation_task_execute(task_id=task_id) is None
+    assert fake_llm.log == []

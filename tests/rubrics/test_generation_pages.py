@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from rubrics import generation
-from rubrics.models import GenerationRun, GeneratorConfig, TaskStatus
+from rubrics.models import GenerationRun, GeneratorConfig, LLMEndpoint, TaskStatus
 from tests.factories import UserFactory
 from tests.llm import replies
 from tests.llm.fake_openai import text
@@ -229,3 +229,43 @@ def test_api_refuses_bad_input_and_non_admins(api_client_for, admin_user):
     assert not GeneratorConfig.objects.exists()
     expert = api_client_for(UserFactory(roles=["expert"]))
     assert expert.get("/api/v1/generation-runs/1/").status_code == 403
+
+
+def test_endpoint_from_the_settings(admin_client, settings):
+    settings.LLM_BASE_URL, settings.LLM_MODEL = "", ""
+    body = admin_client.get(reverse("rubrics:generate")).content.decode()
+    assert "Use it as the endpoint" not in body
+    settings.LLM_BASE_URL, settings.LLM_MODEL = "http://127.0.0.1:8000/v1", "deepseek-math-v2"
+    body = admin_client.get(reverse("rubrics:generate")).content.decode()
+    assert "Use it as the endpoint" in body
+    admin_client.post(reverse("rubrics:llm-endpoint-from-settings"))
+    body = admin_client.get(reverse("rubrics:generate")).content.decode()
+    assert "A language model is needed" not in body and "deepseek-math-v2" in body
+    endpoint = LLMEndpoint.objects.get(name="settings")
+    assert endpoint.api_key_env == "LLM_API_KEY"  # names the variable, never holds a value
+
+
+def test_a_link_can_preselect_one_problem(admin_client):
+    LLMEndpointFactory()
+    wanted = problem_with_solutions("S", external_id="PB-Basic-002")
+    other = problem_with_solutions("S", external_id="PB-Basic-003")
+    body = admin_client.get(
+        reverse("rubrics:generate"), {"q": "PB-Basic", "problems": wanted.pk}
+    ).content.decode()
+    assert f'value="{wanted.pk}" id="problem-{wanted.pk}" form="generation-form" checked' in body
+    assert f'value="{other.pk}" id="problem-{other.pk}" form="generation-form">' in body
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_generation_page_queries_do_not_grow_with_rows(
+    admin_client, admin_user, rows, django_assert_max_num_queries
+):
+    for _ in range(rows):
+        config = GeneratorConfigFactory()
+        generation.generator_config_freeze(config=config, user=admin_user)
+        generation.generation_run_start(
+            config=config, problems=[problem_with_solutions("S")], user=admin_user
+        )
+    with django_assert_max_num_queries(12):
+        response = admin_client.get(reverse("rubrics:generate"))
+    assert response.content.decode().count("Run ") >= rows

@@ -172,6 +172,9 @@ def test_an_admin_sees_every_rating_an_expert_only_their_own(
     assert b"Misses the bound." not in expert_body.content
     assert b"expert2" not in expert_body.content
     assert b'id="edit-scheme"' not in expert_body.content
+    assert b"2.0 (2)" in admin_body.content and b"2.0 (2)" not in expert_body.content
+    expert_list = client.get(reverse("rubrics:list")).content
+    assert b"Mean rating" not in expert_list
     assert b'id="approve-scheme"' not in expert_body.content
 
 
@@ -203,7 +206,10 @@ def test_a_rating_outside_the_scale_is_refused_with_the_form(client, expert_user
 def test_edit_saves_a_new_version_even_when_invalid(client, admin_user):
     client_for(client, admin_user)
     scheme = make_scheme()
-    response = client.post(reverse("rubrics:edit", args=[scheme.pk]), {"text": INVALID_SCHEME})
+    response = client.post(
+        reverse("rubrics:edit", args=[scheme.pk]),
+        {"text": INVALID_SCHEME, "fmt": "proofbench_markdown"},
+    )
     newer = MarkingScheme.objects.get(problem=scheme.problem, version=2)
     assert response.status_code == 302
     assert response.url == reverse("rubrics:detail", args=[newer.pk])
@@ -215,7 +221,10 @@ def test_edit_saves_a_new_version_even_when_invalid(client, admin_user):
 def test_edit_with_an_unchanged_text_says_so(client, admin_user):
     client_for(client, admin_user)
     scheme = make_scheme()
-    response = client.post(reverse("rubrics:edit", args=[scheme.pk]), {"text": VALID_SCHEME})
+    response = client.post(
+        reverse("rubrics:edit", args=[scheme.pk]),
+        {"text": VALID_SCHEME, "fmt": "proofbench_markdown"},
+    )
     assert response.status_code == 200
     assert b"Nothing changed" in response.content
     assert MarkingScheme.objects.count() == 1
@@ -242,7 +251,9 @@ def test_approve_then_the_list_shows_it(client, admin_user):
 def test_an_admin_writes_a_first_scheme_for_a_problem(client, admin_user):
     client_for(client, admin_user)
     problem = ProblemFactory(external_id="NEW-1")
-    response = client.post(reverse("rubrics:new", args=["NEW-1"]), {"text": VALID_SCHEME})
+    response = client.post(
+        reverse("rubrics:new", args=["NEW-1"]), {"text": VALID_SCHEME, "fmt": "proofbench_markdown"}
+    )
     scheme = problem.marking_schemes.get()
     assert response.url == reverse("rubrics:detail", args=[scheme.pk])
     assert scheme.method == SchemeMethod.MANUAL and scheme.created_by == admin_user
@@ -275,6 +286,7 @@ def test_only_admins_edit_approve_and_see_the_dashboard(client, role):
     assert client.post(reverse("rubrics:edit", args=[scheme.pk]), {"text": "x"}).status_code == 403
     assert client.post(reverse("rubrics:approve", args=[scheme.pk])).status_code == 403
     assert client.get(reverse("rubrics:ratings")).status_code == 403
+    assert client.get(reverse("rubrics:new-pick"), {"problem": "x"}).status_code == 403
     assert client.get(reverse("rubrics:new", args=[scheme.problem.external_id])).status_code == 403
     scheme.refresh_from_db()
     assert scheme.status == SchemeStatus.DRAFT
@@ -302,3 +314,12 @@ def test_anonymous_is_sent_to_log_in(client):
     scheme = make_scheme()
     response = client.get(reverse("rubrics:detail", args=[scheme.pk]))
     assert response.status_code == 302 and "/accounts/login/" in response.url
+
+
+def test_the_write_a_scheme_box_goes_to_the_problems_form_or_says_why_not(client, admin_user):
+    client_for(client, admin_user)
+    ProblemFactory(external_id="BOX-1")
+    response = client.get(reverse("rubrics:new-pick"), {"problem": " BOX-1 "})
+    assert response.url == reverse("rubrics:new", args=["BOX-1"])
+    missing = client.get(reverse("rubrics:new-pick"), {"problem": "NOPE-9"}, follow=True)
+    assert b"No problem has the id &#x27;NOPE-9&#x27;" in missing.content

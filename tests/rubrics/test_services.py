@@ -76,6 +76,37 @@ def test_editing_a_frozen_version_leaves_it_unchanged(scheme, admin_user):
     assert edited.previous == scheme and edited.status == SchemeStatus.DRAFT
 
 
+def test_edit_keeps_the_text_format_unless_told(admin_user):
+    guidelines = scheme_version_create(
+        problem=ProblemFactory(),
+        text="(Partial)\n 1. Found the invariant.",
+        method=SchemeMethod.IMPORTED,
+        fmt="imobench_guidelines",
+    )
+    assert guidelines.provenance["format"] == "imobench_guidelines"
+    same_format = scheme_edit(
+        scheme=guidelines, text="(Partial)\n 1. Found the invariant (2 pts).", user=admin_user
+    )
+    assert same_format.provenance["format"] == "imobench_guidelines"
+    rewritten = scheme_edit(
+        scheme=guidelines, text=VALID_SCHEME, user=admin_user, fmt="proofbench_markdown"
+    )
+    assert rewritten.is_valid and rewritten.provenance["format"] == "proofbench_markdown"
+    with pytest.raises(ValidationError, match="Unknown scheme format"):
+        scheme_edit(scheme=guidelines, text=VALID_SCHEME, user=admin_user, fmt="matharena_json")
+
+
+def test_an_edited_matharena_version_is_read_as_proofbench_markdown(real_fixtures, admin_user):
+    problem = ProblemFactory(metadata={"imported_schemes": [_matharena_entry(real_fixtures, "3")]})
+    schemes_import_for_problems(problem_ids=[problem.pk])
+    imported = problem.marking_schemes.get()
+    edited = scheme_edit(scheme=imported, text=imported.text + "\n", user=admin_user)
+    assert edited.provenance["format"] == "proofbench_markdown"
+    assert edited.is_valid, edited.validation
+    points = [cp.points for cp in Scheme.from_dict(imported.structure).leaves()]
+    assert [cp.points for cp in Scheme.from_dict(edited.structure).leaves()] == points
+
+
 # --- approve and freeze -------------------------------------------------------------------
 
 
@@ -304,3 +335,35 @@ def test_diff_marks_added_and_removed_lines():
         ("context", "c"),
         ("add", "d"),
     ]
+
+
+def test_every_real_sample_scheme_imports(real_fixtures):
+    """All 60 IMO-ProofBench guidelines and the 6 MathArena USAMO 2025 schemes, put in
+    metadata the way the corpus import does: each makes one version; MathArena's are valid;
+    guidelines that do not parse are kept as guidelines."""
+    problems = []
+    for problem_id, row in _proofbench_rows(real_fixtures).items():
+        entry = {
+            "format": "imobench_guidelines",
+            "source": "imobench_guidelines proofbench_v2.csv",
+            "content": row["Grading guidelines"],
+        }
+        problems.append(
+            ProblemFactory(external_id=problem_id, metadata={"imported_schemes": [entry]})
+        )
+    for number in "123456":
+        entry = _matharena_entry(real_fixtures, number)
+        problems.append(
+            ProblemFactory(
+                external_id=f"USAMO-2025-{number}", metadata={"imported_schemes": [entry]}
+            )
+        )
+    counts = schemes_import_for_problems(problem_ids=[p.pk for p in problems])
+    assert (counts.created, counts.messages) == (66, [])
+    matharena = MarkingScheme.objects.filter(problem__external_id__startswith="USAMO-2025-")
+    assert all(s.is_valid for s in matharena)
+    for scheme in MarkingScheme.objects.filter(problem__external_id__startswith="PB-"):
+        assert scheme.method == SchemeMethod.IMPORTED
+        assert scheme.structure or scheme.guidelines, scheme.problem.external_id
+        assert scheme.validation, scheme.problem.external_id
+    assert schemes_import_for_problems(problem_ids=[p.pk for p in problems]).created == 0
