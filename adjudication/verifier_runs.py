@@ -24,7 +24,7 @@ from llm.client import Completion, LLMClient, LLMError, LLMTransientError, Usage
 from llm.meta_scores import meta_verifier_score
 from llm.scores import verifier_score
 from problems.models import Proof, VerifierAnalysis
-from rubrics.generation import endpoint_parameters, llm_config
+from rubrics.workflows import endpoint_parameters, llm_config
 from rubrics.models import LLMEndpoint
 
 VERIFIER_PROMPT = "verifier@v1"

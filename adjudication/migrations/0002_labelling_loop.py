@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('adjudication', '0001_initial'),
-        ('annotation', '0002_meta_review'),
+        ('annotation', '0003_meta_review'),
         ('problems', '0001_initial'),
         ('rubrics', '0002_generation'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0001_initial'),
+        ('annotation', '0002_queue_counters'),
         ('problems', '0001_initial'),
     ]
 
