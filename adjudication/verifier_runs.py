@@ -24,8 +24,8 @@ from llm.client import Completion, LLMClient, LLMError, LLMTransientError, Usage
 from llm.meta_scores import meta_verifier_score
 from llm.scores import verifier_score
 from problems.models import Proof, VerifierAnalysis
-from rubrics.workflows import endpoint_parameters, llm_config
 from rubrics.models import LLMEndpoint
+from rubrics.workflows import endpoint_parameters, llm_config
 
 VERIFIER_PROMPT = "verifier@v1"
 META_VERIFIER_PROMPT = "meta_verifier@v1"

@@ -68,9 +68,7 @@ def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screens
     assert "1 of the 2 claimed defects are unreasonable" in page.inner_text("#derived-reason")
     assert page.is_visible("#aspects-moot")
     page.fill("#comment", "The parity claim is not in the proof.")
-    page.wait_for_function(
-        "document.getElementById('save-status').textContent.startsWith('Saved')"
-    )
+    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
     page.evaluate("document.querySelector('.review-panel').scrollTop = 0")
     page.screenshot(path=str(screenshot_dir / "analysis-review.png"))
 
@@ -97,9 +95,10 @@ def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screens
     )
     first, second = review.defects.all()
     assert (first.quote, first.exists, first.accurate) == (GAP, True, True)
-    assert first.proof_quote == "dividing by" and item.proof.text[
-        first.proof_start : first.proof_end
-    ] == "dividing by"
+    assert (
+        first.proof_quote == "dividing by"
+        and item.proof.text[first.proof_start : first.proof_end] == "dividing by"
+    )
     assert (second.quote, second.exists) == (BOUND, False)
     item.refresh_from_db()
     assert item.final_label.value == Decimal("0") and item.final_label.source == "single"
