@@ -249,3 +249,19 @@ def test_a_review_with_an_override_is_listed_with_its_reason(api_client_for, adm
     (row,) = api_client_for(admin).get(reverse("api-meta-reviews")).json()["results"]
     assert (row["derived_rating"], row["override"], row["score"]) == ("1", "0.5", "0.5")
     assert MetaReview.objects.get().override_reason.startswith("the score is right")
+
+
+def test_the_proof_grading_endpoints_refuse_analysis_items(client, api_client_for):
+    item = analysis_item()
+    expert = _assigned(item)
+    client.force_login(expert)
+    response = client.post(
+        reverse("annotation:item-submit", args=[item.pk]),
+        {"score": "1"},
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and "analysis review" in response.json()["problems"][0]
+    api = api_client_for(expert)
+    response = api.post(reverse("api-item-submit", args=[item.pk]), {"score": "1"}, format="json")
+    assert response.status_code == 400 and "review/" in str(response.json())
+    assert not item.grades.exists()
