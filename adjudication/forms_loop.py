@@ -25,7 +25,8 @@ class ProofSelectionForm(forms.Form):
 class VerifierRunForm(ProofSelectionForm):
     kind = forms.ChoiceField(
         choices=[("verify", "Verifier: analyses of the proofs"),
-                 ("meta_verify", "Meta-verifier: meta-analyses of their analyses")],
+                 ("meta_verify", "Meta-verifier: meta-analyses of their analyses"),
+                 ("defect_split", "Pre-split their analyses into suggested defects")],
     )  # fmt: skip
     endpoint = forms.ModelChoiceField(queryset=loop_selectors.endpoints())
     samples = forms.IntegerField(min_value=1, max_value=64, initial=1, label="Samples per target")

@@ -194,6 +194,7 @@ class JobStatus(models.TextChoices):
 class VerifierRunKind(models.TextChoices):
     VERIFY = "verify", "Verifier: analyses of proofs"
     META = "meta_verify", "Meta-verifier: meta-analyses of analyses"
+    DEFECT_SPLIT = "defect_split", "Pre-split of analyses into claimed defects (suggestions)"
 
 
 class VerifierRun(models.Model):

@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from adjudication.models import JobStatus, MetaVerification, VerifierRun, VerifierRunKind
+from annotation.presplit import PresplitError, defect_suggestions_generate
 from llm import prompts
 from llm.client import Completion, LLMClient, LLMError, LLMTransientError, Usage
 from llm.meta_scores import meta_verifier_score
@@ -211,6 +212,8 @@ def verifier_run_start(
     ids = sorted({target.pk for target in targets})
     if not ids:
         raise VerifierRunError("selection: no proofs or analyses selected")
+    if kind == VerifierRunKind.DEFECT_SPLIT:
+        samples = 1
     run = VerifierRun.objects.create(
         kind=kind,
         endpoint=endpoint,
@@ -263,7 +266,10 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
     transient: LLMTransientError | None = None
     try:
         for target in _targets(run):
-            if run.kind == VerifierRunKind.VERIFY:
+            if run.kind == VerifierRunKind.DEFECT_SPLIT:
+                generated = _presplit(run, target)
+                label = f"analysis {target.pk}"
+            elif run.kind == VerifierRunKind.VERIFY:
                 generated = analyses_generate(
                     endpoint=run.endpoint, proof=target, keys=keys, run_id=run.pk
                 )
@@ -309,6 +315,18 @@ def verifier_run_fail(*, run_id: int, reason: str) -> None:
         error=f"unexpected error: {reason}",
         finished_at=timezone.now(),
     )
+
+
+def _presplit(run: VerifierRun, analysis: VerifierAnalysis) -> Generated:
+    """One analysis pre-split into suggested defects (a row per analysis, not per sample)."""
+    try:
+        result = defect_suggestions_generate(analysis=analysis, endpoint=run.endpoint)
+    except LLMTransientError as exc:
+        return Generated(rows=[None], failures=[str(exc)], transient=exc)
+    except (LLMError, PresplitError) as exc:
+        return Generated(rows=[None], failures=[str(exc)])
+    failures = [f"{result.unplaced} excerpt(s) not found in the text"] if result.unplaced else []
+    return Generated(rows=[result], failures=failures, usage=result.usage)
 
 
 def _targets(run: VerifierRun):

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from adjudication import labelling, loop_selectors, verifier_runs
 from adjudication.forms_loop import AuditForm, LabellingRunForm, VerifierRunForm
+from adjudication.models import VerifierRunKind
 from config.roles import Role, role_required
 
 
@@ -44,7 +45,7 @@ def verifier_run_create(request: HttpRequest) -> HttpResponse:
     proofs = form.proofs()
     targets = (
         list(proofs)
-        if data["kind"] == "verify"
+        if data["kind"] == VerifierRunKind.VERIFY
         else list(loop_selectors.analyses_selected(proofs=proofs, verifier=data["verifier"]))
     )
     try:

@@ -1,13 +1,14 @@
-"""Browser flow of an analysis review: an expert presses "next", splits two claimed defects out
-of the verifier's analysis by selecting text, links the proof passage one concerns, judges them
-with the keyboard, sees the rubric's rating derived live, finds the draft again after a reload,
-and submits; the review reaches adjudication as a final label."""
+"""Browser flow of an analysis review: an expert presses "next", splits a claimed defect out of
+the verifier's analysis by selecting text, accepts another one suggested by the LLM pre-split,
+links the proof passage one concerns, judges both with the keyboard, sees the rubric's rating
+derived live, finds the draft after a reload, overrides with a reason and submits; the review
+reaches adjudication as a final label."""
 
 from decimal import Decimal
 
 import pytest
 
-from annotation.models import CampaignMember, MetaReview
+from annotation.models import CampaignMember, DefectSuggestion, MetaReview
 from tests.factories import UserFactory
 from tests.metaverify.factories import analysis_item, review_campaign
 
@@ -39,6 +40,10 @@ SELECT = """([selector, quote]) => {
 def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screenshot_dir):
     campaign = review_campaign(slug="meta-e2e", name="Meta-verification pilot")
     item = analysis_item(campaign)
+    start = item.analysis.text.index(BOUND)
+    DefectSuggestion.objects.create(
+        analysis=item.analysis, start=start, end=start + len(BOUND), quote=BOUND, source="llm"
+    )
     expert = UserFactory(username="meta-expert", roles=["expert"])
     CampaignMember.objects.create(campaign=campaign, user=expert, role="expert")
     login(page, expert)
@@ -51,9 +56,10 @@ def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screens
     assert page.evaluate(SELECT, ["#analysis-text", GAP])
     page.keyboard.press("d")
     page.wait_for_selector("#defect-list .defect")
-    assert page.evaluate(SELECT, ["#analysis-text", BOUND])
-    page.keyboard.press("d")
+    assert page.locator("#analysis-text mark.claim-suggested").count() == 1
+    page.click("#suggestion-list >> text=accept as a defect")  # the LLM pre-split's suggestion
     page.wait_for_function("document.querySelectorAll('#defect-list .defect').length === 2")
+    assert page.is_hidden("#suggestion-box")
     assert page.locator("#analysis-text mark.claim").count() == 2
 
     page.keyboard.press("j")  # focus the first defect (the gap)
@@ -99,6 +105,6 @@ def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screens
         first.proof_quote == "dividing by"
         and item.proof.text[first.proof_start : first.proof_end] == "dividing by"
     )
-    assert (second.quote, second.exists) == (BOUND, False)
+    assert (second.quote, second.exists, second.from_suggestion) == (BOUND, False, True)
     item.refresh_from_db()
     assert item.final_label.value == Decimal("0") and item.final_label.source == "single"
