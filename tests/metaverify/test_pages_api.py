@@ -265,3 +265,31 @@ def test_the_proof_grading_endpoints_refuse_analysis_items(client, api_client_fo
     response = api.post(reverse("api-item-submit", args=[item.pk]), {"score": "1"}, format="json")
     assert response.status_code == 400 and "review/" in str(response.json())
     assert not item.grades.exists()
+
+
+def test_adjudicator_sees_the_analysis_and_both_reviews_side_by_side(
+    client, django_capture_on_commit_callbacks
+):
+    item = analysis_item(required_judgements=2)
+    a, b = _assigned(item, "case-a"), _assigned(item, "case-b")
+    with django_capture_on_commit_callbacks(execute=True):
+        meta_review_submit(
+            item=item,
+            expert=a,
+            data=MetaReviewInput.from_data({"expression_error": False, "score_fits": True}),
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        meta_review_submit(
+            item=item,
+            expert=b,
+            data=MetaReviewInput.from_data(
+                {"defects": [defect(ANALYSIS_TEXT, GAP, exists=False, note="x is positive")]}
+            ),
+        )
+    case = item.adjudication_cases.get()
+    client.force_login(UserFactory(roles=["adjudicator", "admin"]))
+    page = client.get(reverse("adjudication:case", args=[case.pk])).content.decode()
+    assert "The verifier analysis under review" in page
+    assert "does not exist" in page and "x is positive" in page
+    assert "none: the analysis claims no defect" in page
+    assert "case-a" not in page and "case-b" not in page  # anonymised
