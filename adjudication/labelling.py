@@ -25,6 +25,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from adjudication import agreement
 from adjudication.labelling_loop import AnalysisResult, Outcome, loop_decision
@@ -60,7 +61,13 @@ def _enqueue_on_commit(outcome_ids: Sequence[int]) -> None:
 
     def send() -> None:
         for outcome_id in outcome_ids:
-            labelling_outcome_job.delay(outcome_id)
+            try:
+                labelling_outcome_job.delay(outcome_id)
+            except OperationalError as exc:
+                labelling_outcome_fail(
+                    outcome_id=outcome_id,
+                    reason=f"the job could not be queued (is the Celery broker up?): {exc}",
+                )
 
     transaction.on_commit(send)
 
@@ -282,9 +289,10 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
 
 
 def labelling_outcome_fail(*, outcome_id: int, reason: str) -> LabellingOutcome:
-    """Records an unexpected failure of a proof's job (the job's last resort)."""
+    """Records a failure outside the loop's own decisions (a job that could not be queued, an
+    unexpected error): the proof shows as failed, to retry."""
     outcome = LabellingOutcome.objects.get(pk=outcome_id)
-    return _record(outcome, LoopOutcome.FAILED, f"unexpected error: {reason}", Usage())
+    return _record(outcome, LoopOutcome.FAILED, reason, Usage())
 
 
 @transaction.atomic

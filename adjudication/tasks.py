@@ -23,7 +23,7 @@ def verifier_run_job(self, run_id: int) -> None:
     except LLMTransientError as exc:
         raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
     except Exception as exc:
-        verifier_runs.verifier_run_fail(run_id=run_id, reason=str(exc))
+        verifier_runs.verifier_run_fail(run_id=run_id, reason=f"unexpected error: {exc}")
         raise
 
 
@@ -35,5 +35,5 @@ def labelling_outcome_job(self, outcome_id: int) -> None:
     except LLMTransientError as exc:
         raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
     except Exception as exc:
-        labelling.labelling_outcome_fail(outcome_id=outcome_id, reason=str(exc))
+        labelling.labelling_outcome_fail(outcome_id=outcome_id, reason=f"unexpected error: {exc}")
         raise

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from adjudication.models import JobStatus, MetaVerification, VerifierRun, VerifierRunKind
 from annotation.presplit import PresplitError, defect_suggestions_generate
@@ -191,7 +192,16 @@ def meta_verifications_generate(
 def _enqueue_on_commit(run_id: int) -> None:
     from adjudication.tasks import verifier_run_job
 
-    transaction.on_commit(lambda: verifier_run_job.delay(run_id))
+    def send() -> None:
+        try:
+            verifier_run_job.delay(run_id)
+        except OperationalError as exc:
+            verifier_run_fail(
+                run_id=run_id,
+                reason=f"the job could not be queued (is the Celery broker up?): {exc}",
+            )
+
+    transaction.on_commit(send)
 
 
 @transaction.atomic
@@ -308,13 +318,9 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
 
 
 def verifier_run_fail(*, run_id: int, reason: str) -> None:
-    """Records an unexpected failure of a run's job (the job's last resort)."""
-    _progress(
-        run_id,
-        status=JobStatus.FAILED,
-        error=f"unexpected error: {reason}",
-        finished_at=timezone.now(),
-    )
+    """Records a failure outside the run's own work (a job that could not be queued, an
+    unexpected error) on the run row."""
+    _progress(run_id, status=JobStatus.FAILED, error=reason, finished_at=timezone.now())
 
 
 def _presplit(run: VerifierRun, analysis: VerifierAnalysis) -> Generated:

@@ -250,3 +250,39 @@ def test_audit_sends_a_sample_to_experts_and_reports_agreement(fake_llm, endpoin
     assert report.matrix[2] == [0, 1, 2]  # automatic 1 vs expert 0.5 once, 1 twice
     assert "7 -> 1, 5-6 -> 0.5" in report.conversion
     assert LabellingOutcome.objects.filter(audit_item__isnull=False).count() == 4
+
+
+@pytest.fixture
+def dead_broker():
+    """The Celery app pointed at a port where no broker listens (restored afterwards)."""
+    from config.celery import app
+
+    saved = (app.conf.broker_write_url, app.conf.task_publish_retry)
+    app.conf.broker_write_url = "redis://127.0.0.1:1/0"
+    app.conf.task_publish_retry = False
+    app._pool = None
+    app.amqp._producer_pool = None
+    yield
+    app.conf.broker_write_url, app.conf.task_publish_retry = saved
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
+    endpoints, admin, dead_broker, django_capture_on_commit_callbacks
+):
+    verifier, meta = endpoints
+    with django_capture_on_commit_callbacks(execute=True):
+        run = labelling.labelling_run_start(
+            proofs=[proof("unqueued")], verifier=verifier, meta_verifier=meta, n=1, m=1, k=1,
+            user=admin,
+        )  # fmt: skip
+        vrun = verifier_runs.verifier_run_start(
+            kind="verify", endpoint=verifier, targets=[proof("unqueued 2")], samples=1, user=admin
+        )
+    outcome = run.outcomes.get()
+    assert outcome.outcome == "failed" and "could not be queued" in outcome.reason
+    run.refresh_from_db()
+    assert run.status == "done" and run.failed_count == 1
+    vrun.refresh_from_db()
+    assert vrun.status == "failed" and "could not be queued" in vrun.error
