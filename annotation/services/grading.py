@@ -200,7 +200,7 @@ def _lock_item(item: Item) -> Item:
 def _check_open(item: Item) -> None:
     if not item.campaign.is_open:
         raise GradeError("The campaign is closed: grades can no longer change.")
-    if item.is_final:
+    if item.is_final and not item.is_gold:
         raise GradeError("This item's label is final: its grades can no longer change.")
 
 
