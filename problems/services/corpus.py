@@ -1,0 +1,639 @@
+"""The one import service: `corpus_import` streams records from the readers into batched
+upserts on the natural keys (DESIGN.md), inside one transaction.
+
+Each batch fetches the existing rows of its keys, merges, and writes only what differs: new
+and changed rows go in one `INSERT ... ON CONFLICT DO UPDATE` per model (bulk_create with
+update_conflicts), unchanged rows are not touched (no updated_at churn). Any error rolls the
+whole import back; a dry run does every write and rolls back, so its counts are exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import queue
+import threading
+from array import array
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import DatabaseError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from llm.scores import verifier_score
+from problems.importers import (
+    AnalysisIn,
+    Issue,
+    ProblemIn,
+    Progress,
+    ProofIn,
+    SolutionIn,
+    Where,
+    read_path,
+)
+from problems.importers.base import error
+from problems.models import Problem, Proof, ReferenceSolution, VerifierAnalysis
+from problems.services.bulk import insert_rows, rows_by_key, tune_transaction, upsert_rows
+from problems.signals import corpus_imported
+
+BATCH_SIZE = 2000
+MAX_ISSUES = 1000
+MODELS = ("problems", "reference_solutions", "proofs", "analyses")
+PROBLEM_FIELDS = ("statement", "contest", "year", "number", "topic", "final_answer")
+SOURCED_LISTS = ("imported_schemes", "imported_ratings")
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class ImportReport:
+    counts: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {
+            name: {"created": 0, "updated": 0, "unchanged": 0} for name in MODELS
+        }
+    )
+    issues: list[dict] = field(default_factory=list)
+    errors: int = 0
+    warnings: int = 0
+    records: int = 0
+    dry_run: bool = False
+    committed: bool = False
+    problem_ids: list[int] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.errors == 0
+
+    def add(self, issue: Issue) -> None:
+        if issue.level == "error":
+            self.errors += 1
+        else:
+            self.warnings += 1
+        if len(self.issues) < MAX_ISSUES:
+            self.issues.append(issue.to_dict())
+
+    def to_dict(self) -> dict:
+        return {
+            "ok": self.ok,
+            "dry_run": self.dry_run,
+            "committed": self.committed,
+            "records": self.records,
+            "counts": self.counts,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "issues": self.issues,
+            "issues_truncated": self.errors + self.warnings > len(self.issues),
+        }
+
+    def lines(self) -> list[str]:
+        """The report in words, one line each (what the command prints)."""
+        out = []
+        for issue in self.issues:
+            where = issue["file"] + (f":{issue['line']}" if issue["line"] is not None else "")
+            field_part = f" field {issue['field']!r}:" if issue["field"] else ""
+            out.append(f"{issue['level']}: {where}:{field_part} {issue['message']}")
+        if self.errors + self.warnings > len(self.issues):
+            out.append(f"... and {self.errors + self.warnings - len(self.issues)} more")
+        for name in MODELS:
+            count = self.counts[name]
+            out.append(
+                f"{name}: {count['created']} created, {count['updated']} updated, "
+                f"{count['unchanged']} unchanged"
+            )
+        if not self.ok:
+            out.append(f"{self.errors} error(s): nothing was written.")
+        elif self.dry_run:
+            out.append("Dry run: nothing was written.")
+        return out
+
+
+def _merge_sourced(old: list, new: list) -> list:
+    """Entries of `new` replace those of `old` with the same source; then one per content."""
+    sources = {entry.get("source") for entry in new}
+    merged = [entry for entry in old if entry.get("source") not in sources] + list(new)
+    out, seen = [], set()
+    for entry in merged:
+        key = (entry.get("format"), entry.get("kind"), repr(entry.get("content", entry)))
+        if "content" in entry and key in seen:
+            continue
+        seen.add(key)
+        out.append(entry)
+    return out
+
+
+def merge_metadata(old: dict, new: dict) -> dict:
+    merged = dict(old)
+    for key, value in new.items():
+        if key in SOURCED_LISTS and isinstance(value, list):
+            merged[key] = _merge_sourced(old.get(key) or [], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _merge_problem(target: dict, record: ProblemIn) -> dict:
+    for name in PROBLEM_FIELDS:
+        value = getattr(record, name)
+        if value not in ("", None):
+            target[name] = value
+    if not target.get("source"):
+        target["source"] = record.source
+    metadata = dict(record.metadata)
+    if record.schemes:
+        metadata["imported_schemes"] = record.schemes
+    target["metadata"] = merge_metadata(target.get("metadata") or {}, metadata)
+    return target
+
+
+class Upserter:
+    """Batches records, resolves natural keys and writes the differences."""
+
+    def __init__(self, report: ImportReport, batch_size: int = BATCH_SIZE):
+        self.report = report
+        self.batch_size = batch_size
+        self.problems: dict[str, tuple[Where, dict]] = {}
+        self.solutions: dict[tuple[str, str], SolutionIn] = {}
+        self.proofs: dict[tuple[str, str, str], ProofIn] = {}
+        self.analyses: dict[tuple, AnalysisIn] = {}
+        self.problem_ids: dict[str, int] = {}
+        # Problems created by this import have ids above `baseline`: they are kept in a compact
+        # array; the sets hold only problems that existed before (memory flat on a new corpus).
+        self.baseline = Problem.objects.aggregate(top=Max("id"))["top"] or 0
+        self.created_problems = array("q")
+        self.seen_problems: set[int] = set()
+        self.updated_problems: set[int] = set()
+        self.touched_problems: set[int] = set()
+        self.fresh: set[int] = set()  # problems created by the batch being written
+
+    # -- collecting ------------------------------------------------------------------------
+
+    def add(self, record) -> None:
+        self.report.records += 1
+        if isinstance(record, ProblemIn):
+            where, merged = self.problems.get(record.external_id, (record.where, {}))
+            self.problems[record.external_id] = (where, _merge_problem(merged, record))
+        elif isinstance(record, SolutionIn):
+            self.solutions[(record.problem, text_hash(record.text))] = record
+        elif isinstance(record, ProofIn):
+            key = (record.problem, record.generator, record.sample_key)
+            if key in self.proofs:
+                self.report.add(
+                    Issue(
+                        "warning",
+                        record.where,
+                        f"the same proof (problem {record.problem}, generator {record.generator}"
+                        f", sample {record.sample_key}) is also on line "
+                        f"{self.proofs[key].where.line}; the last one counts.",
+                    )
+                )
+            self.proofs[key] = record
+        elif isinstance(record, AnalysisIn):
+            if not record.sample_key:
+                record.sample_key = text_hash(record.text)[:16]
+            key = (
+                record.problem,
+                record.generator,
+                record.proof_sample_key,
+                record.verifier,
+                record.sample_key,
+            )
+            self.analyses[key] = record
+        pending = len(self.problems) + len(self.solutions) + len(self.proofs) + len(self.analyses)
+        if pending >= self.batch_size:
+            self.flush()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        if self.report.errors:
+            self._clear()
+            return
+        self.fresh.clear()
+        self._flush_problems()
+        self._flush_solutions()
+        proof_ids = self._flush_proofs()
+        self._flush_analyses(proof_ids)
+        self._clear()
+        if len(self.problem_ids) > 20 * self.batch_size:
+            self.problem_ids.clear()
+
+    def finish(self) -> None:
+        self.flush()
+        counts = self.report.counts["problems"]
+        counts["created"] = len(self.created_problems)
+        counts["updated"] = len(self.updated_problems)
+        counts["unchanged"] = len(self.seen_problems - self.updated_problems)
+        self.report.problem_ids = [
+            *self.created_problems,
+            *sorted(self.updated_problems | self.touched_problems),
+        ]
+
+    def _clear(self) -> None:
+        self.problems.clear()
+        self.solutions.clear()
+        self.proofs.clear()
+        self.analyses.clear()
+
+    def _touch(self, problem_ids: Iterable[int]) -> None:
+        """Problems whose solutions, proofs or analyses changed (new problems are known)."""
+        self.touched_problems.update(pk for pk in problem_ids if pk <= self.baseline)
+
+    def _count(self, model: str, status: str, number: int = 1) -> None:
+        self.report.counts[model][status] += number
+
+    def _problem_id(self, external_ids: Iterable[str]) -> None:
+        missing = {key for key in external_ids if key not in self.problem_ids}
+        if missing:
+            found = rows_by_key(Problem, ["external_id"], [(key,) for key in missing], ["id"])
+            self.problem_ids.update((key[0], row[0]) for key, row in found.items())
+
+    def _unknown_problem(self, record: SolutionIn | ProofIn | AnalysisIn) -> None:
+        self.report.add(
+            error(
+                record.where,
+                f"no problem {record.problem!r} in this file or in the database.",
+                record.problem_field,
+            )
+        )
+
+    def _flush_problems(self) -> None:
+        if not self.problems:
+            return
+        names = ("id", "source", "metadata", *PROBLEM_FIELDS)
+        existing = {
+            key[0]: dict(zip(names, row, strict=True))
+            for key, row in rows_by_key(
+                Problem, ["external_id"], [(key,) for key in self.problems], names
+            ).items()
+        }
+        writes = []
+        for external_id, (_, merged) in self.problems.items():
+            old = existing.get(external_id)
+            if old is None:
+                writes.append({"external_id": external_id, **merged})
+                continue
+            if old["id"] <= self.baseline:
+                self.seen_problems.add(old["id"])
+            self.problem_ids[external_id] = old["id"]
+            desired = _merge_problem_row(old, merged)
+            if all(desired[name] == old[name] for name in desired):
+                continue
+            if old["id"] <= self.baseline:
+                self.updated_problems.add(old["id"])
+            writes.append({"external_id": external_id, **desired})
+        now = timezone.now()
+        columns = ("external_id", *PROBLEM_FIELDS, "source", "metadata", "created_at", "updated_at")
+        rows: dict[bool, list[tuple]] = {True: [], False: []}
+        for values in writes:
+            row = tuple(
+                values.get(column) if column == "year" else values.get(column, "")
+                for column in columns[:-2]
+            )
+            rows[values["external_id"] in existing].append((*row, now, now))
+        insert_rows(Problem, columns, rows[False])
+        created = rows_by_key(Problem, ["external_id"], [row[:1] for row in rows[False]], ["id"])
+        for (external_id,), (pk,) in created.items():
+            self.problem_ids[external_id] = pk
+            self.created_problems.append(pk)
+            self.fresh.add(pk)
+        upsert_rows(
+            Problem,
+            columns,
+            rows[True],
+            unique=["external_id"],
+            update=[*PROBLEM_FIELDS, "source", "metadata", "updated_at"],
+        )
+
+    def _flush_solutions(self) -> None:
+        if not self.solutions:
+            return
+        self._problem_id(problem for problem, _ in self.solutions)
+        wanted: dict[tuple[int, str], SolutionIn] = {}
+        for (problem, digest), record in self.solutions.items():
+            problem_id = self.problem_ids.get(problem)
+            if problem_id is None:
+                self._unknown_problem(record)
+                continue
+            wanted[(problem_id, digest)] = record
+        existing = rows_by_key(
+            ReferenceSolution,
+            ["problem_id", "text_hash"],
+            [key for key in wanted if key[0] not in self.fresh],
+            ["id"],
+        )
+        now = timezone.now()
+        new = [
+            (key[0], record.text, key[1], record.source, "", [], record.metadata, now)
+            for key, record in wanted.items()
+            if key not in existing
+        ]
+        self._count("reference_solutions", "unchanged", len(wanted) - len(new))
+        self._count("reference_solutions", "created", len(new))
+        insert_rows(
+            ReferenceSolution,
+            (
+                "problem_id",
+                "text",
+                "text_hash",
+                "source",
+                "cluster_label",
+                "main_steps",
+                "metadata",
+                "created_at",
+            ),
+            new,
+        )
+        self._touch(row[0] for row in new)
+
+    def _flush_proofs(self) -> dict[tuple[int, str, str], int]:
+        """Writes the batch's proofs; returns their ids by (problem id, generator, sample)."""
+        ids: dict[tuple[int, str, str], int] = {}
+        if not self.proofs:
+            return ids
+        self._problem_id(problem for problem, _, _ in self.proofs)
+        wanted: dict[tuple[int, str, str], ProofIn] = {}
+        for (problem, generator, sample), record in self.proofs.items():
+            problem_id = self.problem_ids.get(problem)
+            if problem_id is None:
+                self._unknown_problem(record)
+                continue
+            wanted[(problem_id, generator, sample)] = record
+        proof_key = ["problem_id", "generator", "sample_key"]
+        existing = {
+            key: (row[0], *key, *row[1:])
+            for key, row in rows_by_key(
+                Proof,
+                proof_key,
+                [key for key in wanted if key[0] not in self.fresh],  # new problems: no proofs yet
+                ["id", "text_hash", "sample_index", "source", "metadata"],
+            ).items()
+        }
+        writes = []
+        now = timezone.now()
+        for key, record in wanted.items():
+            digest = text_hash(record.text)
+            old = existing.get(key)
+            metadata = merge_metadata(old[7], record.metadata) if old else record.metadata
+            if old is not None:
+                ids[key] = old[0]
+                if (old[4], old[5], old[6], old[7]) == (
+                    digest,
+                    record.sample_index,
+                    record.source,
+                    metadata,
+                ):
+                    self._count("proofs", "unchanged")
+                    continue
+            self._count("proofs", "updated" if old else "created")
+            self._touch((key[0],))
+            writes.append(
+                (*key, record.sample_index, record.text, digest, record.source, metadata, now, now)
+            )
+        columns = (
+            "problem_id",
+            "generator",
+            "sample_key",
+            "sample_index",
+            "text",
+            "text_hash",
+            "source",
+            "metadata",
+            "created_at",
+            "updated_at",
+        )
+        insert_rows(Proof, columns, [row for row in writes if row[:3] not in existing])
+        upsert_rows(
+            Proof,
+            columns,
+            [row for row in writes if row[:3] in existing],
+            unique=["problem_id", "generator", "sample_key"],
+            update=["sample_index", "text", "text_hash", "source", "metadata", "updated_at"],
+        )
+        return ids
+
+    def _flush_analyses(self, proof_ids: dict[tuple[int, str, str], int]) -> None:
+        if not self.analyses:
+            return
+        self._problem_id(key[0] for key in self.analyses)
+        wanted: dict[tuple[int, str, str], AnalysisIn] = {}
+        lookups: dict[tuple[int, str, str], list[AnalysisIn]] = {}
+        for record in self.analyses.values():
+            problem_id = self.problem_ids.get(record.problem)
+            if problem_id is None:
+                self._unknown_problem(record)
+                continue
+            proof_key = (problem_id, record.generator, record.proof_sample_key)
+            lookups.setdefault(proof_key, []).append(record)
+        missing = [key for key in lookups if key not in proof_ids]
+        if missing:
+            found = rows_by_key(Proof, ["problem_id", "generator", "sample_key"], missing, ["id"])
+            for key, row in found.items():
+                proof_ids.setdefault(key, row[0])
+        for proof_key, records in lookups.items():
+            proof_id = proof_ids.get(proof_key)
+            for record in records:
+                if proof_id is None:
+                    self.report.add(
+                        error(
+                            record.where,
+                            f"no proof by {record.generator!r} (sample "
+                            f"{record.proof_sample_key!r}) of problem {record.problem!r} in this "
+                            "file or in the database.",
+                            "proof_sample",
+                        )
+                    )
+                    continue
+                wanted[(proof_id, record.verifier, record.sample_key)] = record
+        existing = {
+            key: (row[0], *key, *row[1:])
+            for key, row in rows_by_key(
+                VerifierAnalysis,
+                ["proof_id", "verifier", "sample_key"],
+                wanted,
+                ["id", "text_hash", "source", "metadata"],
+            ).items()
+        }
+        writes = []
+        now = timezone.now()
+        for key, record in wanted.items():
+            digest = text_hash(record.text)
+            old = existing.get(key)
+            metadata = merge_metadata(old[6], record.metadata) if old else record.metadata
+            if old is not None and (old[4], old[5], old[6]) == (digest, record.source, metadata):
+                self._count("analyses", "unchanged")
+                continue
+            self._count("analyses", "updated" if old else "created")
+            score = verifier_score(record.text)
+            writes.append(
+                (
+                    *key,
+                    record.text,
+                    digest,
+                    score.score,
+                    score.kept_contract,
+                    score.problem[:200],
+                    record.source,
+                    metadata,
+                    now,
+                    now,
+                )
+            )
+        upsert_rows(
+            VerifierAnalysis,
+            (
+                "proof_id",
+                "verifier",
+                "sample_key",
+                "text",
+                "text_hash",
+                "score",
+                "kept_contract",
+                "score_problem",
+                "source",
+                "metadata",
+                "created_at",
+                "updated_at",
+            ),
+            writes,
+            unique=["proof_id", "verifier", "sample_key"],
+            update=[
+                "text",
+                "text_hash",
+                "score",
+                "kept_contract",
+                "score_problem",
+                "source",
+                "metadata",
+                "updated_at",
+            ],
+        )
+        if writes:
+            touched = Proof.objects.filter(id__in={row[0] for row in writes})
+            self._touch(touched.values_list("problem_id", flat=True))
+
+
+def _merge_problem_row(old: dict, merged: dict) -> dict:
+    """What the problem row becomes: incoming non-empty fields win; metadata merges."""
+    desired = {name: old[name] for name in (*PROBLEM_FIELDS, "source", "metadata")}
+    for name in PROBLEM_FIELDS:
+        if merged.get(name) not in ("", None):
+            desired[name] = merged[name]
+    if not desired["source"]:
+        desired["source"] = merged.get("source", "")
+    desired["metadata"] = merge_metadata(old["metadata"] or {}, merged.get("metadata") or {})
+    return desired
+
+
+_DONE = object()
+
+
+def read_ahead(items: Iterator, chunk: int = 500, depth: int = 8) -> Iterator:
+    """Iterates `items` in a thread, a few chunks ahead of the caller: reading and parsing the
+    next records overlaps the database's work on the current batch (psycopg releases the GIL
+    while it waits). The queue's bound keeps memory flat; errors reach the caller."""
+    ahead: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(value) -> bool:
+        while not stop.is_set():
+            try:
+                ahead.put(value, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for block in _batched(items, chunk):
+                if not put(block):
+                    return
+            put(_DONE)
+        except BaseException as exc:  # handed over to the consuming thread
+            put(exc)
+
+    thread = threading.Thread(target=produce, name="corpus-import-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            block = ahead.get()
+            if block is _DONE:
+                return
+            if isinstance(block, BaseException):
+                raise block
+            yield from block
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _batched(items: Iterator, size: int) -> Iterator[tuple]:
+    iterator = iter(items)
+    while block := tuple(itertools.islice(iterator, size)):
+        yield block
+
+
+SIGNAL_CHUNK = 1000
+
+
+def _announce(problem_ids: list[int]) -> None:
+    """Sends `corpus_imported`, 1,000 problem ids at a time, so that a receiver loading the
+    problems it is given works in bounded memory however large the import (receivers are
+    idempotent, so a split send means the same as one)."""
+    for start in range(0, len(problem_ids), SIGNAL_CHUNK):
+        corpus_imported.send(sender=Problem, problem_ids=problem_ids[start : start + SIGNAL_CHUNK])
+
+
+class _Rollback(Exception):
+    pass
+
+
+def corpus_import(
+    *,
+    path: Path,
+    fmt: str | None = None,
+    dry_run: bool = False,
+    name: str | None = None,
+    batch_size: int = BATCH_SIZE,
+    on_progress: Callable[[int, ImportReport], None] | None = None,
+) -> ImportReport:
+    """Imports a file or folder in one transaction; returns the report.
+
+    All or nothing: any error rolls everything back (the report lists every error with its
+    file, line and field). A dry run rolls back too, after computing exact counts. After a
+    commit, `problems.signals.corpus_imported` is sent with the ids of the problems created
+    or changed.
+    """
+    report = ImportReport(dry_run=dry_run)
+    progress = Progress()
+    upserter = Upserter(report, batch_size=batch_size)
+    try:
+        with transaction.atomic():
+            tune_transaction()
+            try:
+                for item in read_ahead(read_path(path, fmt, progress=progress, name=name)):
+                    if isinstance(item, Issue):
+                        report.add(item)
+                        continue
+                    upserter.add(item)
+                    if on_progress and report.records % batch_size == 0:
+                        on_progress(progress.bytes_read, report)
+                upserter.finish()
+            except DatabaseError as exc:
+                report.add(error(Where(name or path.name), f"The database refused a batch: {exc}"))
+            if not report.ok or dry_run:
+                raise _Rollback
+    except _Rollback:
+        pass
+    else:
+        report.committed = True
+        transaction.on_commit(lambda: _announce(report.problem_ids))
+    if on_progress:
+        on_progress(progress.bytes_read, report)
+    if not report.ok:
+        report.problem_ids = []
+    return report

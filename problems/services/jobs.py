@@ -1,0 +1,112 @@
+"""Import jobs: an upload saved on an ImportJob row, run by a Celery task that records
+status, progress, counts, the per-line report and any failure on that row."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from django.contrib.auth.models import User
+from django.core.files.uploadedfile import UploadedFile
+from django.db import connections, transaction
+from django.utils import timezone
+
+from problems.models import ImportJob
+from problems.services.corpus import ImportReport, corpus_import
+
+PROGRESS_EVERY_SECONDS = 0.5
+
+
+@transaction.atomic
+def import_job_create(
+    *, upload: UploadedFile, fmt: str = "", dry_run: bool = False, created_by: User | None
+) -> ImportJob:
+    """Saves the upload on a new job and enqueues `problems.tasks.import_run` after commit."""
+    from problems.tasks import import_run
+
+    job = ImportJob(
+        original_name=Path(upload.name).name[:255],
+        format=fmt,
+        dry_run=dry_run,
+        total=upload.size,
+        created_by=created_by,
+    )
+    job.file.save(Path(upload.name).name, upload, save=False)
+    job.save()
+    transaction.on_commit(lambda: import_run.delay(job.pk))
+    return job
+
+
+class _ProgressWriter:
+    """Writes progress on a connection of its own (autocommit), so the page sees it while the
+    import's transaction is still open. PostgreSQL only (SQLite has one writer at a time), and
+    only when the caller holds no transaction (the job row would not be visible outside it)."""
+
+    def __init__(self, job_id: int, total: int):
+        self.job_id = job_id
+        self.total = total
+        self.last = 0.0
+        self.connection = None
+        default = connections["default"]
+        if default.vendor == "postgresql" and not default.in_atomic_block:
+            import psycopg
+
+            params = default.get_connection_params()
+            params.pop("cursor_factory", None)
+            params.pop("context", None)
+            self.connection = psycopg.connect(**params, autocommit=True)
+
+    def __call__(self, bytes_read: int, report: ImportReport) -> None:
+        now = time.monotonic()
+        if self.connection is None or now - self.last < PROGRESS_EVERY_SECONDS:
+            return
+        self.last = now
+        from psycopg.types.json import Jsonb
+
+        self.connection.execute(
+            f"UPDATE {ImportJob._meta.db_table} SET processed = %s, counts = %s WHERE id = %s",
+            [min(bytes_read, self.total), Jsonb(report.counts), self.job_id],
+        )
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+
+
+def import_job_run(*, job_id: int) -> ImportJob | None:
+    """Runs a job's import once: a finished job (done or failed) is left as it is."""
+    job = ImportJob.objects.filter(pk=job_id).first()
+    if job is None or job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED):
+        return job
+    ImportJob.objects.filter(pk=job_id).update(
+        status=ImportJob.Status.RUNNING, started_at=timezone.now(), processed=0
+    )
+    writer = _ProgressWriter(job_id, job.total or 0)
+    try:
+        report = corpus_import(
+            path=Path(job.file.path),
+            fmt=job.format or None,
+            dry_run=job.dry_run,
+            name=job.original_name,
+            on_progress=writer,
+        )
+    finally:
+        writer.close()
+    status = ImportJob.Status.SUCCEEDED if report.ok else ImportJob.Status.FAILED
+    message = "" if report.ok else f"{report.errors} error(s): nothing was written."
+    ImportJob.objects.filter(pk=job_id).update(
+        status=status,
+        processed=job.total or 0,
+        counts=report.counts,
+        report=report.to_dict()["issues"],
+        error=message,
+        finished_at=timezone.now(),
+    )
+    return ImportJob.objects.get(pk=job_id)
+
+
+def import_job_fail(*, job_id: int, message: str) -> None:
+    """Records a failure the import itself could not report (e.g. the database went away)."""
+    ImportJob.objects.filter(pk=job_id).update(
+        status=ImportJob.Status.FAILED, error=message[:2000], finished_at=timezone.now()
+    )
