@@ -1,6 +1,6 @@
 from django.urls import path
 
-from adjudication import apis
+from adjudication import apis, apis_loop
 
 urlpatterns = [
     path("adjudication/cases/", apis.CaseListApi.as_view(), name="api-case-list"),
@@ -16,4 +16,25 @@ urlpatterns = [
         apis.AgreementApi.as_view(),
         name="api-campaign-agreement",
     ),
+    path(
+        "verification/verifier-runs/",
+        apis_loop.VerifierRunStartApi.as_view(),
+        name="api-verifier-run-start",
+    ),
+    path(
+        "verification/verifier-runs/<int:run_id>/",
+        apis_loop.VerifierRunDetailApi.as_view(),
+        name="api-verifier-run",
+    ),
+    path(
+        "verification/labelling-runs/",
+        apis_loop.LabellingRunStartApi.as_view(),
+        name="api-labelling-run-start",
+    ),
+    path(
+        "verification/labelling-runs/<int:run_id>/",
+        apis_loop.LabellingRunDetailApi.as_view(),
+        name="api-labelling-run",
+    ),
+    path("verification/analyses/", apis_loop.AnalysisListApi.as_view(), name="api-analyses"),
 ]

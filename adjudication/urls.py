@@ -1,6 +1,6 @@
 from django.urls import path
 
-from adjudication import views
+from adjudication import views, views_loop
 
 app_name = "adjudication"
 urlpatterns = [
@@ -22,4 +22,24 @@ urlpatterns = [
     path("campaigns/<slug:slug>/labels/", views.labels, name="labels"),
     path("items/<int:pk>/send/", views.item_send, name="send"),
     path("items/<int:pk>/gold/", views.item_gold, name="gold"),
+    path("verification/", views_loop.verification, name="verification"),
+    path("verification/runs/", views_loop.verifier_run_create, name="verifier-run-create"),
+    path("verification/runs/<int:run_id>/", views_loop.verifier_run_page, name="verifier-run"),
+    path(
+        "verification/runs/<int:run_id>/retry/",
+        views_loop.verifier_run_retry,
+        name="verifier-run-retry",
+    ),
+    path("verification/loops/", views_loop.labelling_run_create, name="labelling-run-create"),
+    path("verification/loops/<int:run_id>/", views_loop.labelling_run_page, name="labelling-run"),
+    path(
+        "verification/loops/<int:run_id>/retry/",
+        views_loop.labelling_run_retry,
+        name="labelling-run-retry",
+    ),
+    path(
+        "verification/loops/<int:run_id>/audit/",
+        views_loop.labelling_audit,
+        name="labelling-audit",
+    ),
 ]

@@ -16,6 +16,7 @@ from config.roles import ALL_ROLES, Role, api_permission
 from problems.models import Proof
 
 Anyone = api_permission(*ALL_ROLES)
+ANALYSIS_ITEM = "This item is an analysis review: use the items/<id>/review/ endpoints."
 Admin = api_permission(Role.ADMIN)
 User = get_user_model()
 
@@ -140,6 +141,8 @@ class DraftSaveApi(APIView):
     @extend_schema(tags=["annotation"], request=GradeInputSerializer, responses=GradeOutput)
     def put(self, request, item_id):
         view = _view(request, item_id)
+        if view.item.analysis_id is not None:
+            raise ValidationError({"problems": [ANALYSIS_ITEM]})
         params = GradeInputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         try:
@@ -163,6 +166,8 @@ class GradeSubmitApi(APIView):
     )
     def post(self, request, item_id):
         view = _view(request, item_id)
+        if view.item.analysis_id is not None:
+            raise ValidationError({"problems": [ANALYSIS_ITEM]})
         params = GradeInputSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         data = _grade_input(params.validated_data)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.views import campaigns, grading
+from annotation.views import campaigns, grading, review
 
 app_name = "annotation"
 
@@ -12,6 +12,8 @@ urlpatterns = [
     path("items/<int:item_id>/submit/", grading.item_submit, name="item-submit"),
     path("items/<int:item_id>/heartbeat/", grading.item_heartbeat, name="item-heartbeat"),
     path("items/<int:item_id>/skip/", grading.item_skip, name="item-skip"),
+    path("items/<int:item_id>/review/draft/", review.review_draft, name="review-draft"),
+    path("items/<int:item_id>/review/submit/", review.review_submit, name="review-submit"),
     path("<slug:slug>/", campaigns.campaign_detail, name="campaign"),
     path("<slug:slug>/edit/", campaigns.campaign_edit, name="campaign-edit"),
     path("<slug:slug>/next/", campaigns.next_item, name="next"),

@@ -9,10 +9,12 @@ from django.views.decorators.http import require_POST
 
 from annotation import selectors, services
 from annotation.forms import AssignForm, CampaignForm, MemberForm, MoveForm, SelectionForm
-from annotation.models import Assignment, CampaignMember, Item
+from annotation.models import Assignment, CampaignMember, Item, TaskKind
 from annotation.plots import scores_svg
 from annotation.scales import scale_spec
+from annotation.services.review import analysis_items_create
 from config.roles import ALL_ROLES, Role, has_role, role_required
+from problems.models import VerifierAnalysis
 
 User = get_user_model()
 
@@ -119,6 +121,19 @@ def items_create(request, slug):
             contest=data["contest"], year=data["year"], generator=data["generator"],
             problem=data["problem"],
         )  # fmt: skip
+        if request.method == "POST" and campaign.task_kind == TaskKind.ANALYSIS_REVIEW:
+            try:
+                result = analysis_items_create(
+                    campaign=campaign,
+                    analyses=VerifierAnalysis.objects.filter(proof__in=proofs),
+                    required_judgements=data["required_judgements"],
+                    is_gold=data["is_gold"],
+                )
+            except services.GradeError as exc:
+                messages.error(request, str(exc))
+                return redirect("annotation:items-create", slug=slug)
+            messages.success(request, result.summary().replace("item(s)", "analysis item(s)"))
+            return redirect("annotation:campaign", slug=slug)
         if request.method == "POST":
             result = services.items_create_from_selection(
                 campaign=campaign,

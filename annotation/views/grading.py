@@ -13,13 +13,18 @@ from django.views.decorators.http import require_POST
 from annotation import selectors, services
 from annotation.models import Assignment, Grade
 from annotation.page import grading_page_context
+from annotation.views.review import review_page
 from config.roles import ALL_ROLES, role_required
 from rubrics.structure import AwardError, Scheme, score_breakdown
+
+ANALYSIS_ITEM = "This item is an analysis review: judge it on its review page (review endpoints)."
 
 
 @role_required(*ALL_ROLES)
 def item_page(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    if view.item.analysis_id is not None:
+        return review_page(request, item_id, grading=view)
     context = grading_page_context(view)
     context["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
     return render(request, "annotation/grade.html", context)
@@ -76,6 +81,8 @@ def _grade_json(grade: Grade) -> dict:
 @role_required(*ALL_ROLES)
 def item_draft(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    if view.item.analysis_id is not None:
+        return _problems(services.GradeError(ANALYSIS_ITEM))
     try:
         data = services.GradeInput.from_data(_payload(request))
         if view.grade is not None and view.grade.is_submitted:
@@ -106,6 +113,8 @@ def _preview_json(item, data: services.GradeInput) -> dict:
 @role_required(*ALL_ROLES)
 def item_submit(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    if view.item.analysis_id is not None:
+        return _problems(services.GradeError(ANALYSIS_ITEM))
     payload = _payload(request)
     try:
         data = services.GradeInput.from_data(payload)
