@@ -145,8 +145,11 @@ class Plan:
 # --- Shared query parts ----------------------------------------------------------------------
 
 COMMON_TAIL = [
-    Field("label_source", "string", "How the final label was reached (agreement, adjudication, "
-          "single, imported, automatic)."),
+    Field(
+        "label_source",
+        "string",
+        "How the final label was reached (agreement, adjudication, single, imported, automatic).",
+    ),
     Field("judgements", "int", "Number of expert judgements behind the label."),
     Field("campaign", "string", "Campaign slug."),
     Field("licence", "string", "Licence of the source record, where the import recorded one."),
@@ -189,11 +192,15 @@ def _with_agreement(qs: QuerySet, campaign: Campaign, minimum: float, item_ref: 
     )
 
 
-def _batches(qs: QuerySet, columns: dict[str, object], pk: str = "id") -> Iterator[list[dict]]:
-    """Keyset pagination over `qs` by `pk`: batches of plain dicts, one query each."""
+def _batches(qs: QuerySet, columns: dict[str, str], pk: str = "id") -> Iterator[list[dict]]:
+    """Keyset pagination over `qs` by `pk`: batches of plain dicts, one query each.
+    `columns` maps each output key to a field path."""
+    plain = [alias for alias, path in columns.items() if alias == path]
+    renamed = {alias: F(path) for alias, path in columns.items() if alias != path}
     last = 0
     while True:
-        batch = list(qs.filter(**{f"{pk}__gt": last}).order_by(pk).values(**columns)[:BATCH])
+        page = qs.filter(**{f"{pk}__gt": last}).order_by(pk)
+        batch = list(page.values(*plain, **renamed)[:BATCH])
         if not batch:
             return
         yield batch
@@ -212,25 +219,25 @@ def _first_references(problem_ids: set[int]) -> dict[int, str]:
 
 
 LABEL_COLUMNS = {
-    "_pk": F("id"),
-    "value": F("value"),
-    "source": F("source"),
-    "grade_ids": F("grade_ids"),
-    "scheme_version": F("scheme__version"),
-    "scheme_text": F("scheme__text"),
-    "item_scheme_version": F("item__scheme__version"),
-    "item_scheme_text": F("item__scheme__text"),
-    "problem_pk": F("item__proof__problem_id"),
-    "problem_id": F("item__proof__problem__external_id"),
-    "statement": F("item__proof__problem__statement"),
-    "contest": F("item__proof__problem__contest"),
-    "year": F("item__proof__problem__year"),
-    "problem_meta": F("item__proof__problem__metadata"),
-    "generator": F("item__proof__generator"),
-    "proof_text": F("item__proof__text"),
-    "sample_index": F("item__proof__sample_index"),
-    "sample_key": F("item__proof__sample_key"),
-    "proof_meta": F("item__proof__metadata"),
+    "_pk": "id",
+    "value": "value",
+    "source": "source",
+    "grade_ids": "grade_ids",
+    "scheme_version": "scheme__version",
+    "scheme_text": "scheme__text",
+    "item_scheme_version": "item__scheme__version",
+    "item_scheme_text": "item__scheme__text",
+    "problem_pk": "item__proof__problem_id",
+    "problem_id": "item__proof__problem__external_id",
+    "statement": "item__proof__problem__statement",
+    "contest": "item__proof__problem__contest",
+    "year": "item__proof__problem__year",
+    "problem_meta": "item__proof__problem__metadata",
+    "generator": "item__proof__generator",
+    "proof_text": "item__proof__text",
+    "sample_index": "item__proof__sample_index",
+    "sample_key": "item__proof__sample_key",
+    "proof_meta": "item__proof__metadata",
 }
 
 
@@ -273,8 +280,12 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
     conversions = []
     if campaign.scale == "1-4":
         conversions.append(
-            {"field": "expert_rating", "from": "1-4", "to": "0-7",
-             "description": "expert_rating from RefGrader's 1-4 onto 0-7 by 2x - 1"}
+            {
+                "field": "expert_rating",
+                "from": "1-4",
+                "to": "0-7",
+                "description": "expert_rating from RefGrader's 1-4 onto 0-7 by 2x - 1",
+            }
         )
     rating_kind = "float" if campaign.label_policy == "mean" else "int"
     fields = [
@@ -339,14 +350,25 @@ def _ternary_conversions(scale: str, cuts: tuple[int, int], field_name: str) -> 
     if scale == "0-0.5-1":
         return []
     low, high = cuts
+
+    def span(a: int, b: int) -> str:
+        return str(a) if a == b else f"{a}-{b}"
+
     text = (
         f"{field_name} from 0-7 onto 0 / 0.5 / 1 by cut points {low} and {high}: "
-        f"{high}-7 -> 1, {low}-{high - 1} -> 0.5, 0-{low - 1} -> 0"
+        f"{span(high, 7)} -> 1, {span(low, high - 1)} -> 0.5, {span(0, low - 1)} -> 0"
     )
     if scale == "1-4":
         text = f"{field_name} from 1-4 onto 0-7 by 2x - 1, then " + text.split(" from 0-7 ")[1]
-    return [{"field": field_name, "from": scale, "to": "0-0.5-1", "cuts": [low, high],
-             "description": text}]
+    return [
+        {
+            "field": field_name,
+            "from": scale,
+            "to": "0-0.5-1",
+            "cuts": [low, high],
+            "description": text,
+        }
+    ]
 
 
 def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
@@ -358,7 +380,9 @@ def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("proof", "string", "The proof (Y)."),
         Field("score", "float", "Expert score s in {0, 0.5, 1}."),
         Field("generator", "string", "The model that wrote the proof."),
-        Field("native_score", "float", f"The final label on the campaign's {campaign.scale} scale."),
+        Field(
+            "native_score", "float", f"The final label on the campaign's {campaign.scale} scale."
+        ),
     ] + _tail(options)
 
     def build(raw, batch, context):
@@ -385,9 +409,9 @@ def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
 # --- dmv -------------------------------------------------------------------------------------
 
 DMV_COLUMNS = LABEL_COLUMNS | {
-    "analysis_text": F("item__analysis__text"),
-    "verifier": F("item__analysis__verifier"),
-    "verifier_score": F("item__analysis__score"),
+    "analysis_text": "item__analysis__text",
+    "verifier": "item__analysis__verifier",
+    "verifier_score": "item__analysis__score",
 }
 
 
@@ -433,29 +457,29 @@ def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
 # --- annotations -----------------------------------------------------------------------------
 
 GRADE_COLUMNS = {
-    "_pk": F("id"),
-    "item_id": F("item_id"),
-    "expert_id": F("expert_id"),
-    "expert_username": F("expert__username"),
-    "score": F("score"),
-    "computed_score": F("computed_score"),
-    "awards": F("awards"),
-    "deductions": F("deductions"),
-    "via_equivalent": F("via_equivalent"),
-    "score_note": F("score_note"),
-    "comment": F("comment"),
-    "step_verdicts": F("step_verdicts"),
-    "first_wrong_step": F("first_wrong_step"),
-    "seconds_spent": F("seconds_spent"),
-    "submitted_at": F("submitted_at"),
-    "scheme_version": F("scheme__version"),
-    "problem_id": F("item__proof__problem__external_id"),
-    "generator": F("item__proof__generator"),
-    "sample_key": F("item__proof__sample_key"),
-    "analysis_id": F("item__analysis_id"),
-    "is_gold": F("item__is_gold"),
-    "final_value": F("item__final_label__value"),
-    "final_source": F("item__final_label__source"),
+    "_pk": "id",
+    "item_id": "item_id",
+    "expert_id": "expert_id",
+    "expert_username": "expert__username",
+    "score": "score",
+    "computed_score": "computed_score",
+    "awards": "awards",
+    "deductions": "deductions",
+    "via_equivalent": "via_equivalent",
+    "score_note": "score_note",
+    "comment": "comment",
+    "step_verdicts": "step_verdicts",
+    "first_wrong_step": "first_wrong_step",
+    "seconds_spent": "seconds_spent",
+    "submitted_at": "submitted_at",
+    "scheme_version": "scheme__version",
+    "problem_id": "item__proof__problem__external_id",
+    "generator": "item__proof__generator",
+    "sample_key": "item__proof__sample_key",
+    "analysis_id": "item__analysis_id",
+    "is_gold": "item__is_gold",
+    "final_value": "item__final_label__value",
+    "final_source": "item__final_label__source",
 }
 
 
@@ -465,12 +489,18 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("item_id", "int", "The campaign item judged."),
         Field("problem_id", "string", "The problem's external id."),
         Field("generator", "string", "The model that wrote the proof."),
-        Field("sample_key", "string", "The proof's sample key (with problem and generator, its "
-              "natural key)."),
+        Field(
+            "sample_key",
+            "string",
+            "The proof's sample key (with problem and generator, its natural key).",
+        ),
         Field("analysis_id", "int", "The verifier analysis reviewed (analysis review only)."),
         Field("is_gold", "bool", "A gold (calibration) item."),
-        Field("expert", "string", "Pseudonymised expert id (or the username, if the admin chose "
-              "names)."),
+        Field(
+            "expert",
+            "string",
+            "Pseudonymised expert id (or the username, if the admin chose names).",
+        ),
         Field("score", "float", f"The expert's score on the campaign scale ({campaign.scale})."),
         Field("computed_score", "float", "The score the marking scheme's awards compute."),
         Field("awards", "json", "Checkpoint awards {checkpoint id: points}."),
@@ -483,8 +513,11 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("seconds_spent", "int", "Time spent grading."),
         Field("submitted_at", "string", "ISO 8601 time of submission."),
         Field("scheme_version", "int", "The marking-scheme version shown."),
-        Field("spans", "json", "Error spans [{start, end, quote, category, note}] (offsets into "
-              "the proof text)."),
+        Field(
+            "spans",
+            "json",
+            "Error spans [{start, end, quote, category, note}] (offsets into the proof text).",
+        ),
         Field("history", "json", "Revisions [{changed_by, changed_at, old, new}]."),
         Field("final_label", "float", "The item's final label, if any."),
         Field("final_label_source", "string", "How the final label was reached."),
@@ -553,7 +586,9 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
                     "step_verdicts": raw["step_verdicts"],
                     "first_wrong_step": raw["first_wrong_step"],
                     "seconds_spent": raw["seconds_spent"],
-                    "submitted_at": raw["submitted_at"].isoformat() if raw["submitted_at"] else None,
+                    "submitted_at": raw["submitted_at"].isoformat()
+                    if raw["submitted_at"]
+                    else None,
                     "scheme_version": raw["scheme_version"],
                     "spans": spans.get(raw["_pk"], []),
                     "history": history.get(raw["_pk"], []),

@@ -83,7 +83,10 @@ class ExportJob(models.Model):
 
 
 class PredictionSource(models.TextChoices):
-    PROOFGRADER_JSONL = "proofgrader_jsonl", "ProofGrader-style JSONL {problem_id, generator, score}"
+    PROOFGRADER_JSONL = (
+        "proofgrader_jsonl",
+        "ProofGrader-style JSONL {problem_id, generator, score}",
+    )
     DEEPSEEK_OUTPUTS = "deepseek_outputs", "DeepSeekMath-V2 outputs (average_automatic_rating)"
     ENDPOINT = "endpoint", "A grader endpoint run over the campaign"
 

@@ -80,24 +80,33 @@ def dataset_write(
         "counts": {"rows": data.rows, "rows_before_split_filter": plan.total},
         "conversions": plan.conversions,
         "split": (
-            {"test_fraction": options.test_fraction, "seed": options.split_seed,
-             "exported": options.split or "train and test"}
+            {
+                "test_fraction": options.test_fraction,
+                "seed": options.split_seed,
+                "exported": options.split or "train and test",
+            }
             if options.test_fraction is not None
             else None
         ),
         "licences": [],
-        "columns": [{"name": f.name, "type": f.kind, "description": f.description}
-                    for f in plan.fields],
+        "columns": [
+            {"name": f.name, "type": f.kind, "description": f.description} for f in plan.fields
+        ],
         "files": {out.name: {"rows": data.rows, "size": data.size, "sha256": data.sha256}},
     }
     title = f"{campaign.name}: {fmt} dataset"
     card = render_card(
-        title=title, summary=plan.summary, fields=plan.fields, manifest=manifest,
+        title=title,
+        summary=plan.summary,
+        fields=plan.fields,
+        manifest=manifest,
         sample=_shorten(sample[0]) if sample else None,
     )
     card_result = write_text_atomic(card_path, card)
     manifest["files"][card_path.name] = {
-        "rows": 0, "size": card_result.size, "sha256": card_result.sha256
+        "rows": 0,
+        "size": card_result.size,
+        "sha256": card_result.sha256,
     }
     with_manifest = manifest_bytes(manifest)
     write_text_atomic(manifest_path, with_manifest.decode("utf-8"))
@@ -175,7 +184,9 @@ def export_run(*, job_id: int) -> ExportJob:
     except Exception as exc:
         logger.exception("export %s failed", job.pk)
         ExportJob.objects.filter(pk=job.pk).update(
-            status=JobStatus.FAILED, error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+            status=JobStatus.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
         )
         job.refresh_from_db()
         return job
