@@ -88,7 +88,6 @@ class PredictionSource(models.TextChoices):
         "ProofGrader-style JSONL {problem_id, generator, score}",
     )
     DEEPSEEK_OUTPUTS = "deepseek_outputs", "DeepSeekMath-V2 outputs (average_automatic_rating)"
-    ENDPOINT = "endpoint", "A grader endpoint run over the campaign"
 
 
 class GraderEvaluation(models.Model):
