@@ -1,0 +1,218 @@
+"""Readers of the field's corpus formats, and detection of the format of a path.
+
+`read_path(path, fmt=None)` yields normalised records and issues for a file, a competition
+folder, a folder of files (each detected on its own) or a .zip of any of these.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+
+from problems.importers import deepseek, generic, imobench, matharena, opc, proofbench
+from problems.importers.base import (
+    AnalysisIn,
+    Issue,
+    Item,
+    ProblemIn,
+    Progress,
+    ProofIn,
+    SolutionIn,
+    SourceError,
+    Where,
+    check_start,
+    decode,
+    error,
+)
+
+READERS: dict[str, Callable[[Path, Progress, str], Iterator[Item]]] = {
+    proofbench.NAME: proofbench.read,
+    imobench.NAME: imobench.read,
+    matharena.NAME: matharena.read,
+    opc.NAME: opc.read,
+    deepseek.NAME: deepseek.read,
+    generic.NAME: generic.read,
+}
+FORMATS = tuple(READERS)
+FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+MAX_ZIP_BYTES = 2 * 1024**3
+
+__all__ = [
+    "FORMATS",
+    "AnalysisIn",
+    "Issue",
+    "ProblemIn",
+    "ProofIn",
+    "Progress",
+    "SolutionIn",
+    "SourceError",
+    "Where",
+    "detect_format",
+    "read_path",
+    "source_size",
+]
+
+
+def _first_json_line(path: Path) -> dict | None:
+    with path.open("rb") as handle:
+        for raw in handle:
+            if raw.strip():
+                try:
+                    value = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+                except orjson.JSONDecodeError:
+                    return None
+                return value if isinstance(value, dict) else None
+    return None
+
+
+def _json_head(path: Path) -> object:
+    if path.stat().st_size > 64 * 1024 * 1024:
+        return None
+    try:
+        return orjson.loads(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
+    except orjson.JSONDecodeError:
+        return None
+
+
+def detect_format(path: Path) -> str | None:
+    """The format of a file or folder, or None when it cannot be told."""
+    if path.is_dir():
+        return matharena.NAME if matharena.looks_like(path) else None
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return proofbench.NAME
+    if suffix == ".csv":
+        with path.open("rb") as handle:
+            header = handle.readline().decode("utf-8", "replace").lower()
+        if "problem id" in header and "grading guidelines" in header:
+            return imobench.NAME
+        if "problem_id" in header:
+            return proofbench.NAME
+        return None
+    if suffix == ".jsonl":
+        first = _first_json_line(path)
+        if first is None:
+            return None
+        if "kind" in first:
+            return generic.NAME
+        if "model_prediction" in first:
+            return deepseek.NAME
+        if "reward_model" in first or ("model_id" in first and "prompt" in first):
+            return opc.NAME
+        if "problem_id" in first and "problem" in first:
+            return proofbench.NAME
+        return None
+    if suffix == ".json":
+        data = _json_head(path)
+        if isinstance(data, dict) and "attempts" in data:
+            return opc.NAME
+        if isinstance(data, list) and data and isinstance(data[0], dict):
+            if "problem_idx" in data[0] and "question" in data[0]:
+                return deepseek.NAME
+            if "problem_id" in data[0] and "solutions" in data[0]:
+                return opc.NAME
+    return None
+
+
+def source_size(path: Path) -> int:
+    if path.is_dir():
+        return sum(file.stat().st_size for file in path.rglob("*") if file.is_file())
+    return path.stat().st_size
+
+
+@contextmanager
+def _unpacked(path: Path):
+    """A .zip unpacked into a temporary folder (sizes checked, no path escapes)."""
+    with zipfile.ZipFile(path) as archive, tempfile.TemporaryDirectory() as folder:
+        total = sum(info.file_size for info in archive.infolist())
+        if total > MAX_ZIP_BYTES:
+            raise SourceError(Where(path.name), f"The archive unpacks to {total:,} bytes: too big.")
+        root = Path(folder).resolve()
+        for info in archive.infolist():
+            target = (root / info.filename).resolve()
+            if not target.is_relative_to(root):
+                raise SourceError(Where(path.name), f"Unsafe path in the archive: {info.filename}")
+        archive.extractall(root)
+        entries = [entry for entry in root.iterdir() if not entry.name.startswith(("__", "."))]
+        yield entries[0] if len(entries) == 1 and entries[0].is_dir() else root
+
+
+def read_path(
+    path: Path, fmt: str | None = None, *, progress: Progress, name: str | None = None
+) -> Iterator[Item]:
+    """Records and issues of `path`; whole-source failures come out as one error Issue."""
+    name = name or path.name
+    if not path.exists():
+        yield error(Where(name), "No such file or folder.")
+        return
+    if fmt and fmt not in READERS:
+        yield error(Where(name), f"Unknown format {fmt!r}: use one of {', '.join(FORMATS)}.")
+        return
+    if path.is_file() and path.suffix.lower() == ".zip":
+        try:
+            with _unpacked(path) as folder:
+                yield from read_path(folder, fmt, progress=progress, name=name)
+        except zipfile.BadZipFile:
+            yield error(Where(name), "Not a readable .zip archive.")
+        except SourceError as exc:
+            yield exc.issue
+        return
+    if path.is_dir() and (fmt == matharena.NAME or (fmt is None and matharena.looks_like(path))):
+        yield from _read_one(path, matharena.NAME, progress, name)
+        return
+    if path.is_dir():
+        files = sorted(
+            file
+            for file in path.rglob("*")
+            if file.is_file() and file.suffix.lower() in FILE_SUFFIXES
+        )
+        if not files:
+            yield error(Where(name), "The folder holds no .jsonl, .json, .csv or .parquet file.")
+        for file in files:
+            yield from read_path(
+                file, fmt, progress=progress, name=f"{name}/{file.relative_to(path).as_posix()}"
+            )
+        return
+    if path.stat().st_size == 0:
+        yield error(Where(name), "The file is empty: nothing to import.")
+        return
+    if path.suffix.lower() != ".parquet":
+        problem = _encoding_problem(path, name)
+        if problem:
+            yield problem
+            return
+    detected = fmt or detect_format(path)
+    if detected is None:
+        yield error(
+            Where(name),
+            "Cannot tell the format of this file: choose one of " + ", ".join(FORMATS) + ".",
+        )
+        return
+    yield from _read_one(path, detected, progress, name)
+
+
+def _encoding_problem(path: Path, name: str) -> Issue | None:
+    """A clear message when the start of a text file is not UTF-8 (the readers check the rest)."""
+    with path.open("rb") as handle:
+        head = handle.read(65536)
+    try:
+        check_start(Where(name), head)
+        lines = head.split(b"\n")
+        complete = lines[:-1] if len(head) == 65536 else lines
+        for number, line in enumerate(complete, start=1):
+            decode(Where(name, number), line)
+    except SourceError as exc:
+        return exc.issue
+    return None
+
+
+def _read_one(path: Path, fmt: str, progress: Progress, name: str) -> Iterator[Item]:
+    try:
+        yield from READERS[fmt](path, progress, name)
+    except SourceError as exc:
+        yield exc.issue

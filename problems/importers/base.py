@@ -1,0 +1,450 @@
+"""What every reader yields, and the streaming primitives they share.
+
+A reader turns one source (a file or a competition folder) into a stream of normalised
+records (`ProblemIn`, `SolutionIn`, `ProofIn`, `AnalysisIn`) and `Issue`s, each carrying the
+file and line it came from. Files are read line by line (JSONL, CSV) or by row group
+(Parquet), so memory stays flat in the size of the file; whole-JSON files (DeepSeekMath-V2
+inputs, OPC problem files) are small by nature and are parsed at once.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+from django.conf import settings
+
+from llm.scores import strip_think
+
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+TOPICS = {
+    "algebra": "A",
+    "combinatorics": "C",
+    "geometry": "G",
+    "number theory": "N",
+    "number_theory": "N",
+    "a": "A",
+    "c": "C",
+    "g": "G",
+    "n": "N",
+}
+KEY_MAX = 200  # external ids, generators, verifiers and sample keys are CharField(200)
+
+
+def max_cell_chars() -> int:
+    return int(getattr(settings, "PROOFMARK_IMPORT_MAX_CELL_CHARS", 2_000_000))
+
+
+@dataclass(frozen=True)
+class Where:
+    file: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line is not None else self.file
+
+
+@dataclass(frozen=True)
+class Issue:
+    level: str  # "error" | "warning"
+    where: Where
+    message: str
+    field: str = ""
+
+    def to_dict(self) -> dict:
+        return {
+            "level": self.level,
+            "file": self.where.file,
+            "line": self.where.line,
+            "field": self.field,
+            "message": self.message,
+        }
+
+    def __str__(self) -> str:
+        field_part = f" field {self.field!r}:" if self.field else ""
+        return f"{self.level}: {self.where}:{field_part} {self.message}"
+
+
+def error(where: Where, message: str, field: str = "") -> Issue:
+    return Issue("error", where, message, field)
+
+
+def warning(where: Where, message: str, field: str = "") -> Issue:
+    return Issue("warning", where, message, field)
+
+
+@dataclass
+class ProblemIn:
+    where: Where
+    external_id: str
+    statement: str = ""
+    contest: str = ""
+    year: int | None = None
+    number: str = ""
+    topic: str = ""
+    final_answer: str = ""
+    source: str = ""
+    metadata: dict = field(default_factory=dict)
+    schemes: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class SolutionIn:
+    where: Where
+    problem: str
+    text: str
+    source: str = ""
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class ProofIn:
+    where: Where
+    problem: str
+    generator: str
+    sample_key: str
+    text: str
+    sample_index: int | None = None
+    source: str = ""
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class AnalysisIn:
+    where: Where
+    problem: str
+    generator: str
+    proof_sample_key: str
+    verifier: str
+    text: str
+    sample_key: str = ""
+    source: str = ""
+    metadata: dict = field(default_factory=dict)
+
+
+Record = ProblemIn | SolutionIn | ProofIn | AnalysisIn
+Item = Record | Issue
+
+
+class SourceError(Exception):
+    """A whole source cannot be read (empty, not UTF-8, not the format): one clear message."""
+
+    def __init__(self, where: Where, message: str, field: str = ""):
+        super().__init__(message)
+        self.issue = error(where, message, field)
+
+
+class ByteCounter(io.RawIOBase):
+    """A raw file that counts the bytes read: the progress of an import."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.raw = path.open("rb", buffering=0)
+        self.count = 0
+
+    def readinto(self, buffer) -> int:
+        size = self.raw.readinto(buffer)
+        self.count += size or 0
+        return size
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+
+class Progress:
+    """Bytes read so far across the sources of one import (the page's progress bar)."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.counter: ByteCounter | None = None
+
+    def open(self, path: Path) -> io.BufferedReader:
+        if self.counter is not None:
+            self.done += self.counter.count
+        self.counter = ByteCounter(path)
+        return io.BufferedReader(self.counter, buffer_size=256 * 1024)
+
+    @property
+    def bytes_read(self) -> int:
+        return self.done + (self.counter.count if self.counter else 0)
+
+
+def check_start(where: Where, head: bytes) -> int:
+    """Raises SourceError for empty or UTF-16/32 files; returns the length of a UTF-8 BOM."""
+    if not head.strip():
+        raise SourceError(where, "The file is empty: nothing to import.")
+    if head.startswith(UTF16_BOMS) or (len(head) > 1 and b"\x00" in head[:64]):
+        raise SourceError(
+            where, "The file is UTF-16 or UTF-32 encoded: save it as UTF-8 and import it again."
+        )
+    return len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
+
+
+def decode(where: Where, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start : exc.start + 1].hex()
+        raise SourceError(
+            where,
+            f"Not valid UTF-8 (byte 0x{bad} at column {exc.start + 1}): the file looks like "
+            "another encoding (e.g. Latin-1 or Windows-1252); save it as UTF-8.",
+        ) from exc
+
+
+def read_text(path: Path, progress: Progress, name: str) -> str:
+    """A whole small text file, checked for emptiness and encoding."""
+    handle = progress.open(path)
+    try:
+        data = handle.read()
+    finally:
+        handle.close()
+    where = Where(name)
+    skip = check_start(where, data[:4096])
+    for number, line in enumerate(data[skip:].split(b"\n"), start=1):
+        decode(Where(name, number), line)
+    return data[skip:].decode("utf-8")
+
+
+def read_json(path: Path, progress: Progress, name: str):
+    text = read_text(path, progress, name)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        line = text.count("\n", 0, getattr(exc, "pos", 0)) + 1
+        raise SourceError(Where(name, line), f"Not valid JSON: {exc.msg}.") from exc
+
+
+def jsonl_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
+    """(where, parsed object) for each non-blank line; bad lines raise nothing but yield Issue."""
+    handle = progress.open(path)
+    limit = max_cell_chars() * 4
+    try:
+        skip = check_start(Where(name), handle.peek(4096)[:4096])
+        handle.read(skip)
+        for number, raw in enumerate(handle, start=1):
+            where = Where(name, number)
+            if not raw.strip():
+                continue
+            if len(raw) > limit:
+                yield (
+                    where,
+                    error(where, f"The line is {len(raw):,} bytes, over the limit of {limit:,}."),
+                )
+                continue
+            try:
+                yield where, orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                decode(where, raw)
+                yield where, error(where, f"Not valid JSON: {exc.msg}.")
+    finally:
+        handle.close()
+
+
+def csv_rows(
+    path: Path, progress: Progress, name: str
+) -> Iterator[tuple[Where, dict[str, str] | Issue]]:
+    """(where, row dict) for each CSV record; `where.line` is the line the record starts on."""
+    handle = progress.open(path)
+    head = handle.peek(4096)[:4096]
+    check_start(Where(name), head)
+    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="strict", newline="")
+    limit = max_cell_chars()
+    csv.field_size_limit(limit + 1)
+    reader = csv.reader(text)
+    try:
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise SourceError(Where(name), "The file is empty: nothing to import.") from None
+        header = [column.strip() for column in header]
+        start = reader.line_num + 1
+        while True:
+            where = Where(name, start)
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                message = str(exc)
+                if "field larger than field limit" in message:
+                    message = f"A cell is over the limit of {limit:,} characters."
+                yield where, error(where, f"Bad CSV: {message}")
+                break
+            except UnicodeDecodeError as exc:
+                raise SourceError(
+                    where,
+                    f"Not valid UTF-8 (byte 0x{exc.object[exc.start : exc.start + 1].hex()} near "
+                    "this line): the file looks like another encoding (e.g. Latin-1 or "
+                    "Windows-1252); save it as UTF-8.",
+                ) from exc
+            start = reader.line_num + 1
+            if not any(cell.strip() for cell in cells):
+                continue
+            if len(cells) != len(header):
+                yield (
+                    where,
+                    error(
+                        where,
+                        f"The record has {len(cells)} cells but the header has {len(header)}.",
+                    ),
+                )
+                continue
+            yield where, dict(zip(header, cells, strict=True))
+    finally:
+        handle.close()
+
+
+def parquet_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, dict]]:
+    """Rows of a Parquet file, one row group at a time; `line` is the 1-based row number."""
+    import pyarrow.parquet as pq
+
+    handle = progress.open(path)
+    try:
+        try:
+            parquet = pq.ParquetFile(handle)
+        except Exception as exc:  # pyarrow raises several types for a bad file
+            raise SourceError(Where(name), f"Not a readable Parquet file: {exc}") from exc
+        if parquet.metadata.num_rows == 0:
+            raise SourceError(Where(name), "The file is empty: nothing to import.")
+        number = 0
+        for group in range(parquet.num_row_groups):
+            table = parquet.read_row_group(group)
+            for batch in table.to_batches(max_chunksize=1000):
+                for row in batch.to_pylist():
+                    number += 1
+                    yield Where(name, number), row
+    finally:
+        handle.close()
+
+
+def tabular_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return csv_rows(path, progress, name)
+    if suffix == ".parquet":
+        return parquet_rows(path, progress, name)
+    return jsonl_rows(path, progress, name)
+
+
+class Row:
+    """Field access on one source row, collecting errors that name the line and the field."""
+
+    def __init__(self, where: Where, data: dict, issues: list[Issue]):
+        self.where = where
+        self.data = data
+        self.issues = issues
+
+    def text(self, key: str, *, required: bool = False, think: bool = False) -> str:
+        value = self.data.get(key)
+        if value is None or (isinstance(value, float) and value != value):
+            value = ""
+        if not isinstance(value, str):
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                value = str(value)
+            else:
+                self.issues.append(error(self.where, "must be text.", key))
+                return ""
+        if len(value) > max_cell_chars():
+            self.issues.append(
+                error(
+                    self.where,
+                    f"{len(value):,} characters, over the limit of {max_cell_chars():,}.",
+                    key,
+                )
+            )
+            return ""
+        if think:
+            value = strip_think(value)
+        if required and not value.strip():
+            self.issues.append(error(self.where, "missing (required).", key))
+        return value
+
+    def key(self, key: str, *, required: bool = False, default: str = "") -> str:
+        value = self.text(key, required=required).strip() or default
+        if len(value) > KEY_MAX:
+            self.issues.append(error(self.where, f"longer than {KEY_MAX} characters.", key))
+            return ""
+        return value
+
+    def integer(self, key: str, value: object = None) -> int | None:
+        value = self.data.get(key) if value is None else value
+        if value is None or value == "" or (isinstance(value, float) and value != value):
+            return None
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.issues.append(error(self.where, f"{value!r} is not a whole number.", key))
+            return None
+        if number != int(number):
+            self.issues.append(error(self.where, f"{value!r} is not a whole number.", key))
+            return None
+        return int(number)
+
+    def number(self, key: str, value: object = None) -> float | int | None:
+        value = self.data.get(key) if value is None else value
+        if value is None or value == "" or (isinstance(value, float) and value != value):
+            return None
+        if isinstance(value, bool):
+            self.issues.append(error(self.where, f"{value!r} is not a number.", key))
+            return None
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.issues.append(error(self.where, f"{value!r} is not a number.", key))
+            return None
+        return int(number) if number == int(number) else number
+
+    def mapping(self, key: str) -> dict:
+        value = self.data.get(key)
+        if value is None or value == "":
+            return {}
+        if isinstance(value, str):
+            try:
+                value = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                self.issues.append(error(self.where, "is not a JSON object.", key))
+                return {}
+        if not isinstance(value, dict):
+            self.issues.append(error(self.where, "is not a JSON object.", key))
+            return {}
+        return value
+
+
+def unknown_columns(
+    where: Where, columns: Iterable[str], known: Iterable[str], fmt: str
+) -> Issue | None:
+    extra = sorted(set(columns) - set(known))
+    if not extra:
+        return None
+    return warning(
+        where,
+        f"Unknown column(s) ignored by the {fmt} format: {', '.join(extra)}.",
+    )
+
+
+def topic_of(value: str) -> str:
+    return TOPICS.get(value.strip().lower(), "")
+
+
+def clean_json(value: object) -> object:
+    """A value as it will read back from a JSON column (tuples to lists, NaN to None)."""
+    return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS, default=str))

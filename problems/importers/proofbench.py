@@ -1,0 +1,109 @@
+"""ProofBench rows (JSONL, CSV or Parquet): one row per (problem, generator, response).
+
+Columns: problem_id, problem (both required), reference_solution, marking_scheme, generator,
+model_solution, expert_rating (0-7), metadata {contest, contest_year}, response_number,
+generation_prompt.
+"""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from problems.importers.base import (
+    Issue,
+    Item,
+    ProblemIn,
+    Progress,
+    ProofIn,
+    Row,
+    SolutionIn,
+    Where,
+    error,
+    tabular_rows,
+    unknown_columns,
+)
+
+NAME = "proofbench"
+COLUMNS = (
+    "problem_id",
+    "problem",
+    "reference_solution",
+    "marking_scheme",
+    "generator",
+    "model_solution",
+    "expert_rating",
+    "metadata",
+    "response_number",
+    "generation_prompt",
+)
+UNKNOWN_GENERATOR = "unknown"
+
+
+def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
+    source = f"{NAME} {name}"
+    checked_columns = False
+    for where, data in tabular_rows(path, progress, name):
+        if isinstance(data, Issue):
+            yield data
+            continue
+        if not isinstance(data, dict):
+            yield error(where, "The line is not a JSON object.")
+            continue
+        if not checked_columns:
+            checked_columns = True
+            unknown = unknown_columns(Where(name, where.line), data.keys(), COLUMNS, NAME)
+            if unknown:
+                yield unknown
+        yield from row_records(where, data, source)
+
+
+def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
+    issues: list[Issue] = []
+    row = Row(where, data, issues)
+    problem_id = row.key("problem_id", required=True)
+    statement = row.text("problem", required=True)
+    meta = row.mapping("metadata")
+    year = row.integer("metadata.contest_year", meta.get("contest_year"))
+    solution = row.text("reference_solution")
+    scheme = row.text("marking_scheme")
+    model_solution = row.text("model_solution", think=True)
+    generator = row.key("generator", default=UNKNOWN_GENERATOR)
+    response = row.integer("response_number")
+    rating = row.number("expert_rating")
+    prompt = row.text("generation_prompt")
+    if rating is not None and not 0 <= rating <= 7:
+        issues.append(error(where, f"{rating} is outside 0-7.", "expert_rating"))
+    if issues:
+        yield from issues
+        return
+    contest = meta.get("contest")
+    yield ProblemIn(
+        where,
+        problem_id,
+        statement=statement,
+        contest=contest if isinstance(contest, str) else "",
+        year=year,
+        source=source,
+        schemes=[{"format": "proofbench_markdown", "source": source, "content": scheme}]
+        if scheme.strip()
+        else [],
+    )
+    if solution.strip():
+        yield SolutionIn(where, problem_id, solution, source=source)
+    if model_solution.strip():
+        metadata: dict = {}
+        if rating is not None:
+            metadata["imported_ratings"] = [
+                {"source": source, "kind": "expert", "value": rating, "max": 7, "raw": rating}
+            ]
+        if prompt:
+            metadata["generation_prompt"] = prompt
+        yield ProofIn(
+            where,
+            problem_id,
+            generator,
+            str(response) if response is not None else "0",
+            model_solution,
+            sample_index=response if response is not None else 0,
+            source=source,
+            metadata=metadata,
+        )

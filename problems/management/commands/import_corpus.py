@@ -1,0 +1,32 @@
+"""python manage.py import_corpus PATH [--format F] [--dry-run]"""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from problems.importers import FORMATS
+from problems.services import corpus_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Imports problems, reference solutions, proofs and verifier analyses from a file, a "
+        "folder or a .zip (formats: " + ", ".join(FORMATS) + "; detected when not given). "
+        "All or nothing: any error writes nothing and exits with status 1."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--format", choices=FORMATS, dest="fmt")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="Report what would change; write nothing."
+        )
+
+    def handle(self, *args, path: Path, fmt: str | None, dry_run: bool, **options):
+        report = corpus_import(path=path, fmt=fmt, dry_run=dry_run)
+        for line in report.lines():
+            self.stdout.write(line)
+        if not report.ok:
+            raise CommandError(f"{report.errors} error(s) in {path}: nothing was written.")
+        if not dry_run:
+            self.stdout.write(self.style.SUCCESS(f"Imported {path}."))

@@ -1,0 +1,12 @@
+"""Writes of the corpus: the one import service and the import jobs that run it."""
+
+from problems.services.corpus import ImportReport, corpus_import
+from problems.services.jobs import import_job_create, import_job_fail, import_job_run
+
+__all__ = [
+    "ImportReport",
+    "corpus_import",
+    "import_job_create",
+    "import_job_fail",
+    "import_job_run",
+]

@@ -1,0 +1,7 @@
+"""Events of the corpus that higher apps react to (see ../shared/DESIGN.md)."""
+
+from django.dispatch import Signal
+
+# Sent after an import commits (never on a dry run), with problem_ids: list[int], the
+# problems the import created or changed.
+corpus_imported = Signal()
