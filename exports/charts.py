@@ -100,7 +100,7 @@ def best_of_n_chart(points: list[dict], top_value: float) -> SafeString:
     parts.append(
         f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle" class="axis">n</text>'
     )
-    for index, (key, colour, label) in enumerate(SERIES):
+    for index, (key, colour, label) in reversed(list(enumerate(SERIES))):  # grader on top
         coords = " ".join(f"{x(p['n']):.1f},{y(p[key]):.1f}" for p in points)
         parts.append(
             f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2" '

@@ -74,6 +74,15 @@ class ExportJob(models.Model):
         return self.status in (JobStatus.PENDING, JobStatus.RUNNING)
 
     @property
+    def active_filters(self) -> dict:
+        """The filters that narrow the export (empty values and the cut points left out)."""
+        return {
+            k: v
+            for k, v in self.filters.items()
+            if v not in (None, "", [], False, 0) and k not in ("cuts", "split_seed")
+        }
+
+    @property
     def percent(self) -> int:
         if self.status == JobStatus.SUCCEEDED:
             return 100
