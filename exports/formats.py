@@ -22,7 +22,7 @@ from annotation.scales import to_0_7, to_ternary
 from exports.writers import Field
 from problems.models import ReferenceSolution
 
-BATCH = 2000
+BATCH = 1000
 FORMATS = ("proofbench", "dv", "dmv", "annotations")
 LABEL_SOURCES = ("agreement", "adjudication", "single", "imported", "automatic")
 DEFAULT_CUTS = (5, 7)
@@ -193,18 +193,25 @@ def _with_agreement(qs: QuerySet, campaign: Campaign, minimum: float, item_ref: 
 
 
 def _batches(qs: QuerySet, columns: dict[str, str], pk: str = "id") -> Iterator[list[dict]]:
-    """Keyset pagination over `qs` by `pk`: batches of plain dicts, one query each.
-    `columns` maps each output key to a field path."""
+    """Keyset pagination over `qs` by `pk`: batches of plain dicts, two queries each.
+
+    The first query finds the next batch's keys (narrow, so sorting them is cheap whatever the
+    table statistics); the second reads the wide rows of exactly those keys by index.
+    `columns` maps each output key to a field path.
+    """
     plain = [alias for alias, path in columns.items() if alias == path]
     renamed = {alias: F(path) for alias, path in columns.items() if alias != path}
+    model = qs.model
     last = 0
     while True:
-        page = qs.filter(**{f"{pk}__gt": last}).order_by(pk)
-        batch = list(page.values(*plain, **renamed)[:BATCH])
-        if not batch:
+        keys = list(
+            qs.filter(**{f"{pk}__gt": last}).order_by(pk).values_list(pk, flat=True)[:BATCH]
+        )
+        if not keys:
             return
-        yield batch
-        last = batch[-1]["_pk"]
+        rows = model.objects.filter(**{f"{pk}__in": keys}).order_by(pk)
+        yield list(rows.values(*plain, **renamed))
+        last = keys[-1]
 
 
 def _first_references(problem_ids: set[int]) -> dict[int, str]:

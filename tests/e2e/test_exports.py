@@ -57,5 +57,7 @@ def test_researcher_exports_downloads_and_reads_a_grader_report(
     page.click("button:has-text('Import and report')")
     page.wait_for_selector("svg.heatmap")
     assert page.locator("svg.bon polyline").count() == 3
-    assert page.locator("table.proofbench td").first.inner_text() == "1.500"  # per problem: (1 + 1) / 2 and 2, averaged
+    assert (
+        page.locator("table.proofbench td").first.inner_text() == "1.500"
+    )  # per problem: (1 + 1) / 2 and 2, averaged
     page.screenshot(path=str(screenshot_dir / "exports-grader-report.png"), full_page=True)
