@@ -154,6 +154,8 @@ def export_once(fmt: str, file_type: str, generator: str = "") -> dict:
 
     campaign = Campaign.objects.get(slug=SLUG)
     out = OUT / f"{SLUG}-{fmt}.{file_type}"
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_before = usage.ru_utime + usage.ru_stime
     start = time.perf_counter()
     manifest = dataset_write(
         campaign=campaign,
@@ -163,6 +165,8 @@ def export_once(fmt: str, file_type: str, generator: str = "") -> dict:
         out=out,
     )
     seconds = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime - cpu_before
     rows = manifest["counts"]["rows"]
     return {
         "format": fmt,
@@ -171,6 +175,8 @@ def export_once(fmt: str, file_type: str, generator: str = "") -> dict:
         "rows": rows,
         "seconds": round(seconds, 2),
         "rows_per_second": round(rows / seconds),
+        "rows_per_cpu_second": round(rows / cpu),
+        "load_average": round(os.getloadavg()[0], 1),
         "size_mb": round(out.stat().st_size / 2**20, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
@@ -217,7 +223,8 @@ def main() -> None:
         print(
             f"{result['format']:>10} {result['file_type']:<8} {result['filter']:<20} "
             f"{result['rows']} rows in {result['seconds']} s: "
-            f"{result['rows_per_second']} rows/s, peak RSS {result['peak_rss_mb']} MB, "
+            f"{result['rows_per_second']} rows/s ({result['rows_per_cpu_second']} per exporter "
+            f"CPU-second, load {result['load_average']}), peak RSS {result['peak_rss_mb']} MB, "
             f"file {result['size_mb']} MB"
         )
     (OUT / "results.json").write_text(json.dumps(results, indent=2))
