@@ -1,6 +1,7 @@
 """Marking schemes: versioned per problem, with provenance, ratings and approval."""
 
 from django.conf import settings
+from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
 
@@ -95,3 +96,229 @@ class SchemeRating(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rater_id} rates scheme {self.scheme_id}: {self.score}"
+
+
+# Generation
+
+
+class LLMEndpoint(models.Model):
+    """A named language-model profile, managed by admins. The key itself never lives here:
+    `api_key_env` names the environment variable (or setting) that holds it."""
+
+    name = models.CharField(max_length=100, unique=True)
+    base_url = models.CharField(
+        max_length=500,
+        validators=[URLValidator(schemes=["http", "https"])],
+        help_text="OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1.",
+    )
+    model = models.CharField(max_length=200)
+    api_key_env = models.CharField(
+        max_length=100,
+        default="LLM_API_KEY",
+        help_text="Name of the environment variable (or setting) holding the API key.",
+    )
+    temperature = models.FloatField(null=True, blank=True)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    timeout_seconds = models.FloatField(default=600)
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    max_attempts = models.PositiveSmallIntegerField(
+        default=4, help_text="Requests per call before a transient error counts as a failure."
+    )
+    extra = models.JSONField(
+        default=dict, blank=True, help_text="Extra request body fields (e.g. top_p)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "LLM endpoint"
+        constraints = [
+            models.CheckConstraint(condition=Q(concurrency__gte=1), name="endpoint_concurrency"),
+            models.CheckConstraint(condition=Q(max_attempts__gte=1), name="endpoint_attempts"),
+            models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="endpoint_timeout"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model})"
+
+
+GENERATION_METHODS = [
+    (value, label)
+    for value, label in SchemeMethod.choices
+    if value == SchemeMethod.PROOFBENCH or value.startswith("refgrader_")
+]
+
+
+class GeneratorConfig(models.Model):
+    """Method + prompt version + endpoint. Once frozen it never changes, and schemes generated
+    for a campaign come from one frozen configuration."""
+
+    name = models.CharField(max_length=150, unique=True)
+    method = models.CharField(max_length=40, choices=GENERATION_METHODS)
+    prompt_version = models.CharField(max_length=20, default="v1")
+    endpoint = models.ForeignKey(LLMEndpoint, on_delete=models.PROTECT, related_name="configs")
+    frozen_at = models.DateTimeField(null=True, blank=True)
+    frozen_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    frozen_parameters = models.JSONField(
+        default=dict, blank=True, help_text="The endpoint's model and parameters when frozen."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-frozen_at", "name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(frozen_at__isnull=True) | ~Q(frozen_parameters={}),
+                name="config_frozen_has_parameters",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}{' (frozen)' if self.is_frozen else ''}"
+
+    @property
+    def is_frozen(self) -> bool:
+        return self.frozen_at is not None
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", "Waiting"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Finished with failures"
+
+
+class GenerationRun(models.Model):
+    """One launch of a generator configuration over a selection of problems."""
+
+    config = models.ForeignKey(GeneratorConfig, on_delete=models.PROTECT, related_name="runs")
+    method = models.CharField(max_length=40, choices=GENERATION_METHODS)
+    prompt_version = models.CharField(max_length=20)
+    parameters = models.JSONField(
+        default=dict, blank=True, help_text="Endpoint name, model and parameters used."
+    )
+    reuse_steps = models.BooleanField(
+        default=True, help_text="Reuse cached workflow steps instead of calling the model again."
+    )
+    status = models.CharField(
+        max_length=20, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True
+    )
+    total = models.PositiveIntegerField(default=0)
+    done_count = models.PositiveIntegerField(default=0)
+    failed_count = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"generation run {self.pk} ({self.method}, {self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (RunStatus.DONE, RunStatus.FAILED)
+
+    @property
+    def percent(self) -> int:
+        """Share of the problems finished, done or failed."""
+        return int(100 * (self.done_count + self.failed_count) / self.total) if self.total else 0
+
+    @property
+    def done_percent(self) -> int:
+        return int(100 * self.done_count / self.total) if self.total else 0
+
+    @property
+    def failed_percent(self) -> int:
+        return self.percent - self.done_percent
+
+
+class TaskStatus(models.TextChoices):
+    PENDING = "pending", "Waiting"
+    RUNNING = "running", "Running"
+    RETRYING = "retrying", "Waiting to retry"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class GenerationTask(models.Model):
+    """One problem of a run: one Celery job, its attempts, the raw replies and the scheme."""
+
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="tasks")
+    problem = models.ForeignKey(
+        "problems.Problem", on_delete=models.CASCADE, related_name="generation_tasks"
+    )
+    status = models.CharField(
+        max_length=20, choices=TaskStatus.choices, default=TaskStatus.PENDING, db_index=True
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    raw_responses = models.JSONField(
+        default=list, blank=True, help_text="The model calls of the last attempt, raw."
+    )
+    usage = models.JSONField(default=dict, blank=True)
+    scheme = models.OneToOneField(
+        MarkingScheme,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="generation_task",
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "problem"], name="generation_task_per_problem"),
+            models.CheckConstraint(
+                condition=~Q(status="done") | Q(scheme__isnull=False),
+                name="generation_task_done_has_scheme",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} / problem {self.problem_id}: {self.status}"
+
+
+class GenerationStep(models.Model):
+    """The stored output of one workflow step for one problem. Steps that do not depend on a
+    student proof run once per problem: a later run with the same inputs reuses the row."""
+
+    problem = models.ForeignKey(
+        "problems.Problem", on_delete=models.CASCADE, related_name="generation_steps"
+    )
+    step = models.CharField(max_length=100, help_text='e.g. "cluster", "steps:C1", "rubric:C1".')
+    prompt = models.CharField(max_length=100, help_text="Template key, e.g. refgrader_cluster@v1.")
+    model = models.CharField(max_length=200)
+    input_hash = models.CharField(
+        max_length=64, help_text="SHA-256 of the rendered messages and the model's parameters."
+    )
+    output = models.TextField()
+    parsed = models.JSONField(default=dict, blank=True)
+    usage = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["problem_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["problem", "step", "prompt", "model", "input_hash"],
+                name="generation_step_cache_key",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.problem_id} {self.step} ({self.prompt})"

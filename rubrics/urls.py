@@ -1,2 +1,38 @@
+from django.urls import path
+
+from rubrics import generation_views, views
+
 app_name = "rubrics"
-urlpatterns: list = []
+
+urlpatterns = [
+    path("", views.scheme_list, name="list"),
+    path("ratings/", views.ratings_dashboard, name="ratings"),
+    path("new/", views.scheme_new_pick, name="new-pick"),
+    path("new/<str:external_id>/", views.scheme_new, name="new"),
+    path("generate/", generation_views.generation_page, name="generate"),
+    path("generate/runs/<int:run_id>/", generation_views.generation_run, name="generation-run"),
+    path(
+        "generate/runs/<int:run_id>/retry/",
+        generation_views.generation_run_retry,
+        name="generation-run-retry",
+    ),
+    path(
+        "generate/tasks/<int:task_id>/retry/",
+        generation_views.generation_task_retry,
+        name="generation-task-retry",
+    ),
+    path(
+        "generate/endpoint-from-settings/",
+        generation_views.llm_endpoint_from_settings,
+        name="llm-endpoint-from-settings",
+    ),
+    path(
+        "generate/configs/<int:config_id>/freeze/",
+        generation_views.generator_config_freeze,
+        name="generator-config-freeze",
+    ),
+    path("<int:scheme_id>/", views.scheme_detail, name="detail"),
+    path("<int:scheme_id>/rate/", views.scheme_rate, name="rate"),
+    path("<int:scheme_id>/edit/", views.scheme_edit, name="edit"),
+    path("<int:scheme_id>/approve/", views.scheme_approve, name="approve"),
+]

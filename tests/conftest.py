@@ -167,3 +167,23 @@ def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):
             return value
         time.sleep(interval)
     pytest.fail(f"condition not met within {timeout} s")
+
+
+# --- A fake OpenAI-compatible server (tests/llm/fake_openai.py) ----------------------------
+
+
+@pytest.fixture
+def fake_llm():
+    """A scripted OpenAI-compatible server on 127.0.0.1: `fake_llm.on(needle, *replies)`,
+    `fake_llm.base_url` (ends in /v1), `fake_llm.log` (every request)."""
+    from pytest_httpserver import HTTPServer
+
+    from tests.llm.fake_openai import FakeOpenAI
+
+    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    server.start()
+    fake = FakeOpenAI(server)
+    yield fake
+    fake.release()
+    server.clear()
+    server.stop()

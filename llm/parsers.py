@@ -1,0 +1,276 @@
+"""Reading what models write: marking-scheme sections, JSON, `<score>` XML, `\\boxed{}` scores,
+main-step analyses. Lenient toward real output (`<think>` reasoning, code fences around the
+answer, a sentence before or after it); strict about the contract itself: a reply that does not
+hold what was asked raises `OutputError` saying what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from llm.scores import boxed_contents, score_number, strip_think
+
+FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.S)
+OPEN_THINK = re.compile(r"<think\s*>", re.I)
+TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+SECTION = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?[ \t]*(?:\d+[.)][ \t]*)?(?:\*\*)?[ \t]*"
+    r"(checkpoints|zero[- ]credit(?: items)?|deductions|notes)\b",
+    re.I | re.M,
+)
+MAIN_STEP = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]*)?(?:\*\*)?[ \t]*(?:main step|key strategic insight|step)[ \t]*(\d+)"
+    r"[ \t]*[:.)-]?[ \t]*(.*?)(?:\*\*)?[ \t]*$",
+    re.I | re.M,
+)
+APPROACHABILITY = re.compile(
+    r"approachability(?:\s+score)?(?:\s*\(1-5\))?\s*[:=]?\s*\**\s*(\d)", re.I
+)
+
+
+class OutputError(ValueError):
+    """The reply does not hold what the prompt asked for."""
+
+
+def visible(text: str) -> str:
+    """The answer part of a reply: after any `</think>`; an unclosed `<think>` (the reply was
+    cut off while reasoning) leaves nothing."""
+    body = strip_think(text or "")
+    if body is text and OPEN_THINK.search(body or ""):
+        return body[: OPEN_THINK.search(body).start()].strip()
+    return body.strip()
+
+
+def unfence(text: str, languages: tuple[str, ...] = ("", "markdown", "md")) -> str:
+    """The reply without a code fence wrapped around the whole answer."""
+    body = visible(text)
+    fences = list(FENCE.finditer(body))
+    if len(fences) == 1 and fences[0].group(1).lower() in languages:
+        outside = (body[: fences[0].start()] + body[fences[0].end() :]).strip()
+        if len(outside) < len(fences[0].group(2)):
+            return fences[0].group(2).strip()
+    return body
+
+
+# --- Marking schemes -------------------------------------------------------------------
+
+
+@dataclass
+class SchemeSections:
+    checkpoints: str
+    zero_credit: str = ""
+    deductions: str = ""
+    notes: str = ""
+    preamble: str = ""
+    text: str = field(default="", repr=False)
+
+
+def scheme_sections(text: str) -> SchemeSections:
+    """Splits a ProofBench-style scheme into its sections. `text` is the scheme from its
+    checkpoints heading on (a sentence before it, reasoning and fences dropped), which is what
+    `rubrics.structure.parse_proofbench` reads."""
+    body = unfence(text)
+    headings = list(SECTION.finditer(body))
+    first = next((m for m in headings if m.group(1).lower() == "checkpoints"), None)
+    if first is None:
+        raise OutputError("The reply has no 'Checkpoints' section.")
+    parts: dict[str, str] = {}
+    kept = [m for m in headings if m.start() >= first.start()]
+    for index, match in enumerate(kept):
+        end = kept[index + 1].start() if index + 1 < len(kept) else len(body)
+        name = match.group(1).lower().split()[0].split("-")[0]
+        parts.setdefault(name, body[match.end() : end].strip(" \t*:\n"))
+    if not parts.get("checkpoints", "").strip():
+        raise OutputError("The 'Checkpoints' section is empty.")
+    return SchemeSections(
+        checkpoints=parts["checkpoints"],
+        zero_credit=parts.get("zero", ""),
+        deductions=parts.get("deductions", ""),
+        notes=parts.get("notes", ""),
+        preamble=body[: first.start()].strip(),
+        text=_from_line_start(body, first.start()).strip() + "\n",
+    )
+
+
+def _from_line_start(body: str, index: int) -> str:
+    return body[body.rfind("\n", 0, index) + 1 :]
+
+
+# --- JSON -----------------------------------------------------------------------------
+
+
+def parse_json(text: str, expect: type | None = None) -> object:
+    """The JSON value in a reply: a ```json fence, else the first balanced array or object.
+    Trailing commas are forgiven. `expect` (list or dict) is checked."""
+    body = visible(text)
+    candidates = [m.group(2) for m in FENCE.finditer(body) if m.group(1).lower() in ("", "json")]
+    candidates += _balanced(body)
+    last_error = "no JSON array or object in the reply"
+    for candidate in candidates:
+        for attempt in (candidate, TRAILING_COMMA.sub(r"\1", candidate)):
+            try:
+                value = json.loads(attempt)
+            except json.JSONDecodeError as exc:
+                last_error = f"invalid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+                continue
+            if expect is not None and not isinstance(value, expect):
+                last_error = f"expected a JSON {expect.__name__}, got {type(value).__name__}"
+                continue
+            return value
+    raise OutputError(f"Could not read JSON: {last_error}.")
+
+
+def _balanced(body: str) -> list[str]:
+    """Each top-level bracketed span starting at the first '[' or '{' (strings respected)."""
+    found = []
+    for start, char in enumerate(body):
+        if char not in "[{":
+            continue
+        stack, in_string, escape = [], False, False
+        for index in range(start, len(body)):
+            c = body[index]
+            if in_string:
+                if escape:
+                    escape = False
+                elif c == "\\":
+                    escape = True
+                elif c == '"':
+                    in_string = False
+                continue
+            if c == '"':
+                in_string = True
+            elif c in "[{":
+                stack.append("]" if c == "[" else "}")
+            elif c in "]}":
+                if not stack or stack.pop() != c:
+                    break
+                if not stack:
+                    found.append(body[start : index + 1])
+                    break
+        if found:
+            return found
+    return found
+
+
+# --- Scores ---------------------------------------------------------------------------
+
+
+@dataclass
+class XmlScore:
+    score: Decimal | None
+    fields: dict[str, str]
+
+
+def xml_tag(text: str, tag: str) -> str | None:
+    """The content of the last complete `<tag>...</tag>` after any reasoning."""
+    matches = re.findall(rf"<{tag}\s*>(.*?)</{tag}\s*>", visible(text), re.S | re.I)
+    return matches[-1].strip() if matches else None
+
+
+def score_xml(
+    text: str, tags: tuple[str, ...] = ("score", "assessment", "errors"), max_score: int = 7
+) -> XmlScore:
+    """A grader's `<score>N</score>` reply (ProofBench's evaluator contract) with its other tags."""
+    fields = {tag: value for tag in tags if (value := xml_tag(text, tag)) is not None}
+    if "score" not in fields:
+        raise OutputError("The reply has no <score>...</score>.")
+    number = score_number(fields["score"])
+    if number is None or not 0 <= number <= max_score:
+        raise OutputError(f"The score {fields['score']!r} is not a number from 0 to {max_score}.")
+    return XmlScore(number, fields)
+
+
+def boxed_score(text: str) -> Decimal:
+    """The last `\\boxed{}` of the answer, as a number."""
+    boxes = boxed_contents(visible(text))
+    if not boxes:
+        raise OutputError("The reply has no \\boxed{} score.")
+    number = score_number(boxes[-1])
+    if number is None:
+        raise OutputError(f"The boxed score {boxes[-1].strip()!r} is not a number.")
+    return number
+
+
+# --- RefGrader ------------------------------------------------------------------------
+
+
+@dataclass
+class MainStep:
+    number: int
+    title: str
+    body: str
+    approachability: int | None = None
+
+
+def main_steps(text: str, *, approachability: bool = False) -> list[MainStep]:
+    """The main steps of an analysis ("### Main step 1: title" and what follows). With
+    `approachability`, each main step must carry a rating from 1 to 5."""
+    body = unfence(text)
+    heads = list(MAIN_STEP.finditer(body))
+    if not heads:
+        raise OutputError("The analysis names no main step ('Main step 1: ...').")
+    steps = []
+    for index, head in enumerate(heads):
+        end = heads[index + 1].start() if index + 1 < len(heads) else len(body)
+        content = body[head.end() : end].strip()
+        rating = APPROACHABILITY.search(content)
+        value = int(rating.group(1)) if rating else None
+        if approachability and (value is None or not 1 <= value <= 5):
+            raise OutputError(
+                f"Main step {head.group(1)} has no approachability rating from 1 to 5."
+            )
+        steps.append(MainStep(int(head.group(1)), head.group(2).strip(" *:"), content, value))
+    return steps
+
+
+@dataclass
+class Cluster:
+    label: str
+    main_steps: list[str]
+    members: list[int]
+    representative: int
+
+
+def clusters(text: str, solution_count: int) -> list[Cluster]:
+    """The clusters of reference solutions (numbered from 1): a solution counts in its first
+    cluster only, a representative is one of its cluster's members (else its first member)."""
+    value = parse_json(text, list)
+    found: list[Cluster] = []
+    seen: set[int] = set()
+    for index, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            raise OutputError(f"Cluster {index + 1} is not a JSON object.")
+        members = [m for m in _ints(entry.get("members")) if 1 <= m <= solution_count]
+        members = [m for m in members if m not in seen]
+        representative = _ints([entry.get("representative")])
+        rep = representative[0] if representative else None
+        if rep is None or rep not in members:
+            rep = members[0] if members else None
+        if rep is None:
+            continue
+        seen.update(members)
+        steps = entry.get("main_steps") or []
+        found.append(
+            Cluster(
+                label=str(entry.get("cluster") or entry.get("class_id") or f"C{len(found) + 1}"),
+                main_steps=[str(step) for step in steps if str(step).strip()],
+                members=members,
+                representative=rep,
+            )
+        )
+    if not found:
+        raise OutputError("No cluster names a solution of the list.")
+    return found
+
+
+def _ints(values: object) -> list[int]:
+    out = []
+    for value in values if isinstance(values, list) else []:
+        try:
+            out.append(int(str(value).strip().lstrip("#")))
+        except ValueError:
+            continue
+    return out

@@ -1,0 +1,241 @@
+"""Writes on marking schemes: versions, edits, approval, ratings and imports."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from config.roles import Role, has_role
+from problems.models import Problem
+
+from .models import MarkingScheme, SchemeMethod, SchemeRating, SchemeStatus
+from .structure import Level, parse_scheme, scheme_to_markdown
+
+
+@transaction.atomic
+def scheme_version_create(
+    *,
+    problem: Problem,
+    text: str,
+    method: str,
+    fmt: str = "proofbench_markdown",
+    content: object | None = None,
+    guidelines: str = "",
+    provenance: dict | None = None,
+    created_by: User | None = None,
+    previous: MarkingScheme | None = None,
+) -> MarkingScheme:
+    """A new draft version of the problem's scheme: `content` (or `text`) parsed as `fmt`,
+    the structure and validation messages stored beside the text. Text that does not parse
+    is still saved, with its problems in words and is_valid False; text the parser keeps as
+    free guidance (IMO-ProofBench guidelines) lands in `guidelines`."""
+    Problem.objects.select_for_update().only("id").get(pk=problem.pk)
+    result = parse_scheme(
+        content if content is not None else text, fmt, problem_id=problem.external_id
+    )
+    last = MarkingScheme.objects.filter(problem=problem).aggregate(last=Max("version"))["last"]
+    kept_guidelines = "\n\n".join(part for part in (guidelines, result.guidelines) if part)
+    return MarkingScheme.objects.create(
+        problem=problem,
+        version=(last or 0) + 1,
+        method=method,
+        status=SchemeStatus.DRAFT,
+        text=text,
+        guidelines=kept_guidelines,
+        structure=result.scheme.to_dict() if result.scheme is not None else {},
+        validation=[message.to_dict() for message in result.messages],
+        is_valid=result.is_valid,
+        previous=previous,
+        provenance={"format": fmt, **(provenance or {})},
+        created_by=created_by,
+    )
+
+
+TEXT_FORMATS = (
+    ("proofbench_markdown", "ProofBench Markdown (Checkpoints, Zero-credit items, Deductions)"),
+    ("imobench_guidelines", "IMO-ProofBench guidelines ((Partial) / (Almost))"),
+    ("refgrader_plain", "RefGrader rubric: plain"),
+    ("refgrader_approachability", "RefGrader rubric: approachability"),
+    ("refgrader_milestones", "RefGrader rubric: milestones"),
+    ("refgrader_hybrid", "RefGrader rubric: hybrid"),
+)
+
+
+def scheme_text_format(scheme: MarkingScheme) -> str:
+    """The format the version's text is written in: the recorded one when it is a text
+    format, else ProofBench Markdown (MathArena's JSON is kept as ProofBench Markdown text)."""
+    fmt = (scheme.provenance or {}).get("format")
+    return fmt if fmt in dict(TEXT_FORMATS) else "proofbench_markdown"
+
+
+@transaction.atomic
+def scheme_edit(
+    *, scheme: MarkingScheme, text: str, user: User, fmt: str | None = None
+) -> MarkingScheme:
+    """An admin's edit of `scheme`: a new draft version (next number) whose `previous` is the
+    edited version, parsed as `fmt` (default: the edited version's text format). The edited
+    version is never changed (this is also why frozen versions stay as they are); the diff is
+    derived from the two texts (`rubrics.selectors.scheme_diff`)."""
+    fmt = fmt or scheme_text_format(scheme)
+    if fmt not in dict(TEXT_FORMATS):
+        raise ValidationError({"fmt": f"Unknown scheme format {fmt!r}."})
+    text = text.replace("\r\n", "\n")
+    if not text.strip():
+        raise ValidationError({"text": "The scheme is empty: write at least one checkpoint."})
+    if text == scheme.text and fmt == scheme_text_format(scheme):
+        raise ValidationError(
+            {"text": f"Nothing changed: the text is the same as version {scheme.version}."}
+        )
+    return scheme_version_create(
+        problem=scheme.problem,
+        text=text,
+        method=SchemeMethod.MANUAL,
+        fmt=fmt,
+        guidelines=scheme.guidelines,
+        provenance={"edited_from": scheme.version, "edited_from_method": scheme.method},
+        created_by=user,
+        previous=scheme,
+    )
+
+
+@transaction.atomic
+def scheme_approve(*, scheme: MarkingScheme, user: User) -> MarkingScheme:
+    """Makes `scheme` the problem's approved version (the one new grading items pin).
+
+    Status flow: every version starts as a draft; an admin approves a valid draft; approving
+    another version of the same problem returns the previously approved one to draft (at most
+    one approved per problem, also a database constraint); `scheme_freeze` turns the approved
+    version into frozen once grades point at it, and a frozen version never changes status
+    again. Refused, with the reason in words, for an invalid or frozen version."""
+    Problem.objects.select_for_update().only("id").get(pk=scheme.problem_id)
+    scheme = MarkingScheme.objects.select_for_update().get(pk=scheme.pk)
+    if scheme.status == SchemeStatus.FROZEN:
+        raise ValidationError(
+            f"Version {scheme.version} is frozen: grades point at it, so its status stays."
+        )
+    if not scheme.is_valid:
+        raise ValidationError(
+            f"Version {scheme.version} cannot be approved while it has problems: "
+            + " ".join(m["text"] for m in scheme.validation if m.get("level") == Level.ERROR.value)
+            + " Edit it to make a valid version, then approve that one."
+        )
+    if scheme.status == SchemeStatus.APPROVED:
+        return scheme
+    MarkingScheme.objects.filter(problem_id=scheme.problem_id, status=SchemeStatus.APPROVED).update(
+        status=SchemeStatus.DRAFT, approved_by=None, approved_at=None
+    )
+    scheme.status = SchemeStatus.APPROVED
+    scheme.approved_by = user
+    scheme.approved_at = timezone.now()
+    scheme.save(update_fields=["status", "approved_by", "approved_at"])
+    return scheme
+
+
+@transaction.atomic
+def scheme_freeze(*, scheme: MarkingScheme) -> MarkingScheme:
+    """Freezes the approved version `scheme` (grades point at it): from then on its status
+    never changes. Freezing a frozen version does nothing; a draft is refused."""
+    scheme = MarkingScheme.objects.select_for_update().get(pk=scheme.pk)
+    if scheme.status == SchemeStatus.FROZEN:
+        return scheme
+    if scheme.status != SchemeStatus.APPROVED:
+        raise ValidationError(
+            f"Version {scheme.version} is a draft: only the approved version can be frozen."
+        )
+    scheme.status = SchemeStatus.FROZEN
+    scheme.save(update_fields=["status"])
+    return scheme
+
+
+@transaction.atomic
+def scheme_rate(
+    *, scheme: MarkingScheme, rater: User, score: int, comment: str = ""
+) -> SchemeRating:
+    """The rater's 0-3 rating of `scheme` (0 invalid ... 3 high fidelity); rating again
+    replaces the rater's earlier rating and comment. Experts and admins only."""
+    if not has_role(rater, Role.EXPERT, Role.ADMIN):
+        raise PermissionDenied("Only experts and admins rate marking schemes.")
+    if isinstance(score, bool) or not isinstance(score, int) or not 0 <= score <= 3:
+        raise ValidationError({"score": f"A rating is a whole number from 0 to 3, not {score!r}."})
+    rating, _ = SchemeRating.objects.update_or_create(
+        scheme=scheme, rater=rater, defaults={"score": score, "comment": comment.strip()}
+    )
+    return rating
+
+
+@dataclass
+class ImportCounts:
+    created: int = 0
+    unchanged: int = 0
+    problems: int = 0
+    messages: list[str] = field(default_factory=list)
+
+
+def _content_hash(fmt: str, content: object) -> str:
+    canonical = json.dumps([fmt, content], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _imported_text(fmt: str, content: object, problem_id: str) -> str:
+    """The Markdown kept as the version's text: the source text itself, or, for MathArena's
+    JSON, the scheme written out in ProofBench's sections (the JSON when it does not parse)."""
+    if isinstance(content, str):
+        return content
+    scheme = parse_scheme(content, fmt, problem_id=problem_id).scheme
+    if scheme is not None:
+        return scheme_to_markdown(scheme)
+    return json.dumps(content, indent=1, ensure_ascii=False)
+
+
+@transaction.atomic
+def schemes_import_for_problems(*, problem_ids: Iterable[int]) -> ImportCounts:
+    """Makes a version with method "imported" for every entry of each problem's
+    `metadata["imported_schemes"]` (format in INTERFACES.md) not imported before: the same
+    source, format and content never makes a second version. Entries that do not parse still
+    make a draft (IMO-ProofBench guidelines are kept as the version's guidelines)."""
+    counts = ImportCounts()
+    problems = Problem.objects.select_for_update().filter(pk__in=list(problem_ids)).order_by("pk")
+    for problem in problems:
+        entries = (problem.metadata or {}).get("imported_schemes") or []
+        if not isinstance(entries, list) or not entries:
+            continue
+        counts.problems += 1
+        known = set(
+            MarkingScheme.objects.filter(
+                problem=problem, provenance__has_key="content_sha256"
+            ).values_list("provenance__content_sha256", flat=True)
+        )
+        for index, entry in enumerate(entries):
+            where = f'{problem.external_id}: metadata["imported_schemes"][{index}]'
+            if not isinstance(entry, dict) or "format" not in entry or "content" not in entry:
+                counts.messages.append(f"{where} needs a format and a content; skipped.")
+                continue
+            fmt, content = str(entry["format"]), entry["content"]
+            digest = _content_hash(fmt, content)
+            if digest in known:
+                counts.unchanged += 1
+                continue
+            problem_key = problem.external_id
+            scheme_version_create(
+                problem=problem,
+                text=_imported_text(fmt, content, problem_key),
+                method=SchemeMethod.IMPORTED,
+                fmt=fmt,
+                content=content if not isinstance(content, str) else None,
+                provenance={
+                    "source": str(entry.get("source", "")),
+                    "format": fmt,
+                    "content_sha256": digest,
+                },
+            )
+            known.add(digest)
+            counts.created += 1
+    return counts

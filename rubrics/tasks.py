@@ -1,0 +1,26 @@
+"""Background jobs of the rubrics app: one Celery job per problem of a generation run."""
+
+from celery import shared_task
+
+from llm.client import LLMTransientError
+
+from .generation import generation_task_execute
+
+MAX_RETRIES = 3
+
+
+def retry_countdown(retries: int) -> int:
+    """Seconds before the job's next try: 30 s, 60 s, 120 s..."""
+    return min(600, 30 * 2**retries)
+
+
+@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
+def generate_scheme(self, task_id: int) -> None:
+    """Generates the scheme of one GenerationTask. Idempotent (a done task is skipped, its
+    scheme created once); a provider that is still rate-limiting or failing after the client's
+    own retries gets the job retried later, and the last try records the failure."""
+    final = self.request.retries >= self.max_retries
+    try:
+        generation_task_execute(task_id=task_id, final_attempt=final)
+    except LLMTransientError as exc:
+        raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc

@@ -1,0 +1,31 @@
+"""Template filters for the scheme pages: `{% load rubrics_tags %}`."""
+
+from django import template
+
+from rubrics.structure import Chain, Checkpoint, Rule, format_points
+
+register = template.Library()
+
+
+@register.filter
+def rule_words(item: Checkpoint | Chain) -> str:
+    """How a group or chain combines its items, as the scheme writes it."""
+    if item.rule is Rule.MAX and item.cap is not None:
+        return f"[max {format_points(item.cap)}]"
+    if item.rule is Rule.LARGER:
+        return "award the larger only"
+    return "[additive]"
+
+
+@register.filter
+def points(value) -> str:
+    """2 for Decimal('2.00'), 1.5 for Decimal('1.5')."""
+    return format_points(value) if value is not None else ""
+
+
+@register.filter
+def rating_grade(mean) -> str:
+    """ok / warn / bad for a mean rating (>= 2 / >= 1 / below)."""
+    if mean is None:
+        return ""
+    return "ok" if mean >= 2 else "warn" if mean >= 1 else "bad"
