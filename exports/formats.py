@@ -214,7 +214,7 @@ def _batches(qs: QuerySet, columns: dict[str, str], pk: str = "id") -> Iterator[
         last = keys[-1]
 
 
-def _first_references(problem_ids: set[int]) -> dict[int, str]:
+def first_references(problem_ids: set[int]) -> dict[int, str]:
     found: dict[int, str] = {}
     for problem_id, text in (
         ReferenceSolution.objects.filter(problem_id__in=problem_ids)
@@ -316,7 +316,7 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
 
     def build(raw, batch, context):
         if context["references"] is None:
-            context["references"] = _first_references({r["problem_pk"] for r in batch})
+            context["references"] = first_references({r["problem_pk"] for r in batch})
         value = raw["value"] if campaign.scale == "0-7" else to_0_7(raw["value"], campaign.scale)
         meta = raw["proof_meta"] or {}
         return {

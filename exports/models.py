@@ -97,6 +97,7 @@ class PredictionSource(models.TextChoices):
         "ProofGrader-style JSONL {problem_id, generator, score}",
     )
     DEEPSEEK_OUTPUTS = "deepseek_outputs", "DeepSeekMath-V2 outputs (average_automatic_rating)"
+    ENDPOINT = "endpoint", "A grader endpoint run over the campaign's labelled proofs"
 
 
 class GraderEvaluation(models.Model):
@@ -111,6 +112,12 @@ class GraderEvaluation(models.Model):
     prediction_scale = models.CharField(max_length=10, default="0-7")
     aggregation = models.CharField(max_length=10, default="mean")
     runs = models.PositiveSmallIntegerField(default=1)
+    endpoint = models.ForeignKey(
+        "rubrics.LLMEndpoint", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    parameters = models.JSONField(
+        default=dict, blank=True, help_text="Endpoint, model and prompt of an endpoint run."
+    )
     status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
     processed = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(null=True, blank=True)

@@ -9,6 +9,7 @@ urlpatterns = [
     path("<int:job_id>/download/", jobs.export_download, name="download"),
     path("<int:job_id>/download/<str:part>/", jobs.export_download, name="download_part"),
     path("evaluations/", evaluations.evaluation_list, name="evaluations"),
+    path("evaluations/run/", evaluations.evaluation_run, name="evaluation_run"),
     path("evaluations/<int:evaluation_id>/", evaluations.evaluation_detail, name="evaluation"),
     path(
         "evaluations/<int:evaluation_id>/report.json",

@@ -22,8 +22,12 @@ from django.utils import timezone
 from annotation.models import Campaign, Item
 from annotation.scales import to_0_7, to_ternary
 from exports import metrics
-from exports.formats import DEFAULT_CUTS
+from exports.formats import DEFAULT_CUTS, first_references
+from exports.grading import PROMPT_VERSION, OutputError, grading_messages, read_reply
 from exports.models import GraderEvaluation, GraderPrediction, JobStatus, PredictionSource
+from llm.client import LLMClient, LLMError
+from rubrics.models import LLMEndpoint
+from rubrics.workflows import endpoint_parameters, llm_config
 
 MAX_ERRORS_SHOWN = 20
 
@@ -333,3 +337,141 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
         ],
     }
     return report
+
+
+# --- Running a grader endpoint over a campaign -----------------------------------------------
+
+RUN_BATCH = 50
+MAX_RUNS = 16
+
+
+@transaction.atomic
+def evaluation_run_create(
+    *,
+    user: AbstractBaseUser,
+    campaign: Campaign,
+    endpoint: LLMEndpoint,
+    name: str,
+    runs: int = 1,
+    aggregation: str = "mean",
+) -> GraderEvaluation:
+    """Records a run of `endpoint` over the campaign's labelled proofs (k runs each) and queues
+    it once committed."""
+    if aggregation not in metrics.AGGREGATIONS:
+        raise PredictionError(
+            f"aggregation {aggregation!r}: choose one of {', '.join(metrics.AGGREGATIONS)}"
+        )
+    if not 1 <= runs <= MAX_RUNS:
+        raise PredictionError(f"runs: from 1 to {MAX_RUNS}")
+    items = _labelled_proof_items(campaign)
+    total = items.count()
+    if not total:
+        raise PredictionError(f"campaign {campaign.slug} has no labelled proof to grade")
+    evaluation = GraderEvaluation.objects.create(
+        campaign=campaign,
+        name=name,
+        source=PredictionSource.ENDPOINT,
+        prediction_scale="0-7",
+        aggregation=aggregation,
+        runs=runs,
+        endpoint=endpoint,
+        parameters={**endpoint_parameters(endpoint), "prompt": PROMPT_VERSION},
+        total=total * runs,
+        created_by=user,
+    )
+    from exports.tasks import evaluation_run_task
+
+    transaction.on_commit(lambda: evaluation_run_task.delay(evaluation.pk))
+    return evaluation
+
+
+def _labelled_proof_items(campaign: Campaign):
+    return Item.objects.filter(
+        campaign=campaign, analysis__isnull=True, final_label__isnull=False
+    ).order_by("id")
+
+
+def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
+    """Asks the endpoint for every missing (item, run) prediction, in batches, then reports.
+
+    Idempotent: predictions already stored are kept, so a rerun only asks for what is missing.
+    A reply that breaks the output contract or a call that fails after its retries is counted
+    and named in `counts`; the evaluation fails only when no prediction at all could be made.
+    """
+    evaluation = GraderEvaluation.objects.select_related("campaign", "endpoint").get(
+        pk=evaluation_id
+    )
+    if evaluation.status == JobStatus.SUCCEEDED:
+        return evaluation
+    GraderEvaluation.objects.filter(pk=evaluation.pk).update(status=JobStatus.RUNNING)
+    client = LLMClient(llm_config(evaluation.endpoint, evaluation.parameters))
+    done = set(evaluation.predictions.values_list("item_id", "run_index"))
+    failures: list[str] = []
+    last = 0
+    while True:
+        batch = list(
+            _labelled_proof_items(evaluation.campaign)
+            .filter(id__gt=last)
+            .select_related("proof__problem", "scheme")[:RUN_BATCH]
+        )
+        if not batch:
+            break
+        last = batch[-1].pk
+        references = first_references({item.proof.problem_id for item in batch})
+        wanted = [
+            (item, run)
+            for item in batch
+            for run in range(evaluation.runs)
+            if (item.pk, run) not in done
+        ]
+        replies = client.complete_many(
+            [
+                grading_messages(
+                    problem=item.proof.problem.statement,
+                    reference=references.get(item.proof.problem_id, ""),
+                    scheme=item.scheme.text if item.scheme else "",
+                    proof=item.proof.text,
+                )
+                for item, _ in wanted
+            ]
+        )
+        rows = []
+        for (item, run), reply in zip(wanted, replies, strict=True):
+            where = f"{item.proof.problem.external_id} by {item.proof.generator}, run {run + 1}"
+            if isinstance(reply, LLMError):
+                failures.append(f"{where}: {reply}")
+                continue
+            try:
+                graded = read_reply(reply.text)
+            except OutputError as exc:
+                failures.append(f"{where}: {exc}")
+                continue
+            rows.append(
+                GraderPrediction(
+                    evaluation=evaluation,
+                    item=item,
+                    run_index=run,
+                    score=graded.score,
+                    assessment=graded.assessment,
+                    errors=graded.errors,
+                )
+            )
+        GraderPrediction.objects.bulk_create(rows, ignore_conflicts=True)
+        done.update((row.item_id, row.run_index) for row in rows)
+        GraderEvaluation.objects.filter(pk=evaluation.pk).update(processed=len(done))
+    evaluation.refresh_from_db()
+    evaluation.counts = {
+        "predictions": len(done),
+        "proofs": len({item_id for item_id, _ in done}),
+        "failed": len(failures),
+        "failures": failures[:MAX_ERRORS_SHOWN],
+    }
+    evaluation.finished_at = timezone.now()
+    if not done:
+        evaluation.status = JobStatus.FAILED
+        evaluation.error = "No prediction could be made: " + _joined(failures)
+    else:
+        evaluation.status = JobStatus.SUCCEEDED
+        evaluation.report = evaluation_report(evaluation)
+    evaluation.save()
+    return evaluation

@@ -6,12 +6,19 @@ from django.contrib import messages
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
+from django_htmx.http import HttpResponseClientRefresh
 
 from config.roles import Role, role_required
 from exports import charts, selectors
 from exports.metrics import AGGREGATIONS
 from exports.models import PredictionSource
-from exports.services.evaluations import PredictionError, evaluation_import
+from exports.services.evaluations import (
+    MAX_RUNS,
+    PredictionError,
+    evaluation_import,
+    evaluation_run_create,
+)
+from rubrics.models import LLMEndpoint
 
 READERS = (Role.ADMIN, Role.RESEARCHER)
 MAX_PREDICTIONS_BYTES = 50 * 1024 * 1024
@@ -20,7 +27,13 @@ MAX_PREDICTIONS_BYTES = 50 * 1024 * 1024
 class PredictionsForm(forms.Form):
     campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
     name = forms.CharField(max_length=200, label="Grader name")
-    source = forms.ChoiceField(choices=PredictionSource.choices, label="File format")
+    source = forms.ChoiceField(
+        choices=[
+            (PredictionSource.PROOFGRADER_JSONL, PredictionSource.PROOFGRADER_JSONL.label),
+            (PredictionSource.DEEPSEEK_OUTPUTS, PredictionSource.DEEPSEEK_OUTPUTS.label),
+        ],
+        label="File format",
+    )
     aggregation = forms.ChoiceField(
         choices=[(a, a) for a in AGGREGATIONS], label="Aggregate k runs by"
     )
@@ -35,6 +48,58 @@ class PredictionsForm(forms.Form):
         if upload.size > MAX_PREDICTIONS_BYTES:
             raise forms.ValidationError("The file is over 50 MB.")
         return upload
+
+
+class EndpointRunForm(forms.Form):
+    campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
+    name = forms.CharField(max_length=200, label="Grader name")
+    endpoint = forms.ModelChoiceField(queryset=LLMEndpoint.objects.order_by("name"))
+    runs = forms.IntegerField(min_value=1, max_value=MAX_RUNS, initial=1, label="Runs (k)")
+    aggregation = forms.ChoiceField(
+        choices=[(a, a) for a in AGGREGATIONS], label="Aggregate k runs by"
+    )
+
+    def __init__(self, *args, campaigns, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["campaign"].queryset = campaigns
+        for name in self.fields:
+            self.fields[name].widget.attrs["id"] = f"run_{name}"
+
+
+def _list_page(request, *, form=None, run_form=None, status=200):
+    campaigns = selectors.campaigns_for_export(request.user)
+    return render(
+        request,
+        "exports/evaluation_list.html",
+        {
+            "form": form or PredictionsForm(campaigns=campaigns),
+            "run_form": run_form or EndpointRunForm(campaigns=campaigns),
+            "evaluations": selectors.evaluations_for_user(request.user)[:50],
+        },
+        status=status,
+    )
+
+
+@role_required(*READERS)
+@require_http_methods(["POST"])
+def evaluation_run(request):
+    form = EndpointRunForm(request.POST, campaigns=selectors.campaigns_for_export(request.user))
+    if form.is_valid():
+        try:
+            evaluation = evaluation_run_create(
+                user=request.user,
+                campaign=form.cleaned_data["campaign"],
+                endpoint=form.cleaned_data["endpoint"],
+                name=form.cleaned_data["name"],
+                runs=form.cleaned_data["runs"],
+                aggregation=form.cleaned_data["aggregation"],
+            )
+        except PredictionError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "The grader run is queued.")
+            return redirect("exports:evaluation", evaluation_id=evaluation.pk)
+    return _list_page(request, run_form=form, status=400)
 
 
 @role_required(*READERS)
@@ -60,13 +125,7 @@ def evaluation_list(request):
         else:
             messages.success(request, f"{evaluation.counts['predictions']} predictions read.")
             return redirect("exports:evaluation", evaluation_id=evaluation.pk)
-    evaluations = selectors.evaluations_for_user(request.user)[:50]
-    return render(
-        request,
-        "exports/evaluation_list.html",
-        {"form": form, "evaluations": evaluations},
-        status=400 if form.errors else 200,
-    )
+    return _list_page(request, form=form, status=400 if form.errors else 200)
 
 
 @role_required(*READERS)
@@ -74,6 +133,10 @@ def evaluation_detail(request, evaluation_id: int):
     evaluation = selectors.evaluation_for_user(request.user, evaluation_id)
     report = evaluation.report
     context = {"evaluation": evaluation, "report": report}
+    if request.htmx:
+        if evaluation.status == "succeeded":
+            return HttpResponseClientRefresh()
+        return render(request, "exports/_evaluation_status.html", context)
     if report.get("confusion_matrix"):
         context["heatmap"] = charts.confusion_heatmap(
             report["confusion_matrix"], report["categories"]

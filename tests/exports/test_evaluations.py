@@ -185,3 +185,110 @@ def _upload(data: bytes):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile("predictions.jsonl", data, content_type="application/jsonl")
+
+
+# --- Running a grader endpoint (the fake OpenAI-compatible server) ---------------------------
+
+
+def reply(score, errors="none"):
+    from tests.llm.fake_openai import text
+
+    return text(
+        f"<assessment>Checked each checkpoint.</assessment>\n<errors>{errors}</errors>\n"
+        f"<score>{score}</score>",
+        think="Let me look at the proof first.",
+    )
+
+
+@pytest.fixture
+def endpoint(fake_llm):
+    from rubrics.models import LLMEndpoint
+
+    return LLMEndpoint.objects.create(
+        name="fake-grader", base_url=fake_llm.base_url, model="fake-o3", max_attempts=2
+    )
+
+
+def test_endpoint_run_grades_every_labelled_proof_k_times(researcher, fake_llm, endpoint):
+    from exports.services.evaluations import evaluation_run, evaluation_run_create
+    from tests.llm.fake_openai import text
+
+    corpus = labelled_campaign()  # labels 5, 2, 7
+    fake_llm.on("Expand $(a-b)^2$.", reply(6), reply(4))
+    fake_llm.on("By AM-GM", reply(2, "- the AM-GM step needs a, b >= 0"))
+    fake_llm.on("so 2 and 3 divide it", reply(7), text("I think it is fine."))
+    evaluation = evaluation_run_create(
+        user=researcher,
+        campaign=corpus.campaign,
+        endpoint=endpoint,
+        name="fake o3 x2",
+        runs=2,
+        aggregation="mean",
+    )
+    assert evaluation.total == 6 and evaluation.parameters["prompt"] == "grade_proof@v1"
+    evaluation = evaluation_run(evaluation_id=evaluation.pk)
+    assert evaluation.status == "succeeded"
+    assert evaluation.counts["predictions"] == 5 and evaluation.counts["failed"] == 1
+    assert "no <score>" in evaluation.counts["failures"][0]
+    prompt = fake_llm.prompts()[0]
+    assert "## Marking scheme\n## Checkpoints (7 pts total)" in prompt
+    assert "## Reference solution" in prompt
+    by_proof = {
+        (p.item.proof.generator, p.item.proof.problem.external_id, p.run_index): p
+        for p in evaluation.predictions.select_related("item__proof__problem")
+    }
+    assert by_proof[("model-b", "GOLDEN-PILOT-1", 0)].errors == ["the AM-GM step needs a, b >= 0"]
+    assert sorted(
+        p.score for k, p in by_proof.items() if k[0] == "model-a" and k[1].endswith("1")
+    ) == [
+        4.0,
+        6.0,
+    ]
+    # Aggregated by mean: 5, 2, 7 against labels 5, 2, 7.
+    assert evaluation.report["refgrader"]["mae"] == 0
+    # A rerun asks only for what is missing (the broken reply), and stays idempotent.
+    evaluation.status = "running"
+    evaluation.save()
+    calls = len(fake_llm.log)
+    evaluation_run(evaluation_id=evaluation.pk)
+    assert len(fake_llm.log) == calls + 1
+
+
+def test_endpoint_failing_everywhere_fails_the_evaluation(researcher, fake_llm, endpoint):
+    from exports.services.evaluations import evaluation_run, evaluation_run_create
+    from tests.llm.fake_openai import status
+
+    corpus = labelled_campaign()
+    fake_llm.on("Grade the proof below", status(400, message="model not found"))
+    evaluation = evaluation_run_create(
+        user=researcher, campaign=corpus.campaign, endpoint=endpoint, name="broken"
+    )
+    evaluation = evaluation_run(evaluation_id=evaluation.pk)
+    assert evaluation.status == "failed"
+    assert "No prediction could be made" in evaluation.error
+    assert "HTTP 400" in evaluation.error
+
+
+def test_run_form_queues_the_run(client, researcher, endpoint, django_capture_on_commit_callbacks):
+    corpus = labelled_campaign()
+    client.force_login(researcher)
+    page = client.get(reverse("exports:evaluations")).content.decode()
+    assert "Run a grader endpoint" in page and "fake-grader" in page
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(
+            reverse("exports:evaluation_run"),
+            {
+                "campaign": corpus.campaign.slug,
+                "name": "g",
+                "endpoint": endpoint.pk,
+                "runs": 3,
+                "aggregation": "median",
+            },
+        )
+    evaluation = GraderEvaluation.objects.get()
+    assert response.status_code == 302 and len(callbacks) == 1
+    assert (evaluation.runs, evaluation.total, evaluation.aggregation) == (3, 9, "median")
+    pending = client.get(
+        reverse("exports:evaluation", args=[evaluation.pk]), headers={"HX-Request": "true"}
+    ).content.decode()
+    assert 'hx-trigger="every 1s"' in pending and "0 of 9 predictions" in pending

@@ -74,13 +74,13 @@ def test_a_failed_job_records_the_error_and_leaves_no_file(db, media, monkeypatc
     )
     from exports import formats
 
-    real = formats._first_references
+    real = formats.first_references
 
     def broken(problem_ids):
         real(problem_ids)
         raise ConnectionError("database connection lost mid-export")
 
-    monkeypatch.setattr(formats, "_first_references", broken)
+    monkeypatch.setattr(formats, "first_references", broken)
     job = export_run(job_id=job.pk)
     assert job.status == "failed"
     assert "database connection lost" in job.error
