@@ -173,6 +173,12 @@ class Item(models.Model):
     is_gold = models.BooleanField(default=False)
     is_final = models.BooleanField(default=False)
     judgements_visible = models.BooleanField(default=False)
+    submitted_count = models.PositiveSmallIntegerField(
+        default=0, help_text="Submitted judgements (kept by grade_submit under the item's lock)."
+    )
+    needs_work = models.BooleanField(
+        default=True, help_text="Fewer submitted judgements than required (the queue's index)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -194,6 +200,13 @@ class Item(models.Model):
         ]
         indexes = [
             models.Index(fields=["campaign", "is_final", "is_gold"], name="item_queue"),
+            models.Index(
+                "campaign",
+                models.F("submitted_count").desc(),
+                "id",
+                condition=Q(needs_work=True, is_final=False, is_gold=False),
+                name="item_open_queue",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -36,6 +36,7 @@ from annotation.services.items import (
     double_scored_keys,
     item_finalize,
     item_reveal_judgements,
+    item_set_gold,
     items_create_from_selection,
 )
 
@@ -63,6 +64,7 @@ __all__ = [
     "grade_submit",
     "item_finalize",
     "item_reveal_judgements",
+    "item_set_gold",
     "items_create_from_selection",
     "taxonomy_from_text",
     "taxonomy_to_text",

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import Count, F, IntegerField, OuterRef, Q, Subquery
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -117,6 +117,9 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 
 
 def _candidates(*, campaign: Campaign, expert: AbstractBaseUser, skip: set[int], now):
+    """Items that still need a judgement and that the expert never held, closest to complete
+    first (most submitted judgements, then the oldest, which are the ones already leased),
+    walked along the partial index item_open_queue."""
     taken = (
         Assignment.objects.filter(taken_filter(now), item_id=OuterRef("pk"))
         .order_by()
@@ -125,12 +128,12 @@ def _candidates(*, campaign: Campaign, expert: AbstractBaseUser, skip: set[int],
         .values("n")
     )
     return (
-        Item.objects.filter(campaign=campaign, is_final=False, is_gold=False)
+        Item.objects.filter(campaign=campaign, needs_work=True, is_final=False, is_gold=False)
         .exclude(pk__in=skip)
-        .exclude(pk__in=Assignment.objects.filter(expert=expert).values("item_id"))
+        .exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
         .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), 0))
         .filter(taken__lt=F("required_judgements"))
-        .order_by("-taken", "id")
+        .order_by("-submitted_count", "id")
     )
 
 

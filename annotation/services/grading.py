@@ -183,8 +183,9 @@ def _apply(grade: Grade, data: GradeInput, computed: Decimal | None) -> None:
     grade.scheme_id = grade.item.scheme_id
 
 
-def _replace_spans(grade: Grade, spans: list[SpanInput]) -> None:
-    grade.spans.all().delete()
+def _replace_spans(grade: Grade, spans: list[SpanInput], *, fresh: bool = False) -> None:
+    if not fresh:
+        grade.spans.all().delete()
     ErrorSpan.objects.bulk_create(ErrorSpan(grade=grade, **asdict(span)) for span in spans)
 
 
@@ -230,8 +231,7 @@ def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) 
 
 
 def _send_signals(item: Item, grade: Grade, *, revised: bool) -> None:
-    submitted = Grade.objects.filter(item=item, status=GradeStatus.SUBMITTED).count()
-    complete = submitted >= item.required_judgements
+    complete = item.submitted_count >= item.required_judgements
 
     def send() -> None:
         judgement_submitted.send(sender=Grade, item_id=item.pk, grade_id=grade.pk, revised=revised)
@@ -274,10 +274,14 @@ def grade_submit(
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
     grade.submit_key = submit_key[:64]
+    created = grade.pk is None
     grade.save()
-    _replace_spans(grade, data.spans)
+    _replace_spans(grade, data.spans, fresh=created)
     assignment.status = AssignmentStatus.DONE
     assignment.save(update_fields=["status", "updated_at"])
+    item.submitted_count += 1
+    item.needs_work = item.submitted_count < item.required_judgements
+    item.save(update_fields=["submitted_count", "needs_work"])
     _send_signals(item, grade, revised=False)
     return grade
 

@@ -105,6 +105,17 @@ def items_create_from_selection(
 
 
 @transaction.atomic
+def item_set_gold(*, item: Item, is_gold: bool = True) -> Item:
+    """Marks an item gold (mixed into experts' queues at the campaign's gold rate, never
+    counted as normal work) or back to normal."""
+    item = Item.objects.select_for_update().get(pk=item.pk)
+    if item.is_gold != is_gold:
+        item.is_gold = is_gold
+        item.save(update_fields=["is_gold"])
+    return item
+
+
+@transaction.atomic
 def item_finalize(*, item: Item) -> Item:
     """Marks the item's label final: no more assignments or revisions, judgements visible to
     the experts who made them and to each other. Idempotent."""

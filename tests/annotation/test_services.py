@@ -245,3 +245,12 @@ def test_gold_items_are_mixed_in_and_do_not_count_as_normal_work():
     assert services.assignment_next(campaign=campaign, expert=a).item == normal
     # every expert may do the gold item, whatever its required judgements
     assert services.assignment_next(campaign=campaign, expert=b).item == gold
+
+
+def test_item_set_gold_takes_it_out_of_normal_work():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    services.item_set_gold(item=item)
+    assert services.assignment_next(campaign=campaign, expert=expert_in(campaign)) is None
+    services.item_set_gold(item=item, is_gold=False)
+    assert services.assignment_next(campaign=campaign, expert=expert_in(campaign)).item == item
