@@ -178,21 +178,40 @@ def bootstrap_ci(
     Resamples where the statistic is undefined are left out; None when fewer than two units or
     fewer than half of the resamples give a value.
     """
+    return bootstrap_cis(
+        units, {"x": statistic}, n_resamples=n_resamples, confidence=confidence, seed=seed
+    )["x"]
+
+
+def bootstrap_cis(
+    units: Sequence[Unit],
+    statistics: dict[str, Callable[[Sequence[Unit]], float | None]],
+    *,
+    n_resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, tuple[float, float] | None]:
+    """`bootstrap_ci` for several statistics over the same resamples (one draw, many figures)."""
     if len(units) < 2:
-        return None
+        return dict.fromkeys(statistics)
     rng = random.Random(seed)
     n = len(units)
-    values = []
+    values: dict[str, list[float]] = {name: [] for name in statistics}
     for _ in range(n_resamples):
         sample = [units[rng.randrange(n)] for _ in range(n)]
-        value = statistic(sample)
-        if value is not None:
-            values.append(value)
-    if len(values) < n_resamples / 2:
-        return None
-    values.sort()
+        for name, statistic in statistics.items():
+            value = statistic(sample)
+            if value is not None:
+                values[name].append(value)
     alpha = (1 - confidence) / 2
-    return _percentile(values, alpha), _percentile(values, 1 - alpha)
+    out: dict[str, tuple[float, float] | None] = {}
+    for name, found in values.items():
+        if len(found) < n_resamples / 2:
+            out[name] = None
+            continue
+        found.sort()
+        out[name] = (_percentile(found, alpha), _percentile(found, 1 - alpha))
+    return out
 
 
 def _percentile(sorted_values: list[float], q: float) -> float:

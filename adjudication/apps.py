@@ -8,5 +8,9 @@ class AdjudicationConfig(AppConfig):
     def ready(self) -> None:
         from adjudication import receivers
         from annotation.signals import item_judged
+        from problems.signals import corpus_imported
 
         item_judged.connect(receivers.on_item_judged, dispatch_uid="adjudication.item_judged")
+        corpus_imported.connect(
+            receivers.on_corpus_imported, dispatch_uid="adjudication.corpus_imported"
+        )

@@ -7,14 +7,19 @@ judgement only once the case is returned to the experts or the label is final.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
 from adjudication.models import AdjudicationCase, CaseEvent, CaseStatus, FinalLabel
+from adjudication.overlay import Mark, overlay
 from annotation.models import CampaignMember, ErrorSpan, Grade, GradeStatus, MemberRole
+from annotation.scales import scale_spec
 from config.roles import Role, has_role
+from rubrics.structure import Scheme
 
 
 def adjudicator_campaign_ids(user: AbstractBaseUser) -> set[int] | None:
@@ -61,10 +66,7 @@ def cases_for_user(
     ).exclude(item__grades__expert=user)
     if ids is not None:
         qs = qs.filter(item__campaign_id__in=ids)
-    if status:
-        qs = qs.filter(status=status)
-    else:
-        qs = qs.exclude(status=CaseStatus.RESOLVED)
+    qs = qs.filter(status=status) if status else qs.exclude(status=CaseStatus.RESOLVED)
     if campaign_id:
         qs = qs.filter(item__campaign_id=campaign_id)
     if mine:
@@ -142,7 +144,82 @@ def anonymous_names(grades: list[Grade]) -> dict[int, str]:
 def eligible_adjudicators(*, campaign_id: int, item_id: int) -> list[AbstractBaseUser]:
     users = get_user_model().objects.filter(
         Q(groups__name__in=[Role.ADJUDICATOR.value])
-        | Q(campaign_memberships__campaign_id=campaign_id, campaign_memberships__role=MemberRole.ADJUDICATOR)
+        | Q(
+            campaign_memberships__campaign_id=campaign_id,
+            campaign_memberships__role=MemberRole.ADJUDICATOR,
+        )
     )
     graders = item_grader_ids(item_id)
     return [u for u in users.distinct().order_by("username") if u.pk not in graders]
+
+
+def case_sheet(case: AdjudicationCase) -> dict:
+    """What the case page shows, anonymised: judgements side by side (Expert A, B, ...), the
+    checkpoint awards with the differing rows marked, every expert's spans over the proof."""
+    grades = list(case.item.submitted_grades)
+    names = anonymous_names(grades)
+    letters = {g.pk: names[g.pk].rsplit(" ", 1)[1].lower() for g in grades}
+    taxonomy = case.item.campaign.taxonomy_labels()
+    scheme = None
+    if case.item.scheme is not None and case.item.scheme.structure:
+        scheme = Scheme.from_dict(case.item.scheme.structure)
+    titles = {cp.id: cp.title for cp in scheme.leaves()} if scheme else {}
+    ids = list(titles)
+    for grade in grades:
+        ids.extend(key for key in grade.awards if key not in ids)
+    award_rows = []
+    for checkpoint_id in ids:
+        values = [grade.awards.get(checkpoint_id) for grade in grades]
+        shown = [str(v) if v not in (None, "") else "0" for v in values]
+        award_rows.append(
+            {
+                "id": checkpoint_id,
+                "title": titles.get(checkpoint_id, ""),
+                "values": shown,
+                "differs": len({Decimal(v) for v in shown}) > 1,
+            }
+        )
+    layers = {
+        letters[g.pk]: [
+            Mark(s.start, s.end, f"{taxonomy.get(s.category, s.category)}: {s.note}".strip(": "))
+            for s in g.spans.all()
+        ]
+        for g in grades
+    }
+    adjudicated = list(case.spans.all())
+    if adjudicated:
+        layers["new"] = [
+            Mark(s.start, s.end, f"{taxonomy.get(s.category, s.category)}: {s.note}".strip(": "))
+            for s in adjudicated
+        ]
+    judgements = [
+        {
+            "grade": g,
+            "name": names[g.pk],
+            "letter": letters[g.pk],
+            "spans": [
+                {"span": s, "category": taxonomy.get(s.category, s.category)} for s in g.spans.all()
+            ],
+        }
+        for g in grades
+    ]
+    by_expert = {g.expert_id: names[g.pk] for g in grades}
+    events = [
+        {
+            "event": e,
+            "who": by_expert.get(e.actor_id) or (e.actor.get_username() if e.actor else ""),
+        }
+        for e in case.events.all()
+    ]
+    return {
+        "adjudicated_spans": [
+            {"span": s, "category": taxonomy.get(s.category, s.category)} for s in adjudicated
+        ],
+        "events": events,
+        "judgements": judgements,
+        "award_rows": award_rows,
+        "segments": overlay(case.item.proof.text, layers),
+        "leaves": scheme.leaves() if scheme else [],
+        "taxonomy": case.item.campaign.error_taxonomy,
+        "scale_values": scale_spec(case.item.campaign.scale).values,
+    }

@@ -10,10 +10,16 @@ from adjudication.services.detection import (
     item_evaluate,
 )
 from adjudication.services.gold import item_gold_set
+from adjudication.services.imported import (
+    ImportedReport,
+    imported_on_scale,
+    imported_ratings_materialise,
+)
 from adjudication.services.labels import final_label_set
 
 __all__ = [
     "AdjudicationError",
+    "ImportedReport",
     "case_assign",
     "case_comment",
     "case_open_manual",
@@ -22,5 +28,7 @@ __all__ = [
     "effective_tolerance",
     "final_label_set",
     "item_evaluate",
+    "imported_on_scale",
+    "imported_ratings_materialise",
     "item_gold_set",
 ]

@@ -35,9 +35,7 @@ def _locked(case_id: int) -> AdjudicationCase:
 
 
 def _check_adjudicator(case: AdjudicationCase, user: AbstractBaseUser) -> None:
-    if not user_may_adjudicate_item(
-        user, campaign_id=case.item.campaign_id, item_id=case.item_id
-    ):
+    if not user_may_adjudicate_item(user, campaign_id=case.item.campaign_id, item_id=case.item_id):
         raise AdjudicationError(
             f"{user.get_username()} may not adjudicate this case (not an adjudicator of the "
             "campaign, or one of the item's own graders)"

@@ -117,7 +117,9 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
         case = AdjudicationCase.objects.create(
             item=item, opened_reason=OpenedReason.DISAGREEMENT, disagreement=difference
         )
-        _log(case, EventKind.OPENED, text="disagreement beyond the tolerance", scores=_scores(grades))
+        _log(
+            case, EventKind.OPENED, text="disagreement beyond the tolerance", scores=_scores(grades)
+        )
         return case
     case.disagreement = difference
     if case.status == CaseStatus.RETURNED:
@@ -128,9 +130,7 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
 
 
 @transaction.atomic
-def case_open_manual(
-    *, item: Item, user: AbstractBaseUser, note: str = ""
-) -> AdjudicationCase:
+def case_open_manual(*, item: Item, user: AbstractBaseUser, note: str = "") -> AdjudicationCase:
     """An admin sends an item to adjudication by hand (whatever its judgements or label)."""
     item = Item.objects.select_for_update().get(pk=item.pk)
     if _unresolved_case(item) is not None:
