@@ -11,7 +11,7 @@ from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Substr
 from django.shortcuts import get_object_or_404
 
-from problems.models import Problem, Proof, ReferenceSolution, Topic, VerifierAnalysis
+from problems.models import ImportJob, Problem, Proof, ReferenceSolution, Topic, VerifierAnalysis
 
 STATEMENT_START_LENGTH = 400
 
@@ -155,3 +155,11 @@ def problem_for_api(*, external_id: str) -> Problem:
         ).annotate(proof_count=_count_of(Proof, "problem")),
         external_id=external_id,
     )
+
+
+def import_job_list(*, limit: int = 20) -> QuerySet[ImportJob]:
+    return ImportJob.objects.select_related("created_by").order_by("-created_at")[:limit]
+
+
+def import_job_detail(*, job_id: int) -> ImportJob:
+    return get_object_or_404(ImportJob.objects.select_related("created_by"), pk=job_id)

@@ -104,7 +104,7 @@ def detect_format(path: Path) -> str | None:
             return deepseek.NAME
         if "reward_model" in first or ("model_id" in first and "prompt" in first):
             return opc.NAME
-        if "problem_id" in first and "problem" in first:
+        if "problem_id" in first or "model_solution" in first:
             return proofbench.NAME
         return None
     if suffix == ".json":

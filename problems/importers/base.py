@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import functools
 import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,6 +19,8 @@ from pathlib import Path
 
 import orjson
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from llm.scores import strip_think
 
@@ -36,8 +39,16 @@ TOPICS = {
 KEY_MAX = 200  # external ids, generators, verifiers and sample keys are CharField(200)
 
 
+@functools.cache
 def max_cell_chars() -> int:
+    """The longest text a cell may hold (settings.PROOFMARK_IMPORT_MAX_CELL_CHARS)."""
     return int(getattr(settings, "PROOFMARK_IMPORT_MAX_CELL_CHARS", 2_000_000))
+
+
+@receiver(setting_changed)
+def _forget_cell_limit(*, setting: str, **kwargs) -> None:
+    if setting == "PROOFMARK_IMPORT_MAX_CELL_CHARS":
+        max_cell_chars.cache_clear()
 
 
 @dataclass(frozen=True)
@@ -100,6 +111,7 @@ class SolutionIn:
     text: str
     source: str = ""
     metadata: dict = field(default_factory=dict)
+    problem_field: str = "problem_id"  # the field naming the problem, for messages
 
 
 @dataclass
@@ -112,6 +124,7 @@ class ProofIn:
     sample_index: int | None = None
     source: str = ""
     metadata: dict = field(default_factory=dict)
+    problem_field: str = "problem_id"  # the field naming the problem, for messages
 
 
 @dataclass
@@ -125,6 +138,7 @@ class AnalysisIn:
     sample_key: str = ""
     source: str = ""
     metadata: dict = field(default_factory=dict)
+    problem_field: str = "problem_id"  # the field naming the problem, for messages
 
 
 Record = ProblemIn | SolutionIn | ProofIn | AnalysisIn

@@ -106,7 +106,7 @@ def read_inputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
 
 def read_outputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
-    checked = False
+    warned: set[str] = set()
     for where, data in jsonl_rows(path, progress, name):
         if isinstance(data, Issue):
             yield data
@@ -114,11 +114,10 @@ def read_outputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
         if not isinstance(data, dict):
             yield error(where, "The line is not a JSON object.")
             continue
-        if not checked:
-            checked = True
-            unknown = unknown_columns(where, data.keys(), OUTPUT_KEYS, NAME)
-            if unknown:
-                yield unknown
+        unknown = unknown_columns(where, data.keys() - warned, OUTPUT_KEYS, NAME)
+        if unknown:
+            warned.update(data.keys())
+            yield unknown
         yield from output_records(where, data, source)
 
 

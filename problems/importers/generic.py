@@ -130,7 +130,13 @@ def problem_records(where: Where, data: dict, source: str) -> Iterator[Item]:
             issues.append(error(where, "has no text.", field))
             continue
         solutions.append(
-            SolutionIn(where, external_id, text, source=str(entry.get("source") or source))
+            SolutionIn(
+                where,
+                external_id,
+                text,
+                source=str(entry.get("source") or source),
+                problem_field="id",
+            )
         )
     for index, entry in enumerate(_list(row, "schemes")):
         field = f"schemes[{index}]"
@@ -213,6 +219,7 @@ def proof_records(where: Where, data: dict, source: str) -> Iterator[Item]:
                 sample_key=inner.key("sample"),
                 source=str(entry.get("source") or source),
                 metadata=clean_json(inner.mapping("metadata")),
+                problem_field="problem",
             )
         )
     if issues:
@@ -228,6 +235,7 @@ def proof_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         sample_index=index,
         source=row.key("source") or source,
         metadata=metadata,
+        problem_field="problem",
     )
     yield from analyses
 
@@ -245,6 +253,7 @@ def analysis_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         sample_key=row.key("sample"),
         source=row.key("source") or source,
         metadata=clean_json(row.mapping("metadata")),
+        problem_field="problem",
     )
     if issues:
         yield from issues

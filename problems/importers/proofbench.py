@@ -40,7 +40,7 @@ UNKNOWN_GENERATOR = "unknown"
 
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
-    checked_columns = False
+    warned: set[str] = set()
     for where, data in tabular_rows(path, progress, name):
         if isinstance(data, Issue):
             yield data
@@ -48,11 +48,10 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
         if not isinstance(data, dict):
             yield error(where, "The line is not a JSON object.")
             continue
-        if not checked_columns:
-            checked_columns = True
-            unknown = unknown_columns(Where(name, where.line), data.keys(), COLUMNS, NAME)
-            if unknown:
-                yield unknown
+        unknown = unknown_columns(where, data.keys() - warned, COLUMNS, NAME)
+        if unknown:
+            warned.update(data.keys())
+            yield unknown
         yield from row_records(where, data, source)
 
 

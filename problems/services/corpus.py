@@ -10,11 +10,17 @@ whole import back; a dry run does every write and rolls back, so its counts are 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+import itertools
+import queue
+import threading
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import DatabaseError, transaction
+from django.db.models import Max
+from django.utils import timezone
 
 from llm.scores import verifier_score
 from problems.importers import (
@@ -29,6 +35,7 @@ from problems.importers import (
 )
 from problems.importers.base import error
 from problems.models import Problem, Proof, ReferenceSolution, VerifierAnalysis
+from problems.services.bulk import insert_rows, rows_by_key, tune_transaction, upsert_rows
 from problems.signals import corpus_imported
 
 BATCH_SIZE = 1000
@@ -153,8 +160,11 @@ class Upserter:
         self.proofs: dict[tuple[str, str, str], ProofIn] = {}
         self.analyses: dict[tuple, AnalysisIn] = {}
         self.problem_ids: dict[str, int] = {}
+        # Problems created by this import have ids above `baseline`: they are kept in a compact
+        # array; the sets hold only problems that existed before (memory flat on a new corpus).
+        self.baseline = Problem.objects.aggregate(top=Max("id"))["top"] or 0
+        self.created_problems = array("q")
         self.seen_problems: set[int] = set()
-        self.created_problems: set[int] = set()
         self.updated_problems: set[int] = set()
         self.touched_problems: set[int] = set()
 
@@ -211,11 +221,13 @@ class Upserter:
     def finish(self) -> None:
         self.flush()
         counts = self.report.counts["problems"]
-        changed = self.created_problems | self.updated_problems
         counts["created"] = len(self.created_problems)
-        counts["updated"] = len(self.updated_problems - self.created_problems)
-        counts["unchanged"] = len(self.seen_problems - changed)
-        self.report.problem_ids = sorted(changed | self.touched_problems)
+        counts["updated"] = len(self.updated_problems)
+        counts["unchanged"] = len(self.seen_problems - self.updated_problems)
+        self.report.problem_ids = [
+            *self.created_problems,
+            *sorted(self.updated_problems | self.touched_problems),
+        ]
 
     def _clear(self) -> None:
         self.problems.clear()
@@ -223,62 +235,74 @@ class Upserter:
         self.proofs.clear()
         self.analyses.clear()
 
+    def _touch(self, problem_ids: Iterable[int]) -> None:
+        """Problems whose solutions, proofs or analyses changed (new problems are known)."""
+        self.touched_problems.update(pk for pk in problem_ids if pk <= self.baseline)
+
     def _count(self, model: str, status: str, number: int = 1) -> None:
         self.report.counts[model][status] += number
 
     def _problem_id(self, external_ids: Iterable[str]) -> None:
         missing = {key for key in external_ids if key not in self.problem_ids}
         if missing:
-            self.problem_ids.update(
-                Problem.objects.filter(external_id__in=missing).values_list("external_id", "id")
-            )
+            found = rows_by_key(Problem, ["external_id"], [(key,) for key in missing], ["id"])
+            self.problem_ids.update((key[0], row[0]) for key, row in found.items())
 
-    def _unknown_problem(self, where: Where, external_id: str) -> None:
+    def _unknown_problem(self, record: SolutionIn | ProofIn | AnalysisIn) -> None:
         self.report.add(
             error(
-                where,
-                f"no problem {external_id!r} in this file or in the database.",
-                "problem" if "jsonl" in where.file else "problem_id",
+                record.where,
+                f"no problem {record.problem!r} in this file or in the database.",
+                record.problem_field,
             )
         )
 
     def _flush_problems(self) -> None:
         if not self.problems:
             return
+        names = ("id", "source", "metadata", *PROBLEM_FIELDS)
         existing = {
-            row["external_id"]: row
-            for row in Problem.objects.filter(external_id__in=list(self.problems)).values(
-                "id", "external_id", "source", "metadata", *PROBLEM_FIELDS
-            )
+            key[0]: dict(zip(names, row, strict=True))
+            for key, row in rows_by_key(
+                Problem, ["external_id"], [(key,) for key in self.problems], names
+            ).items()
         }
         writes = []
         for external_id, (_, merged) in self.problems.items():
             old = existing.get(external_id)
             if old is None:
-                writes.append(Problem(external_id=external_id, **merged))
+                writes.append({"external_id": external_id, **merged})
                 continue
-            self.seen_problems.add(old["id"])
+            if old["id"] <= self.baseline:
+                self.seen_problems.add(old["id"])
             self.problem_ids[external_id] = old["id"]
             desired = _merge_problem_row(old, merged)
             if all(desired[name] == old[name] for name in desired):
                 continue
-            self.updated_problems.add(old["id"])
-            writes.append(Problem(external_id=external_id, **desired))
-        if writes:
-            created = {obj.external_id for obj in writes if obj.external_id not in existing}
-            saved = Problem.objects.bulk_create(
-                writes,
-                update_conflicts=True,
-                unique_fields=["external_id"],
-                update_fields=[*PROBLEM_FIELDS, "source", "metadata", "updated_at"],
+            if old["id"] <= self.baseline:
+                self.updated_problems.add(old["id"])
+            writes.append({"external_id": external_id, **desired})
+        now = timezone.now()
+        columns = ("external_id", *PROBLEM_FIELDS, "source", "metadata", "created_at", "updated_at")
+        rows: dict[bool, list[tuple]] = {True: [], False: []}
+        for values in writes:
+            row = tuple(
+                values.get(column) if column == "year" else values.get(column, "")
+                for column in columns[:-2]
             )
-            for obj in saved:
-                if obj.pk is None:
-                    obj.pk = Problem.objects.get(external_id=obj.external_id).pk
-                self.problem_ids[obj.external_id] = obj.pk
-                self.seen_problems.add(obj.pk)
-                if obj.external_id in created:
-                    self.created_problems.add(obj.pk)
+            rows[values["external_id"] in existing].append((*row, now, now))
+        insert_rows(Problem, columns, rows[False])
+        created = rows_by_key(Problem, ["external_id"], [row[:1] for row in rows[False]], ["id"])
+        for (external_id,), (pk,) in created.items():
+            self.problem_ids[external_id] = pk
+            self.created_problems.append(pk)
+        upsert_rows(
+            Problem,
+            columns,
+            rows[True],
+            unique=["external_id"],
+            update=[*PROBLEM_FIELDS, "source", "metadata", "updated_at"],
+        )
 
     def _flush_solutions(self) -> None:
         if not self.solutions:
@@ -288,30 +312,33 @@ class Upserter:
         for (problem, digest), record in self.solutions.items():
             problem_id = self.problem_ids.get(problem)
             if problem_id is None:
-                self._unknown_problem(record.where, problem)
+                self._unknown_problem(record)
                 continue
             wanted[(problem_id, digest)] = record
-        existing = set(
-            ReferenceSolution.objects.filter(
-                problem_id__in={key[0] for key in wanted}, text_hash__in={key[1] for key in wanted}
-            ).values_list("problem_id", "text_hash")
-        )
+        existing = rows_by_key(ReferenceSolution, ["problem_id", "text_hash"], wanted, ["id"])
+        now = timezone.now()
         new = [
-            ReferenceSolution(
-                problem_id=key[0],
-                text=record.text,
-                text_hash=key[1],
-                source=record.source,
-                metadata=record.metadata,
-            )
+            (key[0], record.text, key[1], record.source, "", [], record.metadata, now)
             for key, record in wanted.items()
             if key not in existing
         ]
         self._count("reference_solutions", "unchanged", len(wanted) - len(new))
         self._count("reference_solutions", "created", len(new))
-        if new:
-            ReferenceSolution.objects.bulk_create(new, ignore_conflicts=True)
-            self.touched_problems.update(obj.problem_id for obj in new)
+        insert_rows(
+            ReferenceSolution,
+            (
+                "problem_id",
+                "text",
+                "text_hash",
+                "source",
+                "cluster_label",
+                "main_steps",
+                "metadata",
+                "created_at",
+            ),
+            new,
+        )
+        self._touch(row[0] for row in new)
 
     def _flush_proofs(self) -> dict[tuple[int, str, str], int]:
         """Writes the batch's proofs; returns their ids by (problem id, generator, sample)."""
@@ -323,27 +350,18 @@ class Upserter:
         for (problem, generator, sample), record in self.proofs.items():
             problem_id = self.problem_ids.get(problem)
             if problem_id is None:
-                self._unknown_problem(record.where, problem)
+                self._unknown_problem(record)
                 continue
             wanted[(problem_id, generator, sample)] = record
+        proof_key = ["problem_id", "generator", "sample_key"]
         existing = {
-            (row[1], row[2], row[3]): row
-            for row in Proof.objects.filter(
-                problem_id__in={key[0] for key in wanted},
-                generator__in={key[1] for key in wanted},
-                sample_key__in={key[2] for key in wanted},
-            ).values_list(
-                "id",
-                "problem_id",
-                "generator",
-                "sample_key",
-                "text_hash",
-                "sample_index",
-                "source",
-                "metadata",
-            )
+            key: (row[0], *key, *row[1:])
+            for key, row in rows_by_key(
+                Proof, proof_key, wanted, ["id", "text_hash", "sample_index", "source", "metadata"]
+            ).items()
         }
         writes = []
+        now = timezone.now()
         for key, record in wanted.items():
             digest = text_hash(record.text)
             old = existing.get(key)
@@ -359,36 +377,30 @@ class Upserter:
                     self._count("proofs", "unchanged")
                     continue
             self._count("proofs", "updated" if old else "created")
-            self.touched_problems.add(key[0])
+            self._touch((key[0],))
             writes.append(
-                Proof(
-                    problem_id=key[0],
-                    generator=key[1],
-                    sample_key=key[2],
-                    sample_index=record.sample_index,
-                    text=record.text,
-                    text_hash=digest,
-                    source=record.source,
-                    metadata=metadata,
-                )
+                (*key, record.sample_index, record.text, digest, record.source, metadata, now, now)
             )
-        if writes:
-            saved = Proof.objects.bulk_create(
-                writes,
-                update_conflicts=True,
-                unique_fields=["problem", "generator", "sample_key"],
-                update_fields=[
-                    "sample_index",
-                    "text",
-                    "text_hash",
-                    "source",
-                    "metadata",
-                    "updated_at",
-                ],
-            )
-            for obj in saved:
-                if obj.pk is not None:
-                    ids[(obj.problem_id, obj.generator, obj.sample_key)] = obj.pk
+        columns = (
+            "problem_id",
+            "generator",
+            "sample_key",
+            "sample_index",
+            "text",
+            "text_hash",
+            "source",
+            "metadata",
+            "created_at",
+            "updated_at",
+        )
+        insert_rows(Proof, columns, [row for row in writes if row[:3] not in existing])
+        upsert_rows(
+            Proof,
+            columns,
+            [row for row in writes if row[:3] in existing],
+            unique=["problem_id", "generator", "sample_key"],
+            update=["sample_index", "text", "text_hash", "source", "metadata", "updated_at"],
+        )
         return ids
 
     def _flush_analyses(self, proof_ids: dict[tuple[int, str, str], int]) -> None:
@@ -400,18 +412,15 @@ class Upserter:
         for record in self.analyses.values():
             problem_id = self.problem_ids.get(record.problem)
             if problem_id is None:
-                self._unknown_problem(record.where, record.problem)
+                self._unknown_problem(record)
                 continue
             proof_key = (problem_id, record.generator, record.proof_sample_key)
             lookups.setdefault(proof_key, []).append(record)
         missing = [key for key in lookups if key not in proof_ids]
         if missing:
-            for row in Proof.objects.filter(
-                problem_id__in={key[0] for key in missing},
-                generator__in={key[1] for key in missing},
-                sample_key__in={key[2] for key in missing},
-            ).values_list("id", "problem_id", "generator", "sample_key"):
-                proof_ids.setdefault((row[1], row[2], row[3]), row[0])
+            found = rows_by_key(Proof, ["problem_id", "generator", "sample_key"], missing, ["id"])
+            for key, row in found.items():
+                proof_ids.setdefault(key, row[0])
         for proof_key, records in lookups.items():
             proof_id = proof_ids.get(proof_key)
             for record in records:
@@ -428,16 +437,16 @@ class Upserter:
                     continue
                 wanted[(proof_id, record.verifier, record.sample_key)] = record
         existing = {
-            (row[1], row[2], row[3]): row
-            for row in VerifierAnalysis.objects.filter(
-                proof_id__in={key[0] for key in wanted},
-                verifier__in={key[1] for key in wanted},
-                sample_key__in={key[2] for key in wanted},
-            ).values_list(
-                "id", "proof_id", "verifier", "sample_key", "text_hash", "source", "metadata"
-            )
+            key: (row[0], *key, *row[1:])
+            for key, row in rows_by_key(
+                VerifierAnalysis,
+                ["proof_id", "verifier", "sample_key"],
+                wanted,
+                ["id", "text_hash", "source", "metadata"],
+            ).items()
         }
         writes = []
+        now = timezone.now()
         for key, record in wanted.items():
             digest = text_hash(record.text)
             old = existing.get(key)
@@ -448,37 +457,51 @@ class Upserter:
             self._count("analyses", "updated" if old else "created")
             score = verifier_score(record.text)
             writes.append(
-                VerifierAnalysis(
-                    proof_id=key[0],
-                    verifier=key[1],
-                    sample_key=key[2],
-                    text=record.text,
-                    text_hash=digest,
-                    score=score.score,
-                    kept_contract=score.kept_contract,
-                    score_problem=score.problem[:200],
-                    source=record.source,
-                    metadata=metadata,
+                (
+                    *key,
+                    record.text,
+                    digest,
+                    score.score,
+                    score.kept_contract,
+                    score.problem[:200],
+                    record.source,
+                    metadata,
+                    now,
+                    now,
                 )
             )
+        upsert_rows(
+            VerifierAnalysis,
+            (
+                "proof_id",
+                "verifier",
+                "sample_key",
+                "text",
+                "text_hash",
+                "score",
+                "kept_contract",
+                "score_problem",
+                "source",
+                "metadata",
+                "created_at",
+                "updated_at",
+            ),
+            writes,
+            unique=["proof_id", "verifier", "sample_key"],
+            update=[
+                "text",
+                "text_hash",
+                "score",
+                "kept_contract",
+                "score_problem",
+                "source",
+                "metadata",
+                "updated_at",
+            ],
+        )
         if writes:
-            VerifierAnalysis.objects.bulk_create(
-                writes,
-                update_conflicts=True,
-                unique_fields=["proof", "verifier", "sample_key"],
-                update_fields=[
-                    "text",
-                    "text_hash",
-                    "score",
-                    "kept_contract",
-                    "score_problem",
-                    "source",
-                    "metadata",
-                    "updated_at",
-                ],
-            )
-            touched = Proof.objects.filter(id__in={obj.proof_id for obj in writes})
-            self.touched_problems.update(touched.values_list("problem_id", flat=True))
+            touched = Proof.objects.filter(id__in={row[0] for row in writes})
+            self._touch(touched.values_list("problem_id", flat=True))
 
 
 def _merge_problem_row(old: dict, merged: dict) -> dict:
@@ -491,6 +514,55 @@ def _merge_problem_row(old: dict, merged: dict) -> dict:
         desired["source"] = merged.get("source", "")
     desired["metadata"] = merge_metadata(old["metadata"] or {}, merged.get("metadata") or {})
     return desired
+
+
+_DONE = object()
+
+
+def read_ahead(items: Iterator, chunk: int = 500, depth: int = 8) -> Iterator:
+    """Iterates `items` in a thread, a few chunks ahead of the caller: reading and parsing the
+    next records overlaps the database's work on the current batch (psycopg releases the GIL
+    while it waits). The queue's bound keeps memory flat; errors reach the caller."""
+    ahead: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(value) -> bool:
+        while not stop.is_set():
+            try:
+                ahead.put(value, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for block in _batched(items, chunk):
+                if not put(block):
+                    return
+            put(_DONE)
+        except BaseException as exc:  # handed over to the consuming thread
+            put(exc)
+
+    thread = threading.Thread(target=produce, name="corpus-import-reader", daemon=True)
+    thread.start()
+    try:
+        while True:
+            block = ahead.get()
+            if block is _DONE:
+                return
+            if isinstance(block, BaseException):
+                raise block
+            yield from block
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _batched(items: Iterator, size: int) -> Iterator[tuple]:
+    iterator = iter(items)
+    while block := tuple(itertools.islice(iterator, size)):
+        yield block
 
 
 class _Rollback(Exception):
@@ -518,8 +590,9 @@ def corpus_import(
     upserter = Upserter(report, batch_size=batch_size)
     try:
         with transaction.atomic():
+            tune_transaction()
             try:
-                for item in read_path(path, fmt, progress=progress, name=name):
+                for item in read_ahead(read_path(path, fmt, progress=progress, name=name)):
                     if isinstance(item, Issue):
                         report.add(item)
                         continue

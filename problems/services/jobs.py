@@ -41,12 +41,14 @@ def import_job_create(
 
 class _ProgressWriter:
     """Writes progress on a second database connection, so the page sees it while the import's
-    own transaction is still open (PostgreSQL only: SQLite has one writer at a time)."""
+    own transaction is still open (PostgreSQL only: SQLite has one writer at a time; and only
+    when the caller holds no transaction, in which the job row would not be visible)."""
 
     def __init__(self, job_id: int):
         self.job_id = job_id
         self.last = 0.0
-        self.enabled = connections["default"].vendor == "postgresql"
+        default = connections["default"]
+        self.enabled = default.vendor == "postgresql" and not default.in_atomic_block
         if self.enabled and PROGRESS_ALIAS not in connections.settings:
             connections.settings[PROGRESS_ALIAS] = copy.deepcopy(connections.settings["default"])
 

@@ -1,9 +1,64 @@
-from django.http import Http404
+"""The import pages (admins): upload a corpus file, then watch its job (htmx polls the status
+fragment until the job is done; the page survives a reload because the job row holds it all)."""
+
+from django.conf import settings
+from django.shortcuts import redirect, render
+from django.utils.cache import patch_vary_headers
+
+from config.roles import Role, role_required
+from problems import selectors
+from problems.forms import ImportUploadForm, megabytes
+from problems.services import import_job_create
 
 
+@role_required(Role.ADMIN)
 def import_upload(request):
-    raise Http404("not built yet")
+    limit = settings.PROOFMARK_MAX_UPLOAD_BYTES
+    status = 200
+    if request.method == "POST":
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        if declared > limit + 1024 * 1024:
+            form = ImportUploadForm()
+            form.add_error(
+                None,
+                f"The upload is {megabytes(declared)}; the limit is {megabytes(limit)}. Import "
+                "larger files with `manage.py import_corpus` on the server.",
+            )
+            status = 413
+        else:
+            form = ImportUploadForm(request.POST, request.FILES)
+            if form.is_valid():
+                job = import_job_create(
+                    upload=form.cleaned_data["file"],
+                    fmt=form.cleaned_data["format"],
+                    dry_run=form.cleaned_data["dry_run"],
+                    created_by=request.user,
+                )
+                return redirect("problems:import-detail", job_id=job.pk)
+            status = 400
+    else:
+        form = ImportUploadForm()
+    context = {"form": form, "jobs": selectors.import_job_list(), "limit": megabytes(limit)}
+    return render(request, "problems/import_upload.html", context, status=status)
 
 
+COUNT_LABELS = (
+    ("problems", "Problems"),
+    ("reference_solutions", "Reference solutions"),
+    ("proofs", "Proofs"),
+    ("analyses", "Verifier analyses"),
+)
+
+
+@role_required(Role.ADMIN)
 def import_detail(request, job_id):
-    raise Http404("not built yet")
+    job = selectors.import_job_detail(job_id=job_id)
+    counts = [(label, job.counts[key]) for key, label in COUNT_LABELS if key in job.counts]
+    template = (
+        "problems/_import_status.html"
+        if request.htmx and not request.htmx.history_restore_request
+        else "problems/import_detail.html"
+    )
+    response = render(request, template, {"job": job, "counts": counts})
+    patch_vary_headers(response, ["HX-Request"])
+    return response

@@ -1,0 +1,60 @@
+"""Forms of the corpus pages."""
+
+from pathlib import Path
+
+from django import forms
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+
+from problems.importers import FORMATS
+
+UPLOAD_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".zip")
+FORMAT_LABELS = {
+    "proofbench": "ProofBench rows (JSONL, CSV or Parquet)",
+    "imobench": "IMO-ProofBench CSV",
+    "matharena": "MathArena competition folder (.zip)",
+    "opc": "Open Proof Corpus (raw, solved or training files)",
+    "deepseek": "DeepSeekMath-V2 inputs/outputs",
+    "jsonl": "Proofmark JSONL (problems, proofs, analyses)",
+}
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 1024 / 1024:,.1f} MB"
+
+
+def check_upload(upload: UploadedFile) -> list[str]:
+    """What is wrong with an uploaded corpus file, in words (shared by the page and the API)."""
+    problems = []
+    limit = settings.PROOFMARK_MAX_UPLOAD_BYTES
+    if upload.size > limit:
+        problems.append(
+            f"The file is {megabytes(upload.size)}; the upload limit is {megabytes(limit)}. "
+            "Import larger files with `manage.py import_corpus` on the server."
+        )
+    if upload.size == 0:
+        problems.append("The file is empty: nothing to import.")
+    if Path(upload.name).suffix.lower() not in UPLOAD_SUFFIXES:
+        problems.append(
+            f"{Path(upload.name).name}: upload a {', '.join(UPLOAD_SUFFIXES)} file "
+            "(a folder such as a MathArena competition goes in a .zip)."
+        )
+    return problems
+
+
+class ImportUploadForm(forms.Form):
+    file = forms.FileField(help_text="JSONL, JSON, CSV, Parquet, or a .zip of a folder.")
+    format = forms.ChoiceField(
+        choices=[("", "Detect from the file")] + [(name, FORMAT_LABELS[name]) for name in FORMATS],
+        required=False,
+    )
+    dry_run = forms.BooleanField(
+        required=False, label="Dry run: report what would change, write nothing"
+    )
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        problems = check_upload(upload)
+        if problems:
+            raise forms.ValidationError(problems)
+        return upload

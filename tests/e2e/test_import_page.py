@@ -1,0 +1,73 @@
+"""Browser flow of the import page: an admin uploads a file, the job runs on the real Celery
+worker, the page polls (htmx) until the progress bar is full and shows the per-line report."""
+
+import json
+
+import pytest
+
+from problems.models import ImportJob, Proof
+from tests.factories import UserFactory
+from tests.problems.import_files import proofbench_row
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_admin_uploads_a_file_and_watches_it_finish(
+    page, live_server, login, celery_worker_process, screenshot_dir, tmp_path
+):
+    rows = [proofbench_row(index) for index in range(40)]
+    rows[3]["reviewer_note"] = "kept aside"
+    path = tmp_path / "proofbench_rows.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+    login(page, UserFactory(username="admin-e2e", roles=["admin"]))
+    page.click("nav.mainnav >> text=Import")
+    page.wait_for_selector("form.import-form")
+    page.set_input_files("#id_file", str(path))
+    page.select_option("#id_format", "proofbench")
+    page.click("form.import-form button[type=submit]")
+
+    page.wait_for_url("**/problems/import/*/")
+    page.wait_for_selector("#import-status[data-status=succeeded]", timeout=60_000)
+    assert page.locator("#import-state").inner_text() == "Done"
+    assert page.locator(".progress").get_attribute("aria-valuenow") == "100"
+    counts = page.locator("table.counts").inner_text()
+    assert "40" in counts
+    report = page.locator("table.report").inner_text()
+    assert "reviewer_note" in report and "proofbench_rows.jsonl" in report
+    page.screenshot(path=str(screenshot_dir / "import-done.png"), full_page=True)
+
+    page.reload()
+    page.wait_for_selector("#import-status[data-status=succeeded]")
+    assert Proof.objects.count() == 40
+    job = ImportJob.objects.get()
+    assert job.original_name == "proofbench_rows.jsonl"
+    job.file.delete(save=False)
+
+
+def test_a_bad_file_shows_every_error_and_writes_nothing(
+    page, live_server, login, celery_worker_process, screenshot_dir, tmp_path
+):
+    path = tmp_path / "broken.jsonl"
+    path.write_text(
+        json.dumps(proofbench_row(1))
+        + "\n"
+        + json.dumps({"problem": "no id"})
+        + "\n"
+        + json.dumps(proofbench_row(3, expert_rating=12))
+        + "\n",
+        encoding="utf-8",
+    )
+    login(page, UserFactory(username="admin-e2e2", roles=["admin"]))
+    page.goto(f"{live_server.url}/problems/import/")
+    page.set_input_files("#id_file", str(path))
+    page.click("form.import-form button[type=submit]")
+    page.wait_for_selector("#import-status[data-status=failed]", timeout=60_000)
+    rows = page.locator("table.report tbody tr").all_inner_texts()
+    assert len(rows) == 2
+    assert "problem_id" in rows[0] and "missing (required)" in rows[0]
+    assert "expert_rating" in rows[1] and "outside 0-7" in rows[1]
+    assert "nothing was written" in page.locator("#import-status").inner_text()
+    page.screenshot(path=str(screenshot_dir / "import-failed.png"), full_page=True)
+    assert Proof.objects.count() == 0
+    ImportJob.objects.get().file.delete(save=False)
