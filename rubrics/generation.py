@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from kombu.exceptions import OperationalError
 
 from llm import parsers, prompts
 from llm.client import LLMError, LLMTransientError, Usage
@@ -174,13 +175,30 @@ def generation_run_retry_failed(*, run: GenerationRun) -> int:
 
 
 def _enqueue_on_commit(task_ids: Sequence[int]) -> None:
+    """Sends one job per task once the transaction commits. A task whose job cannot be queued
+    (broker unreachable) is recorded as failed, to be retried from the page."""
     from .tasks import generate_scheme
 
     def send() -> None:
         for task_id in task_ids:
-            generate_scheme.delay(task_id)
+            try:
+                generate_scheme.delay(task_id)
+            except OperationalError as exc:
+                generation_task_unqueued(task_id=task_id, reason=str(exc))
 
     transaction.on_commit(send)
+
+
+@transaction.atomic
+def generation_task_unqueued(*, task_id: int, reason: str) -> None:
+    task = GenerationTask.objects.select_for_update().get(pk=task_id)
+    if task.status != TaskStatus.PENDING:
+        return
+    task.status = TaskStatus.FAILED
+    task.error = f"The job could not be queued (is the Celery broker up?): {reason}"
+    task.finished_at = timezone.now()
+    task.save(update_fields=["status", "error", "finished_at", "updated_at"])
+    _run_refresh(task.run_id)
 
 
 def _run_refresh(run_id: int) -> GenerationRun:
@@ -213,13 +231,14 @@ def _run_refresh(run_id: int) -> GenerationRun:
 # --- One problem ----------------------------------------------------------------------------
 
 
-def generation_task_execute(*, task_id: int, final_attempt: bool = True) -> GenerationTask:
-    """Runs one problem's generation. Idempotent: a task already done is left as it is, and the
-    scheme is created at most once. A transient provider error is re-raised (for the job to
-    retry later) unless this is the final attempt; every other failure is recorded."""
+def generation_task_execute(*, task_id: int, final_attempt: bool = True) -> GenerationTask | None:
+    """Runs one problem's generation. Idempotent: a task already done (or deleted with its run)
+    is left as it is, and the scheme is created at most once. A transient provider error is
+    re-raised (for the job to retry later) unless this is the final attempt; every other
+    failure is recorded."""
     with transaction.atomic():
-        task = GenerationTask.objects.select_for_update().get(pk=task_id)
-        if task.status == TaskStatus.DONE:
+        task = GenerationTask.objects.select_for_update().filter(pk=task_id).first()
+        if task is None or task.status == TaskStatus.DONE:
             return task
         task.status = TaskStatus.RUNNING
         task.attempts += 1

@@ -254,3 +254,18 @@ def test_a_link_can_preselect_one_problem(admin_client):
     ).content.decode()
     assert f'value="{wanted.pk}" id="problem-{wanted.pk}" form="generation-form" checked' in body
     assert f'value="{other.pk}" id="problem-{other.pk}" form="generation-form">' in body
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_generation_page_queries_do_not_grow_with_rows(
+    admin_client, admin_user, rows, django_assert_max_num_queries
+):
+    for _ in range(rows):
+        config = GeneratorConfigFactory()
+        generation.generator_config_freeze(config=config, user=admin_user)
+        generation.generation_run_start(
+            config=config, problems=[problem_with_solutions("S")], user=admin_user
+        )
+    with django_assert_max_num_queries(12):
+        response = admin_client.get(reverse("rubrics:generate"))
+    assert response.content.decode().count("Run ") >= rows
