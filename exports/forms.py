@@ -2,13 +2,13 @@
 
 from django import forms
 
-from exports.formats import FORMATS, LABEL_SOURCES
-from exports.models import FileType
+from exports.formats import LABEL_SOURCES
+from exports.models import ExportFormat, FileType
 
 
 class ExportForm(forms.Form):
     campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
+    format = forms.ChoiceField(choices=ExportFormat.choices)
     file_type = forms.ChoiceField(choices=FileType.choices)
     contest = forms.CharField(required=False, max_length=100)
     year = forms.IntegerField(required=False, min_value=1900, max_value=2100)

@@ -57,11 +57,14 @@ def dataset_write(
     if on_total:
         on_total(plan.total)
     sample: list[dict] = []
+    licences: set[str] = set()
 
     def rows():
         for row in plan.rows():
             if not sample:
                 sample.append(row)
+            if row.get("licence"):
+                licences.add(row["licence"])
             yield row
 
     data = write_rows(
@@ -88,7 +91,7 @@ def dataset_write(
             if options.test_fraction is not None
             else None
         ),
-        "licences": [],
+        "licences": sorted(licences),
         "columns": [
             {"name": f.name, "type": f.kind, "description": f.description} for f in plan.fields
         ],

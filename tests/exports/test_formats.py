@@ -122,9 +122,11 @@ def test_manifest_and_card_beside_the_data_file(tmp_path):
     assert len(manifest["files"]["dv.parquet"]["sha256"]) == 64
     assert manifest["files"]["dv.README.md"]["size"] == card_path.stat().st_size
     assert manifest["conversions"][0]["cuts"] == [5, 7]
+    assert manifest["licences"] == ["CC-BY-4.0", "MIT"]
     card = card_path.read_text()
     assert "by cut points 5 and 7: 7 -> 1, 5-6 -> 0.5, 0-4 -> 0" in card
     assert "| `score` | float |" in card
+    assert "CC-BY-4.0, MIT" in card
 
 
 def test_dv_converts_0_7_by_the_stated_cut_points(tmp_path):
