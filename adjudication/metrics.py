@@ -79,38 +79,23 @@ class CampaignAgreement:
     distribution_max: int = field(default=1)
 
 
-def _pair_statistics(labels: list[float], tolerance: Decimal):
-    def split(sample):
-        return [p.a.score for p in sample], [p.b.score for p in sample]
-
-    return {
-        "exact": lambda s: agreement.exact_agreement(*split(s)),
-        "within": lambda s: agreement.within_tolerance(*split(s), tolerance),
-        "mad": lambda s: agreement.mean_absolute_difference(*split(s)),
-        "kappa": lambda s: agreement.quadratic_weighted_kappa(*split(s), labels),
-    }
-
-
 def pair_figures(
     pairs: list[PairRow], labels: list[float], tolerance: Decimal, *, n_resamples: int, seed: int
 ) -> Figures:
     """The four pair figures, with intervals by resampling items (all pairs of a drawn item
     come along)."""
-    statistics = _pair_statistics(labels, tolerance)
-    values = {name: fn(pairs) for name, fn in statistics.items()}
-    by_item: dict[int, list[PairRow]] = defaultdict(list)
+    a, b = [p.a.score for p in pairs], [p.b.score for p in pairs]
+    values = {
+        "exact": agreement.exact_agreement(a, b),
+        "within": agreement.within_tolerance(a, b, tolerance),
+        "mad": agreement.mean_absolute_difference(a, b),
+        "kappa": agreement.quadratic_weighted_kappa(a, b, labels),
+    }
+    by_item: dict[int, list[tuple[float, float]]] = defaultdict(list)
     for pair in pairs:
-        by_item[pair.item_id].append(pair)
-    groups = list(by_item.values())
-
-    def flat(fn):
-        return lambda sample: fn([p for group in sample for p in group])
-
-    cis = agreement.bootstrap_cis(
-        groups,
-        {name: flat(fn) for name, fn in statistics.items()},
-        n_resamples=n_resamples,
-        seed=seed,
+        by_item[pair.item_id].append((pair.a.score, pair.b.score))
+    cis = agreement.bootstrap_pair_figures(
+        list(by_item.values()), labels, tolerance, n_resamples=n_resamples, seed=seed
     )
     return Figures(n=len(pairs), values=values, cis=cis)
 
@@ -162,12 +147,7 @@ def campaign_agreement(
         by_item[j.item_id][j.expert_id] = j.score
     units = [[scores.get(eid) for eid, _ in experts] for scores in by_item.values()]
     alpha = agreement.krippendorff_alpha_ordinal(units, labels)
-    alpha_ci = agreement.bootstrap_ci(
-        units,
-        lambda s: agreement.krippendorff_alpha_ordinal(s, labels),
-        n_resamples=n_resamples,
-        seed=seed,
-    )
+    alpha_ci = agreement.bootstrap_alpha(units, labels, n_resamples=n_resamples, seed=seed)
 
     confusion = agreement.confusion_matrix(
         [p.a.score for p in pairs] + [p.b.score for p in pairs],

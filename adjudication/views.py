@@ -10,13 +10,14 @@ import json
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from adjudication import selectors
 from adjudication.metrics import campaign_agreement_cached, disagreement_rows
-from adjudication.models import AdjudicationCase, CaseStatus, LabelSource
+from adjudication.models import AdjudicationCase, CaseStatus
 from adjudication.services import (
     AdjudicationError,
     case_assign,
@@ -235,18 +236,19 @@ def labels(request: HttpRequest, slug: str) -> HttpResponse:
     items = (
         Item.objects.filter(campaign=campaign)
         .select_related("proof__problem", "final_label")
-        .order_by("id")[:500]
+        .order_by("id")
     )
+    page = Paginator(items, 100).get_page(request.GET.get("page"))
     open_cases = dict(
-        AdjudicationCase.objects.filter(item__campaign=campaign)
+        AdjudicationCase.objects.filter(item__in=[item.pk for item in page])
         .exclude(status=CaseStatus.RESOLVED)
         .values_list("item_id", "id")
     )
-    rows = [{"item": item, "case_id": open_cases.get(item.pk)} for item in items]
+    rows = [{"item": item, "case_id": open_cases.get(item.pk)} for item in page]
     return render(
         request,
         "adjudication/labels.html",
-        {"campaign": campaign, "rows": rows, "sources": LabelSource},
+        {"campaign": campaign, "rows": rows, "page": page},
     )
 
 

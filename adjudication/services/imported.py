@@ -108,13 +108,16 @@ def _campaign_for(source: str, scale: str, report: ImportedReport) -> Campaign:
     return campaign
 
 
-def _rater(n: int):
+def _rater(n: int, known: dict[int, object]):
+    if n in known:
+        return known[n]
     user, created = get_user_model().objects.get_or_create(
         username=f"{RATER_PREFIX}{n}", defaults={"is_active": False}
     )
     if created:
         user.set_unusable_password()
         user.save(update_fields=["password"])
+    known[n] = user
     return user
 
 
@@ -187,6 +190,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
         ).values_list("problem_id", "id")
     )
     now = timezone.now()
+    raters: dict[int, object] = {}
     for proof in proofs:
         spans = _spans(proof, report)
         first_grade = None
@@ -199,6 +203,8 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                 analysis=None,
                 defaults={
                     "required_judgements": len(ratings),
+                    "submitted_count": len(ratings),
+                    "needs_work": False,
                     "scheme_id": approved.get(proof.problem_id),
                 },
             )
@@ -208,7 +214,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                 _, scaled, how = imported_on_scale(value, maximum)
                 grade, _ = Grade.objects.update_or_create(
                     item=item,
-                    expert=_rater(n),
+                    expert=_rater(n, raters),
                     defaults={
                         "status": GradeStatus.SUBMITTED,
                         "score": scaled,

@@ -421,7 +421,9 @@
   window.addEventListener("pagehide", function () { if (dirty && editable && !submitted) saveNow(true); });
   if (editable && !submitted) {
     var beat = function () { post(root.dataset.heartbeatUrl, {}).then(function (data) { if (!data.ok) flash(data.problems.join(" ")); }).catch(function () {}); };
-    setInterval(beat, 5 * 60 * 1000);
+    // Well inside the lease: every 5 minutes, or a third of a shorter lease.
+    var leaseMs = (parseInt(root.dataset.leaseMinutes, 10) || 60) * 60 * 1000;
+    setInterval(beat, Math.min(5 * 60 * 1000, leaseMs / 3));
   }
 
   // ---- keyboard ---------------------------------------------------------------------------------

@@ -64,5 +64,9 @@ def judge(item: Item, *scores, experts=None) -> list[Grade]:
         GradeFactory(item=item, expert=expert, score=Decimal(str(score)))
         for expert, score in zip(experts, scores, strict=True)
     ]
+    submitted = item.grades.filter(status=GradeStatus.SUBMITTED).count()
+    Item.objects.filter(pk=item.pk).update(
+        submitted_count=submitted, needs_work=submitted < item.required_judgements
+    )
     item_evaluate(item_id=item.pk)
     return grades

@@ -244,3 +244,56 @@ def test_policy_text_and_errors():
     with pytest.raises(ValueError, match="at least one"):
         agreement.apply_policy([], "lower", SCALES["0-7"])
     assert agreement.disagreement([Decimal("2"), 5, 3]) == Decimal("3")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fast_pair_bootstrap_matches_the_generic_one(seed):
+    rng = random.Random(50 + seed)
+    labels = SCALES["0-7"]
+    groups = []
+    for _ in range(rng.randint(5, 40)):
+        group = []
+        for _ in range(rng.choice([1, 1, 3])):
+            x = rng.choice(labels)
+            group.append((x, max(0, min(7, x + rng.choice([-2, -1, 0, 0, 1])))))
+        groups.append(group)
+
+    def split(sample):
+        pairs = [p for g in sample for p in g]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+
+    generic = agreement.bootstrap_cis(
+        groups,
+        {
+            "exact": lambda s: agreement.exact_agreement(*split(s)),
+            "within": lambda s: agreement.within_tolerance(*split(s), 1),
+            "mad": lambda s: agreement.mean_absolute_difference(*split(s)),
+            "kappa": lambda s: agreement.quadratic_weighted_kappa(*split(s), labels),
+        },
+        n_resamples=200,
+        seed=seed,
+    )
+    fast = agreement.bootstrap_pair_figures(groups, labels, 1, n_resamples=200, seed=seed)
+    for name in ("exact", "within", "mad", "kappa"):
+        if generic[name] is None:
+            assert fast[name] is None
+        else:
+            assert fast[name] == pytest.approx(generic[name], abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_fast_alpha_bootstrap_matches_the_generic_one(seed):
+    rng = random.Random(90 + seed)
+    labels = SCALES["1-4"]
+    units = [[rng.choice(labels + [None]) for _ in range(3)] for _ in range(rng.randint(5, 30))]
+    generic = agreement.bootstrap_ci(
+        units,
+        lambda s: agreement.krippendorff_alpha_ordinal(s, labels),
+        n_resamples=150,
+        seed=seed,
+    )
+    fast = agreement.bootstrap_alpha(units, labels, n_resamples=150, seed=seed)
+    if generic is None:
+        assert fast is None
+    else:
+        assert fast == pytest.approx(generic, abs=1e-9)

@@ -77,7 +77,7 @@ def test_materialise_ratings_and_spans_idempotently():
     assert "normalised to 0-7" in label.policy
     campaign = label.item.campaign
     assert campaign.slug.startswith("imported-deepseek") and campaign.status == "closed"
-    assert label.item.is_final
+    assert label.item.is_final and not label.item.needs_work
 
     opc_label = FinalLabel.objects.get(item__proof=opc)
     assert (opc_label.value, opc_label.scale) == (Decimal("0"), "0-0.5-1")

@@ -221,3 +221,47 @@ def test_labels_page_marks_gold_and_sends_by_hand(client):
     case = AdjudicationCase.objects.get(item=agreed)
     assert response.url == reverse("adjudication:case", args=[case.pk])
     assert (case.opened_reason, case.status) == ("manual", CaseStatus.OPEN)
+
+
+def test_admin_assigns_a_case_to_an_eligible_adjudicator(client):
+    admin = UserFactory(roles=["admin"])
+    client.force_login(admin)
+    case, (a, _) = disputed()
+    adjudicator = UserFactory(username="senior", roles=["adjudicator"])
+    a.expert.groups.add(*adjudicator.groups.all())
+    body = client.get(reverse("adjudication:case", args=[case.pk])).content.decode()
+    assert f'<option value="{adjudicator.pk}">senior</option>' in body
+    assert f'<option value="{a.expert.pk}">' not in body  # a grader is never offered
+    client.post(reverse("adjudication:assign", args=[case.pk]), {"adjudicator": adjudicator.pk})
+    case.refresh_from_db()
+    assert (case.status, case.assigned_to) == ("assigned", adjudicator)
+    response = client.post(
+        reverse("adjudication:assign", args=[case.pk]), {"adjudicator": a.expert.pk}, follow=True
+    )
+    assert "own graders" in response.content.decode()
+    assert AdjudicationCase.objects.get(pk=case.pk).assigned_to == adjudicator
+
+
+def test_adjudicators_take_cases_but_do_not_assign_others(client, adjudicator):
+    case, _ = disputed()
+    other = UserFactory(roles=["adjudicator"])
+    assert (
+        client.post(
+            reverse("adjudication:assign", args=[case.pk]), {"adjudicator": other.pk}
+        ).status_code
+        == 403
+    )
+    client.post(reverse("adjudication:assign", args=[case.pk]), {"adjudicator": "me"})
+    assert AdjudicationCase.objects.get(pk=case.pk).assigned_to == adjudicator
+    mine = client.get(reverse("adjudication:queue") + "?mine=1").content.decode()
+    assert f"#{case.pk}<" in mine
+
+
+def test_only_admins_send_items_and_mark_gold(client, adjudicator):
+    item = ItemFactory()
+    judge(item, 4, 4)
+    assert client.post(reverse("adjudication:send", args=[item.pk])).status_code == 403
+    assert (
+        client.post(reverse("adjudication:gold", args=[item.pk]), {"gold": "1"}).status_code == 403
+    )
+    assert not AdjudicationCase.objects.filter(item=item).exists()
