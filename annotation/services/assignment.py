@@ -14,7 +14,7 @@ import random
 from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -22,6 +22,18 @@ from django.utils import timezone
 from annotation.models import Assignment, AssignmentStatus, Campaign, Item
 
 MANUAL_LEASE = timedelta(days=14)
+
+
+def _lease_commit_fast() -> None:
+    """Leases are cheap, re-creatable state: their transactions commit without waiting for the
+    WAL flush (PostgreSQL `synchronous_commit = off`, this transaction only). A database crash
+    can forget the last moments' leases (the items return to the pool), never a grade:
+    submissions keep the default, durable commit."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
 MAX_ATTEMPTS = 20
 
 
@@ -45,9 +57,20 @@ def _lease_end(campaign: Campaign, now):
     return now + timedelta(minutes=campaign.lease_minutes)
 
 
+_OWN_OPEN_SQL = """
+SELECT 1 FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id
+WHERE a.expert_id = %s AND a.status = 'active' AND i.campaign_id = %s AND NOT i.is_final
+LIMIT 1
+"""
+
+
 def _own_open_assignment(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
     """The expert's oldest active assignment in the campaign (resumed before anything new);
     an expired one is renewed when its slot is still free, released otherwise."""
+    with connection.cursor() as cursor:
+        cursor.execute(_OWN_OPEN_SQL, [expert.pk, campaign.pk])
+        if cursor.fetchone() is None:
+            return None
     now = timezone.now()
     mine = (
         Assignment.objects.filter(
@@ -109,6 +132,7 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
         return None
     try:
         with transaction.atomic():
+            _lease_commit_fast()
             return Assignment.objects.create(
                 item=item, expert=expert, leased_until=_lease_end(campaign, timezone.now())
             )
@@ -116,10 +140,49 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
         return None
 
 
-def _candidates(*, campaign: Campaign, expert: AbstractBaseUser, skip: set[int], now):
-    """Items that still need a judgement and that the expert never held, closest to complete
-    first (most submitted judgements, then the oldest, which are the ones already leased),
-    walked along the partial index item_open_queue."""
+# The hot path of "next", in SQL (the ORM's query building cost more than the database work).
+# Candidates: items that still need a judgement and that the expert never held, closest to
+# complete first (most submitted judgements, then the oldest, which are the ones already
+# leased), walked along the partial index item_open_queue; rows another transaction holds are
+# skipped, never waited on.
+_CANDIDATE_SQL = """
+SELECT i.id, i.required_judgements
+FROM annotation_item i
+WHERE i.campaign_id = %(campaign)s AND i.needs_work AND NOT i.is_final AND NOT i.is_gold
+  AND NOT (i.id = ANY(%(skip)s))
+  AND NOT EXISTS (
+    SELECT 1 FROM annotation_assignment own WHERE own.item_id = i.id AND own.expert_id = %(expert)s
+  )
+  AND (
+    SELECT count(*) FROM annotation_assignment a
+    WHERE a.item_id = i.id
+      AND (a.status = 'done' OR (a.status = 'active' AND a.leased_until > %(now)s))
+  ) < i.required_judgements
+ORDER BY i.submitted_count DESC, i.id
+LIMIT 1
+FOR UPDATE OF i SKIP LOCKED
+"""
+
+# Under the item's row lock, a new statement (a fresh READ COMMITTED snapshot that sees every
+# commit of earlier lock holders) recounts the taken slots and inserts the lease only if one is
+# still free.
+_LEASE_SQL = """
+INSERT INTO annotation_assignment
+  (item_id, expert_id, leased_until, status, assigned_by_id, created_at, updated_at)
+SELECT %(item)s, %(expert)s, %(until)s, 'active', NULL, %(now)s, %(now)s
+WHERE (
+  SELECT count(*) FROM annotation_assignment a
+  WHERE a.item_id = %(item)s
+    AND (a.status = 'done' OR (a.status = 'active' AND a.leased_until > %(now)s))
+) < %(required)s
+RETURNING id
+"""
+
+
+def _take_normal_portable(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
+    """The same selection through the ORM, for the embedded SQLite mode (where a write
+    transaction holds the whole database, so there is no row to skip)."""
+    now = timezone.now()
     taken = (
         Assignment.objects.filter(taken_filter(now), item_id=OuterRef("pk"))
         .order_by()
@@ -127,34 +190,65 @@ def _candidates(*, campaign: Campaign, expert: AbstractBaseUser, skip: set[int],
         .annotate(n=Count("pk"))
         .values("n")
     )
-    return (
-        Item.objects.filter(campaign=campaign, needs_work=True, is_final=False, is_gold=False)
-        .exclude(pk__in=skip)
-        .exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
-        .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), 0))
-        .filter(taken__lt=F("required_judgements"))
-        .order_by("-submitted_count", "id")
-    )
+    with transaction.atomic():
+        item = (
+            Item.objects.filter(campaign=campaign, needs_work=True, is_final=False, is_gold=False)
+            .exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
+            .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), 0))
+            .filter(taken__lt=F("required_judgements"))
+            .order_by("-submitted_count", "id")
+            .first()
+        )
+        if item is None:
+            return None
+        return Assignment.objects.create(
+            item=item, expert=expert, leased_until=_lease_end(campaign, now)
+        )
 
 
 def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
-    skip: set[int] = set()
+    if connection.vendor != "postgresql":
+        return _take_normal_portable(campaign=campaign, expert=expert)
+    skip: list[int] = []
     for _ in range(MAX_ATTEMPTS):
-        with transaction.atomic():
+        with transaction.atomic(), connection.cursor() as cursor:
+            _lease_commit_fast()
             now = timezone.now()
-            item = (
-                _candidates(campaign=campaign, expert=expert, skip=skip, now=now)
-                .select_for_update(skip_locked=True, of=("self",))
-                .first()
+            cursor.execute(
+                _CANDIDATE_SQL,
+                {"campaign": campaign.pk, "expert": expert.pk, "skip": skip, "now": now},
             )
-            if item is None:
+            row = cursor.fetchone()
+            if row is None:
                 return None
-            if _taken_count(item.pk, now) >= item.required_judgements:
-                skip.add(item.pk)
-                continue
-            return Assignment.objects.create(
-                item=item, expert=expert, leased_until=_lease_end(campaign, now)
+            item_id, required = row
+            until = _lease_end(campaign, now)
+            cursor.execute(
+                _LEASE_SQL,
+                {
+                    "item": item_id,
+                    "expert": expert.pk,
+                    "until": until,
+                    "now": now,
+                    "required": required,
+                },
             )
+            created = cursor.fetchone()
+            if created is None:
+                skip.append(item_id)
+                continue
+            assignment = Assignment(
+                id=created[0],
+                item_id=item_id,
+                expert_id=expert.pk,
+                leased_until=until,
+                status=AssignmentStatus.ACTIVE,
+                created_at=now,
+                updated_at=now,
+            )
+            assignment._state.adding = False
+            assignment._state.db = cursor.db.alias
+            return assignment
     return None
 
 
