@@ -8,9 +8,12 @@ rows for the memory comparison) into benchmarks/out/ (git-ignored), creates and 
 database named in DATABASE_URL if needed, then in a fresh child process each (so that each peak
 is the import's own):
   1. imports the 20,000 rows into an empty corpus (each row: a problem, a reference solution
-     and a proof, so three upserts), 2. imports the same file again (nothing new),
+     and a proof, so three upserts), 2. imports the same file again (nothing new) -- this pair
+     --repeat times (default 3; the median run by first-import time is reported, and the best),
   3. imports the 100,000-row file into an empty corpus, and compares the two peaks.
-Prints a table and writes benchmarks/out/bench_import.json. Options: --skip-100k, --rows N.
+Prints a table (with the CPU seconds of the importer and of its PostgreSQL backend, and the load
+average, since the machine may be shared) and writes benchmarks/out/bench_import.json.
+Options: --skip-100k, --rows N, --repeat N.
 """
 
 from __future__ import annotations
@@ -146,6 +149,14 @@ def server_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def memory_gib() -> float:
+    try:
+        line = Path("/proc/meminfo").read_text().splitlines()[0]
+    except OSError:
+        return float("nan")
+    return int(line.split()[1]) / 1024 / 1024
+
+
 def run_child(path: Path) -> dict:
     result = subprocess.run(
         [sys.executable, __file__, "--child", str(path)],
@@ -165,6 +176,7 @@ def main() -> None:
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--rows", type=int, default=20000)
     parser.add_argument("--skip-100k", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of the 20k pair (median kept)")
     args = parser.parse_args()
     if args.child:
         child(args.child)
@@ -173,19 +185,29 @@ def main() -> None:
     ensure_database()
     small = corpus_file(args.rows)
     results: dict = {
-        "machine": f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}",
+        "machine": f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.machine()}, "
+        f"Python {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "rows": args.rows,
         "file_mb": small.stat().st_size / 1024 / 1024,
     }
-    empty_corpus()
-    first = run_child(small)
-    again = run_child(small)
-    proofs = first["counts"]["proofs"]["created"]
-    assert proofs == args.rows, first["counts"]
-    assert again["counts"]["proofs"]["unchanged"] == args.rows, again["counts"]
-    results["first"] = {**first, "proofs_per_s": proofs / first["seconds"]}
-    results["again"] = {**again, "proofs_per_s": args.rows / again["seconds"]}
+    runs = []
+    for _ in range(args.repeat):
+        empty_corpus()
+        first = run_child(small)
+        again = run_child(small)
+        assert first["counts"]["proofs"]["created"] == args.rows, first["counts"]
+        assert again["counts"]["proofs"]["unchanged"] == args.rows, again["counts"]
+        first["proofs_per_s"] = args.rows / first["seconds"]
+        again["proofs_per_s"] = args.rows / again["seconds"]
+        runs.append((first, again))
+    results["runs"] = [{"first": first, "again": again} for first, again in runs]
+    # the median run (by first-import speed) is the one reported
+    results["first"], results["again"] = sorted(runs, key=lambda run: run[0]["seconds"])[
+        len(runs) // 2
+    ]
+    results["best_first_proofs_per_s"] = max(run[0]["proofs_per_s"] for run in runs)
+    results["best_again_proofs_per_s"] = max(run[1]["proofs_per_s"] for run in runs)
     if not args.skip_100k:
         large = corpus_file(100_000)
         empty_corpus()
@@ -205,6 +227,10 @@ def main() -> None:
                 f"peak {row['peak_mb']:6.1f} MB  (cpu: importer {row['client_cpu_s']:.2f} s, "
                 f"postgres {row['server_cpu_s']:.2f} s; load average {row['load_average']:.1f})"
             )
+    print(
+        f"best of {args.repeat}: first import {results['best_first_proofs_per_s']:,.0f} proofs/s, "
+        f"re-import {results['best_again_proofs_per_s']:,.0f} proofs/s"
+    )
     if "peak_growth_mb" in results:
         print(f"peak memory growth 20k -> 100k rows: {results['peak_growth_mb']:+.1f} MB")
     verdicts = [

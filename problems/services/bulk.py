@@ -1,9 +1,8 @@
-"""Batched upserts of plain rows: `COPY` into a staging table and one
-`INSERT ... SELECT ... ON CONFLICT` on PostgreSQL; bulk_create elsewhere (SQLite).
+"""Batched reads and writes of plain rows by natural key, for the import.
 
-Both give the same result: new rows inserted, rows whose unique key exists updated in
-`update` columns (or left alone when `update` is empty), and the `returning` columns of every
-row written.
+PostgreSQL: keyed lookups join `unnest()` arrays, new rows go in by binary `COPY`, changed rows
+by `COPY` into a staging table and one `INSERT ... SELECT ... ON CONFLICT DO UPDATE`. Elsewhere
+(SQLite, embedded mode) the same results through the ORM (`__in` filters, bulk_create).
 """
 
 from __future__ import annotations
@@ -130,26 +129,24 @@ def upsert_rows(
     rows: list[tuple],
     *,
     unique: Sequence[str],
-    update: Sequence[str] = (),
-    returning: Sequence[str] = (),
-) -> list[tuple]:
+    update: Sequence[str],
+) -> None:
+    """Inserts rows, or updates the `update` columns of those whose `unique` key exists."""
     if not rows:
-        return []
-    if connection.vendor == "postgresql":
-        return _postgresql(model, columns, rows, unique, update, returning)
-    return _generic(model, columns, rows, unique, update, returning)
-
-
-def _postgresql(model, columns, rows, unique, update, returning) -> list[tuple]:
+        return
+    if connection.vendor != "postgresql":
+        fields = {field.attname: field.name for field in model._meta.concrete_fields}
+        model.objects.bulk_create(
+            [model(**dict(zip(columns, row, strict=True))) for row in rows],
+            update_conflicts=True,
+            unique_fields=[fields[column] for column in unique],
+            update_fields=[fields[column] for column in update],
+        )
+        return
     table = model._meta.db_table
     stage = f"pm_stage_{table}"
     names = ", ".join(columns)
-    conflict = (
-        "DO UPDATE SET " + ", ".join(f"{column} = EXCLUDED.{column}" for column in update)
-        if update
-        else "DO NOTHING"
-    )
-    tail = f" RETURNING {', '.join(returning)}" if returning else ""
+    assignments = ", ".join(f"{column} = EXCLUDED.{column}" for column in update)
     with connection.cursor() as cursor:
         cursor.execute(
             f"CREATE TEMP TABLE IF NOT EXISTS {stage} ON COMMIT DROP AS "
@@ -159,33 +156,5 @@ def _postgresql(model, columns, rows, unique, update, returning) -> list[tuple]:
         _copy(cursor, stage, columns, rows, table)
         cursor.execute(
             f"INSERT INTO {table} ({names}) SELECT {names} FROM {stage} "
-            f"ON CONFLICT ({', '.join(unique)}) {conflict}{tail}"
+            f"ON CONFLICT ({', '.join(unique)}) DO UPDATE SET {assignments}"
         )
-        return cursor.fetchall() if returning else []
-
-
-def _generic(model, columns, rows, unique, update, returning) -> list[tuple]:
-    objects = [model(**dict(zip(columns, row, strict=True))) for row in rows]
-    fields = {field.attname: field.name for field in model._meta.concrete_fields}
-    unique_names = [fields.get(column, column) for column in unique]
-    if update:
-        saved = model.objects.bulk_create(
-            objects,
-            update_conflicts=True,
-            unique_fields=unique_names,
-            update_fields=[fields.get(column, column) for column in update],
-        )
-    else:
-        saved = model.objects.bulk_create(objects, ignore_conflicts=True)
-    if not returning:
-        return []
-    out = []
-    for obj in saved:
-        if obj.pk is None:
-            lookup = {
-                name: getattr(obj, column)
-                for column, name in zip(unique, unique_names, strict=True)
-            }
-            obj.pk = model.objects.values_list("pk", flat=True).get(**lookup)
-        out.append(tuple(getattr(obj, column) for column in returning))
-    return out

@@ -38,7 +38,7 @@ from problems.models import Problem, Proof, ReferenceSolution, VerifierAnalysis
 from problems.services.bulk import insert_rows, rows_by_key, tune_transaction, upsert_rows
 from problems.signals import corpus_imported
 
-BATCH_SIZE = 1000
+BATCH_SIZE = 2000
 MAX_ISSUES = 1000
 MODELS = ("problems", "reference_solutions", "proofs", "analyses")
 PROBLEM_FIELDS = ("statement", "contest", "year", "number", "topic", "final_answer")
@@ -167,6 +167,7 @@ class Upserter:
         self.seen_problems: set[int] = set()
         self.updated_problems: set[int] = set()
         self.touched_problems: set[int] = set()
+        self.fresh: set[int] = set()  # problems created by the batch being written
 
     # -- collecting ------------------------------------------------------------------------
 
@@ -201,7 +202,8 @@ class Upserter:
                 record.sample_key,
             )
             self.analyses[key] = record
-        if len(self.problems) + len(self.proofs) + len(self.analyses) >= self.batch_size:
+        pending = len(self.problems) + len(self.solutions) + len(self.proofs) + len(self.analyses)
+        if pending >= self.batch_size:
             self.flush()
 
     # -- writing ---------------------------------------------------------------------------
@@ -210,6 +212,7 @@ class Upserter:
         if self.report.errors:
             self._clear()
             return
+        self.fresh.clear()
         self._flush_problems()
         self._flush_solutions()
         proof_ids = self._flush_proofs()
@@ -296,6 +299,7 @@ class Upserter:
         for (external_id,), (pk,) in created.items():
             self.problem_ids[external_id] = pk
             self.created_problems.append(pk)
+            self.fresh.add(pk)
         upsert_rows(
             Problem,
             columns,
@@ -315,7 +319,12 @@ class Upserter:
                 self._unknown_problem(record)
                 continue
             wanted[(problem_id, digest)] = record
-        existing = rows_by_key(ReferenceSolution, ["problem_id", "text_hash"], wanted, ["id"])
+        existing = rows_by_key(
+            ReferenceSolution,
+            ["problem_id", "text_hash"],
+            [key for key in wanted if key[0] not in self.fresh],
+            ["id"],
+        )
         now = timezone.now()
         new = [
             (key[0], record.text, key[1], record.source, "", [], record.metadata, now)
@@ -357,7 +366,10 @@ class Upserter:
         existing = {
             key: (row[0], *key, *row[1:])
             for key, row in rows_by_key(
-                Proof, proof_key, wanted, ["id", "text_hash", "sample_index", "source", "metadata"]
+                Proof,
+                proof_key,
+                [key for key in wanted if key[0] not in self.fresh],  # new problems: no proofs yet
+                ["id", "text_hash", "sample_index", "source", "metadata"],
             ).items()
         }
         writes = []
@@ -565,6 +577,17 @@ def _batched(items: Iterator, size: int) -> Iterator[tuple]:
         yield block
 
 
+SIGNAL_CHUNK = 1000
+
+
+def _announce(problem_ids: list[int]) -> None:
+    """Sends `corpus_imported`, 1,000 problem ids at a time, so that a receiver loading the
+    problems it is given works in bounded memory however large the import (receivers are
+    idempotent, so a split send means the same as one)."""
+    for start in range(0, len(problem_ids), SIGNAL_CHUNK):
+        corpus_imported.send(sender=Problem, problem_ids=problem_ids[start : start + SIGNAL_CHUNK])
+
+
 class _Rollback(Exception):
     pass
 
@@ -608,8 +631,7 @@ def corpus_import(
         pass
     else:
         report.committed = True
-        problem_ids = report.problem_ids
-        transaction.on_commit(lambda: corpus_imported.send(sender=Problem, problem_ids=problem_ids))
+        transaction.on_commit(lambda: _announce(report.problem_ids))
     if on_progress:
         on_progress(progress.bytes_read, report)
     if not report.ok:

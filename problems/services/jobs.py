@@ -3,7 +3,6 @@ status, progress, counts, the per-line report and any failure on that row."""
 
 from __future__ import annotations
 
-import copy
 import time
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from django.utils import timezone
 from problems.models import ImportJob
 from problems.services.corpus import ImportReport, corpus_import
 
-PROGRESS_ALIAS = "import_progress"
 PROGRESS_EVERY_SECONDS = 0.5
 
 
@@ -40,30 +38,39 @@ def import_job_create(
 
 
 class _ProgressWriter:
-    """Writes progress on a second database connection, so the page sees it while the import's
-    own transaction is still open (PostgreSQL only: SQLite has one writer at a time; and only
-    when the caller holds no transaction, in which the job row would not be visible)."""
+    """Writes progress on a connection of its own (autocommit), so the page sees it while the
+    import's transaction is still open. PostgreSQL only (SQLite has one writer at a time), and
+    only when the caller holds no transaction (the job row would not be visible outside it)."""
 
-    def __init__(self, job_id: int):
+    def __init__(self, job_id: int, total: int):
         self.job_id = job_id
+        self.total = total
         self.last = 0.0
+        self.connection = None
         default = connections["default"]
-        self.enabled = default.vendor == "postgresql" and not default.in_atomic_block
-        if self.enabled and PROGRESS_ALIAS not in connections.settings:
-            connections.settings[PROGRESS_ALIAS] = copy.deepcopy(connections.settings["default"])
+        if default.vendor == "postgresql" and not default.in_atomic_block:
+            import psycopg
+
+            params = default.get_connection_params()
+            params.pop("cursor_factory", None)
+            params.pop("context", None)
+            self.connection = psycopg.connect(**params, autocommit=True)
 
     def __call__(self, bytes_read: int, report: ImportReport) -> None:
         now = time.monotonic()
-        if not self.enabled or now - self.last < PROGRESS_EVERY_SECONDS:
+        if self.connection is None or now - self.last < PROGRESS_EVERY_SECONDS:
             return
         self.last = now
-        ImportJob.objects.using(PROGRESS_ALIAS).filter(pk=self.job_id).update(
-            processed=bytes_read, counts=report.counts
+        from psycopg.types.json import Jsonb
+
+        self.connection.execute(
+            f"UPDATE {ImportJob._meta.db_table} SET processed = %s, counts = %s WHERE id = %s",
+            [min(bytes_read, self.total), Jsonb(report.counts), self.job_id],
         )
 
     def close(self) -> None:
-        if self.enabled:
-            connections[PROGRESS_ALIAS].close()
+        if self.connection is not None:
+            self.connection.close()
 
 
 def import_job_run(*, job_id: int) -> ImportJob | None:
@@ -74,7 +81,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     ImportJob.objects.filter(pk=job_id).update(
         status=ImportJob.Status.RUNNING, started_at=timezone.now(), processed=0
     )
-    writer = _ProgressWriter(job_id)
+    writer = _ProgressWriter(job_id, job.total or 0)
     try:
         report = corpus_import(
             path=Path(job.file.path),

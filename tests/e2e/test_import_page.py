@@ -25,6 +25,7 @@ def test_admin_uploads_a_file_and_watches_it_finish(
     page.wait_for_selector("form.import-form")
     page.set_input_files("#id_file", str(path))
     page.select_option("#id_format", "proofbench")
+    page.screenshot(path=str(screenshot_dir / "import-upload.png"), full_page=True)
     page.click("form.import-form button[type=submit]")
 
     page.wait_for_url("**/problems/import/*/")

@@ -240,3 +240,36 @@ def test_upload_runs_on_the_real_celery_worker(
     assert job.counts["problems"]["created"] == 30
     assert Proof.objects.count() == 30
     job.file.delete(save=False)
+
+
+def test_progress_is_visible_while_the_import_transaction_is_open(
+    transactional_db, admin_user, settings, tmp_path, monkeypatch
+):
+    """The job row gets its progress on a connection of its own, committed at once, so the page
+    sees it before the import's own transaction ends."""
+    from problems.services import jobs
+
+    settings.MEDIA_ROOT = tmp_path
+    monkeypatch.setattr(jobs, "PROGRESS_EVERY_SECONDS", 0)
+    seen = []
+    real_import = jobs.corpus_import
+
+    def observed_import(**kwargs):
+        writer = kwargs["on_progress"]
+
+        def on_progress(bytes_read, report):
+            writer(bytes_read, report)
+            seen.append(ImportJob.objects.values_list("processed", flat=True).get(pk=job.pk))
+
+        return real_import(**{**kwargs, "on_progress": on_progress, "batch_size": 5})
+
+    monkeypatch.setattr(jobs, "corpus_import", observed_import)
+    upload = rows_file(rows=[proofbench_row(index) for index in range(20)])
+    job = ImportJob.objects.create(
+        original_name="rows.jsonl", created_by=admin_user, total=upload.size
+    )
+    job.file.save("rows.jsonl", upload)
+    import_job_run(job_id=job.pk)
+    assert any(processed > 0 for processed in seen[:-1])
+    job.refresh_from_db()
+    assert (job.status, job.processed) == ("succeeded", upload.size)

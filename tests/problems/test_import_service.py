@@ -226,7 +226,7 @@ def test_dry_run_reports_the_counts_and_writes_nothing(tmp_path):
 
 
 def test_signal_is_sent_after_commit_with_the_changed_problems(
-    tmp_path, django_capture_on_commit_callbacks
+    tmp_path, django_capture_on_commit_callbacks, monkeypatch
 ):
     received = []
 
@@ -244,7 +244,21 @@ def test_signal_is_sent_after_commit_with_the_changed_problems(
             corpus_import(path=path)
     finally:
         corpus_imported.disconnect(receiver)
-    assert received == [sorted(Problem.objects.values_list("id", flat=True)), []]
+    assert received == [sorted(Problem.objects.values_list("id", flat=True))]
+
+    from problems.services import corpus
+
+    monkeypatch.setattr(corpus, "SIGNAL_CHUNK", 2)
+    corpus_imported.connect(receiver)
+    received.clear()
+    try:
+        rows = [proofbench_row(index, model_solution=f"Edited {index}") for index in (1, 2, 3)]
+        with django_capture_on_commit_callbacks(execute=True):
+            corpus_import(path=write_jsonl(tmp_path / "rows.jsonl", rows))
+    finally:
+        corpus_imported.disconnect(receiver)
+    assert [len(ids) for ids in received] == [2, 1]
+    assert sorted(sum(received, [])) == sorted(Problem.objects.values_list("id", flat=True))
 
 
 # -- model text and verifier analyses -------------------------------------------------------
@@ -366,3 +380,19 @@ def test_a_folder_of_files_detects_each_file(real_fixtures, tmp_path):
     report = corpus_import(path=folder)
     assert report.ok, report.lines()
     assert counts_of(report, "problems") == (4, 0, 0)
+
+
+def test_read_ahead_keeps_order_passes_errors_on_and_stops_early():
+    from problems.services.corpus import read_ahead
+
+    assert list(read_ahead(iter(range(2500)), chunk=7, depth=2)) == list(range(2500))
+
+    def broken():
+        yield 1
+        raise ValueError("reader broke")
+
+    with pytest.raises(ValueError, match="reader broke"):
+        list(read_ahead(broken()))
+    consumed = read_ahead(iter(range(10**9)), chunk=10, depth=1)
+    assert next(consumed) == 0
+    consumed.close()
