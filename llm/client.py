@@ -11,6 +11,7 @@ most `config.concurrency` in flight.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -140,6 +141,13 @@ def _describe(exc: Exception) -> tuple[str, str, int | None]:
     return str(exc), "", None
 
 
+def _dump(response) -> str:
+    try:
+        return response.model_dump_json(warnings=False)
+    except (AttributeError, TypeError, ValueError):
+        return repr(response)
+
+
 def _retry_after(exc: Exception) -> float | None:
     response = getattr(exc, "response", None)
     if response is None:
@@ -183,6 +191,10 @@ class LLMClient:
         for attempt in range(1, attempts + 1):
             try:
                 response = self._sdk.chat.completions.create(**params)
+            except json.JSONDecodeError as exc:
+                raise LLMProviderError(
+                    "the endpoint's reply is not valid JSON", raw=exc.doc, attempts=attempt
+                ) from exc
             except openai.APIError as exc:
                 message, raw, status = _describe(exc)
                 if not _is_transient(exc):
@@ -199,19 +211,26 @@ class LLMClient:
         raise AssertionError("unreachable")
 
     def _completion(self, response, attempt: int) -> Completion:
-        if not response.choices:
-            raise LLMProviderError("the endpoint returned no choices", attempts=attempt)
-        choice = response.choices[0]
+        try:
+            choice = response.choices[0]
+            text = (choice.message.content or "") if choice.message else ""
+            finish_reason = choice.finish_reason
+        except (AttributeError, IndexError, KeyError, TypeError) as exc:
+            raise LLMProviderError(
+                "the endpoint's reply is not a chat completion (no choices with a message)",
+                raw=_dump(response),
+                attempts=attempt,
+            ) from exc
         usage = response.usage
         return Completion(
-            text=(choice.message.content or "") if choice.message else "",
+            text=text,
             usage=Usage(
                 prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
                 total_tokens=getattr(usage, "total_tokens", 0) or 0,
             ),
             model=response.model or self.config.model,
-            finish_reason=choice.finish_reason,
+            finish_reason=finish_reason,
             attempts=attempt,
         )
 

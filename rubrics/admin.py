@@ -1,8 +1,11 @@
 """Admin pages: language-model endpoints (the key itself is never stored: only the name of the
 variable holding it), generator configurations (read-only once frozen), generation runs."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
 
+from llm.client import LLMError
+
+from .generation import llm_endpoint_check
 from .models import GenerationRun, GenerationStep, GenerationTask, GeneratorConfig, LLMEndpoint
 from .workflows import endpoint_api_key
 
@@ -23,6 +26,16 @@ class LLMEndpointAdmin(admin.ModelAdmin):
         "max_attempts",
         "extra",
     ]
+
+    actions = ["check"]
+
+    @admin.action(description="Check that the selected endpoints answer")
+    def check(self, request, queryset):
+        for endpoint in queryset:
+            try:
+                self.message_user(request, llm_endpoint_check(endpoint=endpoint), messages.SUCCESS)
+            except LLMError as exc:
+                self.message_user(request, f"{endpoint.name} did not answer: {exc}", messages.ERROR)
 
     @admin.display(boolean=True, description="Key set")
     def key_set(self, endpoint: LLMEndpoint) -> bool:

@@ -10,6 +10,7 @@ method live in `rubrics.workflows`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -20,7 +21,7 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from llm import parsers, prompts
-from llm.client import LLMError, LLMTransientError, Usage
+from llm.client import LLMClient, LLMError, LLMTransientError, Usage
 from problems.models import Problem
 
 from .models import (
@@ -38,16 +39,20 @@ from .workflows import (
     GenerationError,
     Workflow,
     endpoint_parameters,
+    llm_config,
     prompt_keys,
     prompt_versions,
 )
 
 
 def config_parameters(config: GeneratorConfig) -> dict:
-    """A frozen configuration's own parameters, else the endpoint's current ones."""
-    return (
-        dict(config.frozen_parameters) if config.is_frozen else endpoint_parameters(config.endpoint)
-    )
+    """A frozen configuration's own model and parameters (reached at its endpoint's current base
+    URL: where the model is served may move, what it is may not), else the endpoint's current
+    ones."""
+    current = endpoint_parameters(config.endpoint)
+    if not config.is_frozen:
+        return current
+    return {**config.frozen_parameters, "base_url": current["base_url"]}
 
 
 def settings_endpoint_available() -> bool:
@@ -69,6 +74,23 @@ def llm_endpoint_from_settings() -> LLMEndpoint:
         },
     )
     return endpoint
+
+
+CHECK_PROMPT = "This is a connection check. Reply with the single word: ready"
+CHECK_TIMEOUT = 60.0
+
+
+def llm_endpoint_check(*, endpoint: LLMEndpoint) -> str:
+    """One short request to the endpoint (a single attempt); what it answered, in words.
+    Raises LLMError when it does not answer."""
+    config = llm_config(endpoint, endpoint_parameters(endpoint))
+    config = replace(config, max_attempts=1, timeout=min(config.timeout, CHECK_TIMEOUT))
+    completion = LLMClient(config).complete([{"role": "user", "content": CHECK_PROMPT}])
+    reply = parsers.visible(completion.text)[:80] or "(an empty reply)"
+    return (
+        f"{endpoint.name} answered {reply!r} as {completion.model} "
+        f"({completion.usage.total_tokens} tokens)."
+    )
 
 
 @transaction.atomic
@@ -258,6 +280,11 @@ def generation_task_execute(*, task_id: int, final_attempt: bool = True) -> Gene
         _task_record(task, workflow, TaskStatus.FAILED, _failure_text(exc, workflow))
     except (LLMError, parsers.OutputError, GenerationError, prompts.PromptError) as exc:
         _task_record(task, workflow, TaskStatus.FAILED, _failure_text(exc, workflow))
+    except Exception as exc:
+        # a bug, not the model: the row says so (the page must not show "running" forever)
+        message = f"Unexpected error ({type(exc).__name__}): {exc}"
+        _task_record(task, workflow, TaskStatus.FAILED, _failure_text(Exception(message), workflow))
+        raise
     else:
         _task_finish(task, workflow, result)
     return GenerationTask.objects.get(pk=task_id)

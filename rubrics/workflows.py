@@ -94,11 +94,8 @@ def prompt_keys(method: str, version: str) -> dict[str, str]:
         return {"scheme": f"proofbench_scheme@{version}"}
     if design is None:
         raise ValidationError({"method": f"{method!r} is not a generation method."})
-    steps = (
-        "refgrader_steps_approachability"
-        if design in APPROACHABILITY_DESIGNS
-        else ("refgrader_steps")
-    )
+    rated = design in APPROACHABILITY_DESIGNS
+    steps = "refgrader_steps_approachability" if rated else "refgrader_steps"
     return {
         "cluster": f"refgrader_cluster@{version}",
         "steps": f"{steps}@{version}",
@@ -314,6 +311,7 @@ class Workflow:
 
     def _store(self, call: StepCall, digest: str, reply: Completion | LLMError) -> tuple[str, dict]:
         if isinstance(reply, LLMError):
+            reply.raw = _storable(reply.raw)
             self.calls.append(
                 {
                     "step": call.step,
@@ -325,6 +323,7 @@ class Workflow:
                 }
             )
             raise reply
+        reply.text = _storable(reply.text)
         self.new_usage = self.new_usage + reply.usage
         self.calls.append(
             {
@@ -360,6 +359,11 @@ class Workflow:
         self.steps_used.append(
             {"step": call.step, "prompt": call.prompt, "id": step.pk, "cached": cached}
         )
+
+
+def _storable(text: str) -> str:
+    """Model text as PostgreSQL can store it (a NUL character cannot be)."""
+    return (text or "").replace("\x00", "\ufffd")
 
 
 def _input_hash(messages: list[dict], parameters: dict) -> str:

@@ -54,6 +54,13 @@ def test_admin_generates_schemes_and_follows_the_run(
     assert second.marking_schemes.count() == 1
     assert len(fake_llm.log) == 8
 
+    page.click("nav.mainnav >> text=Generate")
+    page.click("#configs >> text=Freeze")
+    page.wait_for_selector("#configs .tag.frozen")
+    assert "is frozen" in page.inner_text(".messages")
+    assert "Done" in page.inner_text("#runs")
+    page.screenshot(path=str(screenshot_dir / "generation-page-frozen.png"), full_page=True)
+
 
 def test_a_failed_problem_shows_the_raw_reply_and_is_retried_from_the_page(
     page, live_server, login, screenshot_dir, celery_worker_process, fake_llm
@@ -82,3 +89,27 @@ def test_a_failed_problem_shows_the_raw_reply_and_is_retried_from_the_page(
     page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
     assert page.inner_text("#run-tasks tbody tr td:nth-child(3)") == "2"  # attempts
     assert problem.marking_schemes.get().is_valid
+
+
+def test_an_opened_raw_reply_stays_open_while_the_run_page_polls(
+    page, live_server, login, celery_worker_process, fake_llm
+):
+    from tests.llm.fake_openai import slow, text
+
+    fake_llm.on((replies.PROOFBENCH, "Slow solution"), slow(6, replies.PROOFBENCH_SCHEME))
+    fake_llm.on(replies.PROOFBENCH, text("No scheme, sorry."))
+    LLMEndpointFactory(name="fake", base_url=fake_llm.base_url, api_key_env="", timeout_seconds=30)
+    failing = problem_with_solutions("Fast solution: obvious.", external_id="A-FAST")
+    slow_one = problem_with_solutions("Slow solution: long.", external_id="B-SLOW")
+    login(page, UserFactory(username="admin-e2e-3", roles=["admin"]))
+    page.goto(f"{live_server.url}/rubrics/generate/")
+    page.check("#select-all")
+    page.select_option("#id_method", "proofbench")
+    page.click("text=Start generation")
+    page.wait_for_selector(f"#task-{failing.generation_tasks.get().pk}[data-status=failed]")
+    assert page.get_attribute("#run-progress", "data-status") == "running"
+    page.click(f"#task-{failing.generation_tasks.get().pk} summary")
+    page.wait_for_timeout(4500)  # two polls of the progress fragment
+    assert page.locator(f"#task-{failing.generation_tasks.get().pk} details[open]").count() == 1
+    page.wait_for_selector("#run-progress[data-status=failed]", timeout=60_000)
+    assert slow_one.marking_schemes.count() == 1

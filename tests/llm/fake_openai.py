@@ -66,6 +66,11 @@ def status(code: int, *, retry_after: float | None = None, message: str = "") ->
     return Reply(status=code, headers=headers, body=body)
 
 
+def broken(body: str, code: int = 200) -> Reply:
+    """A reply whose HTTP body is not a chat completion (a proxy's HTML page, cut-off JSON)."""
+    return Reply(status=code, body=body)
+
+
 def slow(seconds: float, content: str = "Too late.") -> Reply:
     """An answer that comes after `seconds` (longer than the client's timeout)."""
     return Reply(content, 200, "stop", delay=seconds)
@@ -148,7 +153,7 @@ class FakeOpenAI:
             )
         if reply.delay:
             self._release.wait(reply.delay)
-        if reply.status != 200:
+        if reply.status != 200 or reply.body is not None:
             return Response(
                 reply.body or "",
                 status=reply.status,

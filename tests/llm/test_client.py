@@ -119,3 +119,21 @@ def test_parameters_never_include_the_key():
     config = LLMConfig(base_url="http://x/v1", model="m", api_key="secret", temperature=0.5)
     assert "secret" not in str(config.parameters())
     assert config.parameters()["temperature"] == 0.5
+
+
+def test_bodies_that_are_not_chat_completions_are_provider_errors_with_the_raw_body(fake_llm):
+    from tests.llm.fake_openai import broken
+
+    fake_llm.on("cut", broken('{"id": "chatcmpl-1", "choices": [{"mess'))
+    fake_llm.on("shape", broken('{"id": "x", "choices": "nope"}'))
+    fake_llm.on("proxy", broken("<html><body>502 Bad Gateway</body></html>", code=502))
+    client, waits = make_client(fake_llm)
+    with pytest.raises(LLMProviderError, match="not valid JSON") as cut:
+        client.complete([{"role": "user", "content": "cut"}])
+    assert cut.value.raw.startswith('{"id": "chatcmpl-1"')
+    with pytest.raises(LLMProviderError, match="not a chat completion") as shape:
+        client.complete([{"role": "user", "content": "shape"}])
+    assert "nope" in shape.value.raw
+    with pytest.raises(LLMTransientError, match="HTTP 502") as proxy:
+        client.complete([{"role": "user", "content": "proxy"}])
+    assert "Bad Gateway" in proxy.value.raw and len(waits) == 2

@@ -8,7 +8,13 @@ from django.core.exceptions import ValidationError
 
 from llm.client import LLMTransientError
 from rubrics import generation, workflows
-from rubrics.models import GenerationStep, MarkingScheme, RunStatus, TaskStatus
+from rubrics.models import (
+    GenerationStep,
+    GeneratorConfig,
+    MarkingScheme,
+    RunStatus,
+    TaskStatus,
+)
 from rubrics.structure import Scheme, format_points
 from tests.llm import replies
 from tests.llm.fake_openai import slow, status, text, truncated
@@ -224,6 +230,7 @@ def test_refgrader_failure_midway_keeps_finished_steps_for_the_retry(
     assert task.status == TaskStatus.FAILED
     assert task.error.startswith("Step rubric:C2:") and "could not be read" in task.error
     assert GenerationStep.objects.count() == 4
+    assert not MarkingScheme.objects.exists()  # never a half-written scheme
     fake_llm.rules.pop(0)
     generation.generation_task_retry(task=task)
     (task,) = execute_all(run)
@@ -283,11 +290,15 @@ def test_freezing_keeps_the_parameters_whatever_happens_to_the_endpoint(
         generation.generator_config_freeze(config=frozen, user=admin_user)
     endpoint.model = "another-model"
     endpoint.temperature = 0.9
+    endpoint.base_url = f"{endpoint.base_url}/"  # where it is served may change
     endpoint.save()
     run = generation.generation_run_start(
-        config=frozen, problems=[problem_with_solutions("S")], user=admin_user
+        config=GeneratorConfig.objects.get(pk=frozen.pk),
+        problems=[problem_with_solutions("S")],
+        user=admin_user,
     )
     (task,) = execute_all(run)
+    assert run.parameters["base_url"] == endpoint.base_url
     assert fake_llm.log[0]["model"] == "fake-model"
     assert fake_llm.log[0]["params"]["temperature"] == 0.0
     assert task.scheme.provenance["config"]["frozen"] is True
@@ -372,3 +383,11 @@ def test_a_job_for_a_deleted_run_does_nothing(fake_llm, endpoint, admin_user):
     run.delete()
     assert generation.generation_task_execute(task_id=task_id) is None
     assert fake_llm.log == []
+
+
+def test_a_nul_character_in_a_reply_does_not_break_storage(fake_llm, endpoint, admin_user):
+    noisy = replies.PROOFBENCH_SCHEME.replace("Set-up.", "Set-up.\x00")
+    replies.script_proofbench(fake_llm, text(noisy))
+    (task,) = execute_all(start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user))
+    assert task.status == TaskStatus.DONE and "\x00" not in task.scheme.text
+    assert "\ufffd" in GenerationStep.objects.get().output

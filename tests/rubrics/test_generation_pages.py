@@ -269,3 +269,21 @@ def test_generation_page_queries_do_not_grow_with_rows(
     with django_assert_max_num_queries(12):
         response = admin_client.get(reverse("rubrics:generate"))
     assert response.content.decode().count("Run ") >= rows
+
+
+def test_admin_checks_that_endpoints_answer(admin_client, admin_user, fake_llm):
+    admin_user.is_staff = admin_user.is_superuser = True
+    admin_user.save()
+    fake_llm.on("connection check", text("<think>easy</think>ready"))
+    working = LLMEndpointFactory(name="working", base_url=fake_llm.base_url)
+    down = LLMEndpointFactory(name="down", base_url="http://127.0.0.1:9/v1")
+    response = admin_client.post(
+        reverse("admin:rubrics_llmendpoint_changelist"),
+        {"action": "check", "_selected_action": [working.pk, down.pk]},
+        follow=True,
+    )
+    body = response.content.decode()
+    assert "Working answered &#x27;ready&#x27; as fake-model" in body
+    assert "Down did not answer: could not reach the model endpoint" in body
+    assert [entry["authorization"] for entry in fake_llm.log] == [f"Bearer {SECRET}"]
+    assert SECRET not in body
