@@ -27,10 +27,10 @@ class LLMEndpointAdmin(admin.ModelAdmin):
         "extra",
     ]
 
-    actions = ["check"]
+    actions = ["check_answers"]
 
     @admin.action(description="Check that the selected endpoints answer")
-    def check(self, request, queryset):
+    def check_answers(self, request, queryset):
         for endpoint in queryset:
             try:
                 self.message_user(request, llm_endpoint_check(endpoint=endpoint), messages.SUCCESS)

@@ -283,10 +283,6 @@ class GenerationTask(models.Model):
         ordering = ["run_id", "id"]
         constraints = [
             models.UniqueConstraint(fields=["run", "problem"], name="generation_task_per_problem"),
-            models.CheckConstraint(
-                condition=~Q(status="done") | Q(scheme__isnull=False),
-                name="generation_task_done_has_scheme",
-            ),
         ]
 
     def __str__(self) -> str:

@@ -391,3 +391,20 @@ def test_a_nul_character_in_a_reply_does_not_break_storage(fake_llm, endpoint, a
     (task,) = execute_all(start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user))
     assert task.status == TaskStatus.DONE and "\x00" not in task.scheme.text
     assert "\ufffd" in GenerationStep.objects.get().output
+
+
+def test_a_problem_with_generated_schemes_can_be_deleted(fake_llm, endpoint, admin_user):
+    replies.script_proofbench(fake_llm)
+    problem = problem_with_solutions("S")
+    run = start(endpoint, "proofbench", [problem], admin_user)
+    execute_all(run)
+    problem.delete()
+    assert not MarkingScheme.objects.exists() and not run.tasks.exists()
+
+
+def test_deleting_a_generated_scheme_keeps_the_task_record(fake_llm, endpoint, admin_user):
+    replies.script_proofbench(fake_llm)
+    (task,) = execute_all(start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user))
+    task.scheme.delete()
+    task.refresh_from_db()
+    assert task.status == TaskStatus.DONE and task.scheme is None

@@ -279,7 +279,7 @@ def test_admin_checks_that_endpoints_answer(admin_client, admin_user, fake_llm):
     down = LLMEndpointFactory(name="down", base_url="http://127.0.0.1:9/v1")
     response = admin_client.post(
         reverse("admin:rubrics_llmendpoint_changelist"),
-        {"action": "check", "_selected_action": [working.pk, down.pk]},
+        {"action": "check_answers", "_selected_action": [working.pk, down.pk]},
         follow=True,
     )
     body = response.content.decode()
@@ -287,3 +287,12 @@ def test_admin_checks_that_endpoints_answer(admin_client, admin_user, fake_llm):
     assert "Down did not answer: could not reach the model endpoint" in body
     assert [entry["authorization"] for entry in fake_llm.log] == [f"Bearer {SECRET}"]
     assert SECRET not in body
+
+
+def test_system_checks_and_migrations_are_clean():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    call_command("check", stdout=StringIO())  # e.g. an admin action shadowing ModelAdmin.check
+    call_command("makemigrations", "rubrics", "--check", "--dry-run", stdout=StringIO())
