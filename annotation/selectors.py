@@ -101,7 +101,7 @@ def grading_view_for_user(*, item_id: int, user: AbstractBaseUser) -> GradingVie
     grade = Grade.objects.filter(item=item, expert=user).prefetch_related("spans").first()
     solutions = list(ReferenceSolution.objects.filter(problem_id=item.proof.problem_id))
     others: list[Grade] = []
-    if admin or item.is_final or item.judgements_visible:
+    if admin or ((item.is_final or item.judgements_visible) and not item.is_gold):
         others = list(
             Grade.objects.filter(item=item, status=GradeStatus.SUBMITTED)
             .exclude(expert=user)

@@ -59,7 +59,8 @@ def _lease_end(campaign: Campaign, now):
 
 _OWN_OPEN_SQL = """
 SELECT 1 FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id
-WHERE a.expert_id = %s AND a.status = 'active' AND i.campaign_id = %s AND NOT i.is_final
+WHERE a.expert_id = %s AND a.status = 'active' AND i.campaign_id = %s
+  AND (NOT i.is_final OR i.is_gold)
 LIMIT 1
 """
 
@@ -74,8 +75,8 @@ def _own_open_assignment(*, campaign: Campaign, expert: AbstractBaseUser) -> Ass
     now = timezone.now()
     mine = (
         Assignment.objects.filter(
+            Q(item__is_final=False) | Q(item__is_gold=True),
             item__campaign=campaign,
-            item__is_final=False,
             expert=expert,
             status=AssignmentStatus.ACTIVE,
         )
@@ -123,7 +124,7 @@ def _gold_turn(*, campaign: Campaign, expert: AbstractBaseUser) -> bool:
 
 def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
     item = (
-        Item.objects.filter(campaign=campaign, is_gold=True, is_final=False)
+        Item.objects.filter(campaign=campaign, is_gold=True)
         .exclude(assignments__expert=expert)
         .order_by("id")
         .first()

@@ -254,3 +254,16 @@ def test_item_set_gold_takes_it_out_of_normal_work():
     assert services.assignment_next(campaign=campaign, expert=expert_in(campaign)) is None
     services.item_set_gold(item=item, is_gold=False)
     assert services.assignment_next(campaign=campaign, expert=expert_in(campaign)).item == item
+
+
+def test_final_gold_items_are_still_served_and_stay_blind():
+    from annotation.selectors import grading_view_for_user
+
+    campaign = CampaignFactory(gold_rate=Decimal("1"))
+    gold = ItemFactory(campaign=campaign, is_gold=True)
+    services.item_finalize(item=gold)
+    a, b = expert_in(campaign), expert_in(campaign)
+    assert services.assignment_next(campaign=campaign, expert=a).item == gold
+    services.grade_submit(item=gold, expert=a, data=full_grade())
+    assert services.assignment_next(campaign=campaign, expert=b).item == gold
+    assert grading_view_for_user(item_id=gold.pk, user=b).others == []
