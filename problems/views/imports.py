@@ -14,15 +14,14 @@ from problems.services import import_job_create
 @role_required(Role.ADMIN)
 def import_upload(request):
     limit = settings.PROOFMARK_MAX_UPLOAD_BYTES
-    status = 200
+    status, refused = 200, ""
     if request.method == "POST":
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
         if declared > limit + 1024 * 1024:
             form = ImportUploadForm()
-            form.add_error(
-                None,
+            refused = (
                 f"The upload is {megabytes(declared)}; the limit is {megabytes(limit)}. Import "
-                "larger files with `manage.py import_corpus` on the server.",
+                "larger files with `manage.py import_corpus` on the server."
             )
             status = 413
         else:
@@ -38,7 +37,12 @@ def import_upload(request):
             status = 400
     else:
         form = ImportUploadForm()
-    context = {"form": form, "jobs": selectors.import_job_list(), "limit": megabytes(limit)}
+    context = {
+        "form": form,
+        "refused": refused,
+        "jobs": selectors.import_job_list(),
+        "limit": megabytes(limit),
+    }
     return render(request, "problems/import_upload.html", context, status=status)
 
 

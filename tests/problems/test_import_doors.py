@@ -273,3 +273,15 @@ def test_progress_is_visible_while_the_import_transaction_is_open(
     assert any(processed > 0 for processed in seen[:-1])
     job.refresh_from_db()
     assert (job.status, job.processed) == ("succeeded", upload.size)
+
+
+@pytest.mark.django_db
+def test_an_upload_far_over_the_limit_is_refused_before_it_is_read(client, admin_user, settings):
+    settings.PROOFMARK_MAX_UPLOAD_BYTES = 1000
+    client.force_login(admin_user)
+    big = SimpleUploadedFile("big.jsonl", b"x" * (2 * 1024 * 1024))
+    response = client.post(reverse("problems:import"), {"file": big})
+    assert response.status_code == 413
+    assert "the limit is 0.0 MB" in response.content.decode()
+    assert "manage.py import_corpus" in response.content.decode()
+    assert ImportJob.objects.count() == 0

@@ -396,3 +396,19 @@ def test_read_ahead_keeps_order_passes_errors_on_and_stops_early():
     consumed = read_ahead(iter(range(10**9)), chunk=10, depth=1)
     assert next(consumed) == 0
     consumed.close()
+
+
+def test_imported_schemes_reach_the_rubrics_app_after_commit(
+    real_fixtures, django_capture_on_commit_callbacks
+):
+    """The rubrics app turns `imported_schemes` into scheme versions on `corpus_imported`;
+    importing again makes no second version."""
+    from rubrics.models import MarkingScheme
+
+    for _ in range(2):
+        with django_capture_on_commit_callbacks(execute=True):
+            corpus_import(path=real_fixtures / "matharena_usamo2025")
+    schemes = MarkingScheme.objects.filter(problem__external_id="USAMO-2025-P1")
+    assert schemes.count() == 1
+    assert schemes.get().is_valid
+    assert MarkingScheme.objects.count() == 6
