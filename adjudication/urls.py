@@ -1,2 +1,45 @@
+from django.urls import path
+
+from adjudication import views, views_loop
+
 app_name = "adjudication"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.queue, name="queue"),
+    path("cases/<int:pk>/", views.case_detail, name="case"),
+    path("cases/<int:pk>/assign/", views.case_assign_view, name="assign"),
+    path("cases/<int:pk>/resolve/", views.case_resolve_view, name="resolve"),
+    path("cases/<int:pk>/comment/", views.case_comment_view, name="comment"),
+    path("cases/<int:pk>/discussion/", views.discussion, name="discussion"),
+    path("returned/", views.returned, name="returned"),
+    path("campaigns/", views.campaigns, name="campaigns"),
+    path("imported/", views.imported_materialise, name="imported"),
+    path("campaigns/<slug:slug>/agreement/", views.dashboard, name="dashboard"),
+    path(
+        "campaigns/<slug:slug>/disagreements.csv",
+        views.disagreements_csv,
+        name="disagreements_csv",
+    ),
+    path("campaigns/<slug:slug>/labels/", views.labels, name="labels"),
+    path("items/<int:pk>/send/", views.item_send, name="send"),
+    path("items/<int:pk>/gold/", views.item_gold, name="gold"),
+    path("verification/", views_loop.verification, name="verification"),
+    path("verification/runs/", views_loop.verifier_run_create, name="verifier-run-create"),
+    path("verification/runs/<int:run_id>/", views_loop.verifier_run_page, name="verifier-run"),
+    path(
+        "verification/runs/<int:run_id>/retry/",
+        views_loop.verifier_run_retry,
+        name="verifier-run-retry",
+    ),
+    path("verification/loops/", views_loop.labelling_run_create, name="labelling-run-create"),
+    path("verification/loops/<int:run_id>/", views_loop.labelling_run_page, name="labelling-run"),
+    path(
+        "verification/loops/<int:run_id>/retry/",
+        views_loop.labelling_run_retry,
+        name="labelling-run-retry",
+    ),
+    path(
+        "verification/loops/<int:run_id>/audit/",
+        views_loop.labelling_audit,
+        name="labelling-audit",
+    ),
+]

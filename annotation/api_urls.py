@@ -1,1 +1,25 @@
-urlpatterns: list = []
+from django.urls import path
+
+from annotation import apis, apis_review
+
+urlpatterns = [
+    path("campaigns/", apis.CampaignCreateApi.as_view(), name="api-campaign-create"),
+    path("campaigns/<slug:slug>/next/", apis.NextItemApi.as_view(), name="api-next-item"),
+    path("campaigns/<slug:slug>/items/", apis.ItemsCreateApi.as_view(), name="api-items-create"),
+    path("campaigns/<slug:slug>/assignments/", apis.AssignApi.as_view(), name="api-assign"),
+    path("items/<int:item_id>/", apis.ItemDetailApi.as_view(), name="api-item-detail"),
+    path("items/<int:item_id>/draft/", apis.DraftSaveApi.as_view(), name="api-item-draft"),
+    path("items/<int:item_id>/submit/", apis.GradeSubmitApi.as_view(), name="api-item-submit"),
+    path("grades/", apis.OwnGradeListApi.as_view(), name="api-own-grades"),
+    path(
+        "items/<int:item_id>/review/draft/",
+        apis_review.MetaReviewDraftApi.as_view(),
+        name="api-review-draft",
+    ),
+    path(
+        "items/<int:item_id>/review/",
+        apis_review.MetaReviewSubmitApi.as_view(),
+        name="api-review-submit",
+    ),
+    path("meta-reviews/", apis_review.MetaReviewListApi.as_view(), name="api-meta-reviews"),
+]

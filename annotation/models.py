@@ -1,0 +1,463 @@
+"""Campaigns, members, items, leased assignments, grades with error spans and their history.
+
+Writes go through annotation.services; reads through annotation.selectors. The invariants that a
+database can hold are constraints here: one grade per (item, expert), one assignment per (item,
+expert), one item per (campaign, proof, analysis), scores within 0-7 (every campaign scale lies
+inside it), span offsets ordered.
+"""
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+DEFAULT_ERROR_TAXONOMY = [
+    {"key": "proof_by_example", "label": "Proof by example"},
+    {"key": "proposal_without_verification", "label": "Proposal without verification"},
+    {"key": "inventing_wrong_facts", "label": "Inventing wrong facts"},
+    {"key": "begging_the_question", "label": "Begging the question (circular reasoning)"},
+    {"key": "trial_and_error", "label": "Solution by trial and error"},
+    {"key": "calculation_mistake", "label": "Calculation mistake"},
+    {"key": "wrong_logical_conclusion", "label": "Wrong logical conclusion"},
+    {"key": "skipped_steps", "label": "Skipped steps"},
+    {"key": "missing_cases", "label": "Missing cases"},
+    {"key": "inequality_manipulation", "label": "Inequality manipulation error"},
+    {"key": "other", "label": "Other"},
+]
+
+
+def default_error_taxonomy() -> list[dict]:
+    return [dict(entry) for entry in DEFAULT_ERROR_TAXONOMY]
+
+
+class TaskKind(models.TextChoices):
+    PROOF_GRADING = "proof_grading", "Proof grading"
+    ANALYSIS_REVIEW = "analysis_review", "Analysis review (meta-verification)"
+
+
+class Scale(models.TextChoices):
+    ZERO_TO_SEVEN = "0-7", "0-7 integers"
+    TERNARY = "0-0.5-1", "0 / 0.5 / 1"
+    ONE_TO_FOUR = "1-4", "1-4 (maps to 0-7 by 2x-1)"
+
+
+class LabelPolicy(models.TextChoices):
+    MEAN_FLOOR = "mean_floor", "Mean of the judgements, rounded down to the scale"
+    LOWER = "lower", "The lower judgement"
+    MEAN = "mean", "Mean of the judgements"
+
+
+class CampaignStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    CLOSED = "closed", "Closed"
+
+
+class MemberRole(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    EXPERT = "expert", "Expert"
+    ADJUDICATOR = "adjudicator", "Adjudicator"
+    RESEARCHER = "researcher", "Researcher"
+
+
+class Campaign(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    task_kind = models.CharField(
+        max_length=20, choices=TaskKind.choices, default=TaskKind.PROOF_GRADING
+    )
+    scale = models.CharField(max_length=10, choices=Scale.choices, default=Scale.ZERO_TO_SEVEN)
+    double_share = models.DecimalField(
+        max_digits=4,
+        decimal_places=3,
+        default=Decimal("0.40"),
+        help_text="Share of items scored by two experts (1 = every item: a calibration round).",
+    )
+    sample_seed = models.IntegerField(
+        default=0, help_text="Seed of the double-scored sample (same seed, same sample)."
+    )
+    tolerance = models.DecimalField(
+        max_digits=4,
+        decimal_places=2,
+        default=Decimal("1"),
+        help_text="Largest difference between two judgements that still counts as agreement.",
+    )
+    label_policy = models.CharField(
+        max_length=20, choices=LabelPolicy.choices, default=LabelPolicy.MEAN_FLOOR
+    )
+    error_taxonomy = models.JSONField(default=default_error_taxonomy, blank=True)
+    guidelines = models.TextField(blank=True, help_text="Markdown shown on the grading page.")
+    status = models.CharField(
+        max_length=10, choices=CampaignStatus.choices, default=CampaignStatus.OPEN
+    )
+    lease_minutes = models.PositiveIntegerField(default=60)
+    gold_rate = models.DecimalField(
+        max_digits=4,
+        decimal_places=3,
+        default=Decimal("0"),
+        help_text="Share of an expert's queue that is gold items, mixed in unannounced.",
+    )
+    fast_seconds = models.PositiveIntegerField(
+        default=60, help_text="Grades submitted faster than this are flagged."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(double_share__gte=0) & Q(double_share__lte=1),
+                name="campaign_double_share_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(gold_rate__gte=0) & Q(gold_rate__lte=1),
+                name="campaign_gold_rate_0_1",
+            ),
+            models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="campaign_lease_min_1"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == CampaignStatus.OPEN
+
+    def taxonomy_labels(self) -> dict[str, str]:
+        return {entry["key"]: entry["label"] for entry in self.error_taxonomy}
+
+
+class CampaignMember(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="members")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="campaign_memberships"
+    )
+    role = models.CharField(max_length=20, choices=MemberRole.choices, default=MemberRole.EXPERT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign_id", "role", "user_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "user", "role"], name="campaign_member_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} is {self.role} of {self.campaign_id}"
+
+
+class Item(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    proof = models.ForeignKey("problems.Proof", on_delete=models.PROTECT, related_name="items")
+    analysis = models.ForeignKey(
+        "problems.VerifierAnalysis",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="items",
+    )
+    scheme = models.ForeignKey(
+        "rubrics.MarkingScheme",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="items",
+        help_text="The approved scheme version pinned when the item was created (none if the "
+        "problem had no approved scheme).",
+    )
+    required_judgements = models.PositiveSmallIntegerField(default=1)
+    is_gold = models.BooleanField(default=False)
+    is_final = models.BooleanField(default=False)
+    judgements_visible = models.BooleanField(default=False)
+    submitted_count = models.PositiveSmallIntegerField(
+        default=0, help_text="Submitted judgements (kept by grade_submit under the item's lock)."
+    )
+    needs_work = models.BooleanField(
+        default=True, help_text="Fewer submitted judgements than required (the queue's index)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "proof"],
+                condition=Q(analysis__isnull=True),
+                name="item_campaign_proof_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["campaign", "proof", "analysis"],
+                condition=Q(analysis__isnull=False),
+                name="item_campaign_proof_analysis_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(required_judgements__gte=1), name="item_required_at_least_1"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["campaign", "is_final", "is_gold"], name="item_queue"),
+            models.Index(
+                "campaign",
+                models.F("submitted_count").desc(),
+                "id",
+                condition=Q(needs_work=True, is_final=False, is_gold=False),
+                name="item_open_queue",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.pk} of campaign {self.campaign_id}"
+
+
+class AssignmentStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    RELEASED = "released", "Released"
+    DONE = "done", "Done"
+
+
+class Assignment(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    expert = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    leased_until = models.DateTimeField()
+    status = models.CharField(
+        max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.ACTIVE
+    )
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The admin who assigned it by hand; empty when the expert pressed next.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "expert"], name="assignment_item_expert")
+        ]
+        indexes = [
+            models.Index(fields=["item", "status"], name="assignment_item_status"),
+            models.Index(fields=["expert", "status"], name="assignment_expert_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} to {self.expert_id} ({self.status})"
+
+
+class GradeStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    SUBMITTED = "submitted", "Submitted"
+
+
+class Grade(models.Model):
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="grades")
+    expert = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="grades"
+    )
+    status = models.CharField(max_length=10, choices=GradeStatus.choices, default=GradeStatus.DRAFT)
+    score = models.DecimalField(max_digits=4, decimal_places=2, null=True, blank=True)
+    computed_score = models.DecimalField(max_digits=4, decimal_places=2, null=True, blank=True)
+    awards = models.JSONField(default=dict, blank=True)
+    deductions = models.JSONField(default=list, blank=True)
+    via_equivalent = models.JSONField(default=list, blank=True)
+    score_note = models.TextField(blank=True)
+    comment = models.TextField(blank=True)
+    step_verdicts = models.JSONField(default=dict, blank=True)
+    first_wrong_step = models.PositiveIntegerField(null=True, blank=True)
+    seconds_spent = models.PositiveIntegerField(default=0)
+    submit_key = models.CharField(
+        max_length=64, blank=True, help_text="Idempotency key of the submission."
+    )
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    scheme = models.ForeignKey(
+        "rubrics.MarkingScheme",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="grades",
+    )
+
+    class Meta:
+        ordering = ["item_id", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "expert"], name="grade_item_expert"),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | (Q(score__gte=0) & Q(score__lte=7)),
+                name="grade_score_0_7",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="draft") | Q(score__isnull=False),
+                name="grade_submitted_has_score",
+            ),
+        ]
+        indexes = [models.Index(fields=["item", "status"], name="grade_item_status")]
+
+    def __str__(self) -> str:
+        return f"grade of item {self.item_id} by {self.expert_id} ({self.status})"
+
+    @property
+    def is_submitted(self) -> bool:
+        return self.status == GradeStatus.SUBMITTED
+
+
+class ErrorSpan(models.Model):
+    grade = models.ForeignKey(Grade, on_delete=models.CASCADE, related_name="spans")
+    start = models.PositiveIntegerField(help_text="Offset into Proof.text (characters).")
+    end = models.PositiveIntegerField()
+    quote = models.TextField()
+    category = models.CharField(max_length=60)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["grade_id", "start", "end", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(end__gt=models.F("start")), name="span_ordered")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category} [{self.start}:{self.end}]"
+
+
+class GradeRevision(models.Model):
+    grade = models.ForeignKey(Grade, on_delete=models.CASCADE, related_name="revisions")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+    old = models.JSONField(default=dict)
+    new = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["grade_id", "changed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"revision of grade {self.grade_id} at {self.changed_at:%Y-%m-%d %H:%M}"
+
+
+# Analysis review (meta-verification, DeepSeekMath-V2 appendix A.3)
+
+
+class MetaReview(models.Model):
+    """An expert's judgement of a verifier analysis: the A.3 rubric beside the Grade it belongs
+    to. The Grade carries what every judgement has (item, expert, status, score = the final
+    rating, time, revisions), so assignment, blindness, progress and adjudication treat analysis
+    reviews exactly as proof grades; this row holds the rubric's details."""
+
+    grade = models.OneToOneField(Grade, on_delete=models.CASCADE, related_name="meta_review")
+    expression_error = models.BooleanField(
+        null=True, blank=True, help_text="Misquoted steps, typos, 'wrong' for 'not demonstrated'."
+    )
+    expression_note = models.TextField(blank=True)
+    score_fits = models.BooleanField(
+        null=True, blank=True, help_text="The analysis's score fits its defects (verifier rules)."
+    )
+    score_note = models.TextField(blank=True)
+    derived_rating = models.DecimalField(max_digits=2, decimal_places=1, null=True, blank=True)
+    derived_reason = models.TextField(blank=True)
+    override = models.DecimalField(max_digits=2, decimal_places=1, null=True, blank=True)
+    override_reason = models.TextField(blank=True)
+    value = models.DecimalField(
+        max_digits=2,
+        decimal_places=1,
+        null=True,
+        blank=True,
+        help_text="The final rating: the override when given, else the derived rating.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["grade_id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(override__isnull=True) | ~Q(override_reason=""),
+                name="meta_review_override_has_reason",
+            ),
+            models.CheckConstraint(
+                condition=Q(override__isnull=True)
+                | Q(override__in=[Decimal("0"), Decimal("0.5"), Decimal("1")]),
+                name="meta_review_override_ternary",
+            ),
+            models.CheckConstraint(
+                condition=Q(value__isnull=True)
+                | Q(value__in=[Decimal("0"), Decimal("0.5"), Decimal("1")]),
+                name="meta_review_value_ternary",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"meta-review of grade {self.grade_id}"
+
+
+class MetaDefect(models.Model):
+    """One defect the analysis claims, split out by the expert (offsets into the analysis
+    text), with the expert's judgement and the proof passage it concerns (offsets into
+    Proof.text)."""
+
+    review = models.ForeignKey(MetaReview, on_delete=models.CASCADE, related_name="defects")
+    position = models.PositiveSmallIntegerField(default=0)
+    start = models.PositiveIntegerField(help_text="Offset into the analysis text.")
+    end = models.PositiveIntegerField()
+    quote = models.TextField()
+    exists = models.BooleanField(null=True, blank=True)
+    accurate = models.BooleanField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    proof_start = models.PositiveIntegerField(null=True, blank=True)
+    proof_end = models.PositiveIntegerField(null=True, blank=True)
+    proof_quote = models.TextField(blank=True)
+    from_suggestion = models.BooleanField(
+        default=False, help_text="Accepted from the LLM pre-split, not selected by hand."
+    )
+
+    class Meta:
+        ordering = ["review_id", "position", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(end__gt=models.F("start")), name="meta_defect_ordered"
+            ),
+            models.CheckConstraint(
+                condition=Q(proof_start__isnull=True) | Q(proof_end__gt=models.F("proof_start")),
+                name="meta_defect_proof_ordered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"defect [{self.start}:{self.end}] of review {self.review_id}"
+
+
+class DefectSuggestion(models.Model):
+    """A claimed defect proposed by an LLM pre-split of the analysis (shown as a suggestion;
+    the expert accepts or ignores it). Offsets into the analysis text."""
+
+    analysis = models.ForeignKey(
+        "problems.VerifierAnalysis", on_delete=models.CASCADE, related_name="defect_suggestions"
+    )
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    quote = models.TextField()
+    source = models.CharField(max_length=200, help_text="The endpoint and model that proposed it.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["analysis_id", "start", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["analysis", "start", "end"], name="defect_suggestion_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(end__gt=models.F("start")), name="defect_suggestion_ordered"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"suggested defect [{self.start}:{self.end}] of analysis {self.analysis_id}"

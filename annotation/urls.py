@@ -1,2 +1,29 @@
+from django.urls import path
+
+from annotation.views import campaigns, grading, review
+
 app_name = "annotation"
-urlpatterns: list = []
+
+urlpatterns = [
+    path("", campaigns.campaign_list, name="campaigns"),
+    path("new/", campaigns.campaign_create, name="campaign-create"),
+    path("items/<int:item_id>/", grading.item_page, name="item"),
+    path("items/<int:item_id>/draft/", grading.item_draft, name="item-draft"),
+    path("items/<int:item_id>/submit/", grading.item_submit, name="item-submit"),
+    path("items/<int:item_id>/heartbeat/", grading.item_heartbeat, name="item-heartbeat"),
+    path("items/<int:item_id>/skip/", grading.item_skip, name="item-skip"),
+    path("items/<int:item_id>/review/draft/", review.review_draft, name="review-draft"),
+    path("items/<int:item_id>/review/submit/", review.review_submit, name="review-submit"),
+    path("<slug:slug>/", campaigns.campaign_detail, name="campaign"),
+    path("<slug:slug>/edit/", campaigns.campaign_edit, name="campaign-edit"),
+    path("<slug:slug>/next/", campaigns.next_item, name="next"),
+    path("<slug:slug>/members/", campaigns.member_add, name="member-add"),
+    path(
+        "<slug:slug>/members/<int:member_id>/remove/",
+        campaigns.member_remove,
+        name="member-remove",
+    ),
+    path("<slug:slug>/items/new/", campaigns.items_create, name="items-create"),
+    path("<slug:slug>/assign/", campaigns.assign, name="assign"),
+    path("<slug:slug>/move/", campaigns.move, name="move"),
+]

@@ -17,6 +17,9 @@ EXPECTED = {
     "refgrader_rubric_approachability@v1": {"problem", "solution", "analysis"},
     "refgrader_rubric_milestones@v1": {"problem", "solution", "analysis"},
     "refgrader_rubric_hybrid@v1": {"problem", "solution", "analysis"},
+    "verifier@v1": {"problem", "proof"},
+    "meta_verifier@v1": {"problem", "proof", "analysis"},
+    "defect_split@v1": {"analysis"},
 }
 
 

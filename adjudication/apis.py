@@ -1,0 +1,256 @@
+"""API of the adjudication app: cases (adjudicators and admins only; a case on an item one
+graded answers 404), resolving, final labels, agreement figures. One APIView per operation."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import get_object_or_404
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from adjudication import selectors
+from adjudication.metrics import campaign_agreement_cached
+from adjudication.models import CaseStatus, LabelSource
+from adjudication.services import AdjudicationError, case_resolve, case_return
+from annotation.models import Campaign
+from config.roles import Role, api_permission
+
+LabelReader = api_permission(Role.ADMIN, Role.RESEARCHER, Role.ADJUDICATOR)
+FiguresReader = api_permission(Role.ADMIN, Role.RESEARCHER)
+
+
+class IsAdjudicator(BasePermission):
+    message = "Only adjudicators and admins work on adjudication cases."
+
+    def has_permission(self, request, view) -> bool:
+        return bool(request.user.is_authenticated and selectors.may_adjudicate(request.user))
+
+
+class CaseSummaryOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    item_id = serializers.IntegerField()
+    campaign = serializers.CharField(source="item.campaign.slug")
+    problem = serializers.CharField(source="item.proof.problem.external_id")
+    status = serializers.CharField()
+    opened_reason = serializers.CharField()
+    disagreement = serializers.DecimalField(max_digits=5, decimal_places=2)
+    assigned_to = serializers.CharField(source="assigned_to.username", default=None)
+    created_at = serializers.DateTimeField()
+
+
+class SpanOutput(serializers.Serializer):
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    quote = serializers.CharField()
+    category = serializers.CharField()
+    note = serializers.CharField()
+
+
+class JudgementOutput(serializers.Serializer):
+    grade_id = serializers.IntegerField(source="grade.pk")
+    expert = serializers.CharField(source="name")
+    score = serializers.DecimalField(source="grade.score", max_digits=4, decimal_places=2)
+    computed_score = serializers.DecimalField(
+        source="grade.computed_score", max_digits=4, decimal_places=2, allow_null=True
+    )
+    awards = serializers.JSONField(source="grade.awards")
+    deductions = serializers.JSONField(source="grade.deductions")
+    comment = serializers.CharField(source="grade.comment")
+    score_note = serializers.CharField(source="grade.score_note")
+    spans = serializers.SerializerMethodField()
+
+    def get_spans(self, obj) -> list[dict]:
+        return SpanOutput([row["span"] for row in obj["spans"]], many=True).data
+
+
+class EventOutput(serializers.Serializer):
+    kind = serializers.CharField(source="event.kind")
+    who = serializers.CharField()
+    text = serializers.CharField(source="event.text")
+    created_at = serializers.DateTimeField(source="event.created_at")
+
+
+class CaseDetailOutput(CaseSummaryOutput):
+    proof_id = serializers.IntegerField(source="item.proof_id")
+    scheme_id = serializers.IntegerField(source="item.scheme_id", allow_null=True)
+    resolution = serializers.CharField()
+    score = serializers.DecimalField(max_digits=4, decimal_places=2, allow_null=True)
+    rationale = serializers.CharField()
+    judgements = JudgementOutput(many=True, source="sheet.judgements")
+    events = EventOutput(many=True, source="sheet.events")
+
+
+def _case_data(case) -> dict:
+    case.sheet = selectors.case_sheet(case)
+    return CaseDetailOutput(case).data
+
+
+class CaseListApi(APIView):
+    permission_classes = [IsAdjudicator]
+
+    class FilterInput(serializers.Serializer):
+        status = serializers.ChoiceField(choices=CaseStatus.choices, required=False)
+        campaign = serializers.SlugField(required=False)
+        mine = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(
+        parameters=[FilterInput], responses=CaseSummaryOutput(many=True), tags=["adjudication"]
+    )
+    def get(self, request):
+        filters = self.FilterInput(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        campaign_id = None
+        if filters.validated_data.get("campaign"):
+            campaign_id = get_object_or_404(Campaign, slug=filters.validated_data["campaign"]).pk
+        cases = selectors.cases_for_user(
+            request.user,
+            status=filters.validated_data.get("status"),
+            campaign_id=campaign_id,
+            mine=filters.validated_data["mine"],
+        )
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(cases, request, view=self)
+        return paginator.get_paginated_response(CaseSummaryOutput(page, many=True).data)
+
+
+class CaseDetailApi(APIView):
+    permission_classes = [IsAdjudicator]
+
+    @extend_schema(responses=CaseDetailOutput, tags=["adjudication"])
+    def get(self, request, case_id: int):
+        return Response(_case_data(selectors.case_for_adjudicator(request.user, case_id)))
+
+
+class CaseResolveApi(APIView):
+    permission_classes = [IsAdjudicator]
+
+    class ResolveInput(serializers.Serializer):
+        action = serializers.ChoiceField(choices=["accept", "new_score", "return"])
+        grade_id = serializers.IntegerField(required=False)
+        score = serializers.DecimalField(max_digits=4, decimal_places=2, required=False)
+        awards = serializers.DictField(required=False)
+        spans = serializers.ListField(child=serializers.DictField(), required=False)
+        rationale = serializers.CharField(required=False, allow_blank=True, default="")
+        question = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(request=ResolveInput, responses=CaseDetailOutput, tags=["adjudication"])
+    def post(self, request, case_id: int):
+        case = selectors.case_for_adjudicator(request.user, case_id)
+        data = self.ResolveInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        try:
+            if values["action"] == "return":
+                case_return(case=case, user=request.user, question=values["question"])
+            else:
+                case_resolve(
+                    case=case,
+                    user=request.user,
+                    action=values["action"],
+                    grade_id=values.get("grade_id"),
+                    score=values.get("score"),
+                    awards=values.get("awards"),
+                    spans=values.get("spans"),
+                    rationale=values["rationale"],
+                )
+        except AdjudicationError as exc:
+            if "already resolved" in str(exc):
+                return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(_case_data(selectors.case_for_adjudicator(request.user, case_id)))
+
+
+class FinalLabelOutput(serializers.Serializer):
+    item_id = serializers.IntegerField()
+    campaign = serializers.CharField(source="item.campaign.slug")
+    problem = serializers.CharField(source="item.proof.problem.external_id")
+    proof_id = serializers.IntegerField(source="item.proof_id")
+    value = serializers.DecimalField(max_digits=6, decimal_places=2)
+    scale = serializers.CharField()
+    source = serializers.CharField()
+    policy = serializers.CharField()
+    scheme_id = serializers.IntegerField(allow_null=True)
+    grade_ids = serializers.JSONField()
+    native_value = serializers.DecimalField(max_digits=8, decimal_places=3, allow_null=True)
+    native_max = serializers.DecimalField(max_digits=8, decimal_places=3, allow_null=True)
+    is_gold = serializers.BooleanField(source="item.is_gold")
+    updated_at = serializers.DateTimeField()
+
+
+class FinalLabelListApi(APIView):
+    permission_classes = [LabelReader]
+
+    class FilterInput(serializers.Serializer):
+        campaign = serializers.SlugField(required=False)
+        source = serializers.ChoiceField(choices=LabelSource.choices, required=False)
+
+    @extend_schema(
+        parameters=[FilterInput], responses=FinalLabelOutput(many=True), tags=["adjudication"]
+    )
+    def get(self, request):
+        filters = self.FilterInput(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        campaign_id = None
+        if filters.validated_data.get("campaign"):
+            campaign_id = get_object_or_404(Campaign, slug=filters.validated_data["campaign"]).pk
+        labels = selectors.final_labels(
+            campaign_id=campaign_id, source=filters.validated_data.get("source")
+        )
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(labels, request, view=self)
+        return paginator.get_paginated_response(FinalLabelOutput(page, many=True).data)
+
+
+def _figures(figures) -> dict:
+    return {
+        "n": figures.n,
+        **{name: figures.values[name] for name in figures.values},
+        "ci": {name: figures.cis[name] for name in figures.cis},
+    }
+
+
+class AgreementApi(APIView):
+    permission_classes = [FiguresReader]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
+        responses=OpenApiTypes.OBJECT,
+        tags=["adjudication"],
+    )
+    def get(self, request, slug: str):
+        campaign = get_object_or_404(Campaign, slug=slug)
+        a = campaign_agreement_cached(campaign)
+        return Response(
+            {
+                "campaign": campaign.slug,
+                "scale": campaign.scale,
+                "labels": a.labels,
+                "tolerance": str(a.tolerance),
+                "calibration_round": a.is_calibration,
+                "overall": _figures(a.overall),
+                "krippendorff_alpha_ordinal": a.alpha,
+                "krippendorff_alpha_ci": a.alpha_ci,
+                "confusion_matrix": a.confusion,
+                "pairs": [
+                    {"experts": list(row["experts"]), **_figures(row["figures"])} for row in a.pairs
+                ],
+                "weeks": [
+                    {"week": row["week"].isoformat(), **_figures(row["figures"])} for row in a.weeks
+                ],
+                "experts": a.experts,
+                "fast_grades": [
+                    {
+                        "grade_id": j.grade_id,
+                        "item_id": j.item_id,
+                        "expert": j.expert,
+                        "seconds": j.seconds,
+                    }
+                    for j in a.fast
+                ],
+            }
+        )

@@ -1,0 +1,83 @@
+"""Reads for the verification pages and API: runs, their outcomes, analyses with their
+meta-verifications, and the proof selection a run starts from."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch, QuerySet
+from django.shortcuts import get_object_or_404
+
+from adjudication.models import LabellingOutcome, LabellingRun, MetaVerification, VerifierRun
+from annotation.models import Campaign, TaskKind
+from problems.models import Proof, VerifierAnalysis
+from rubrics.models import LLMEndpoint
+
+
+def proofs_selected(
+    *, contest: str = "", year: int | None = None, generator: str = "", problem: str = ""
+) -> QuerySet[Proof]:
+    qs = Proof.objects.select_related("problem")
+    if contest:
+        qs = qs.filter(problem__contest=contest)
+    if year:
+        qs = qs.filter(problem__year=year)
+    if generator:
+        qs = qs.filter(generator=generator)
+    if problem:
+        qs = qs.filter(problem__external_id=problem)
+    return qs.order_by("problem__external_id", "generator", "sample_key")
+
+
+def analyses_selected(*, proofs: QuerySet[Proof], verifier: str = "") -> QuerySet:
+    qs = VerifierAnalysis.objects.filter(proof__in=proofs).select_related("proof__problem")
+    if verifier:
+        qs = qs.filter(verifier=verifier)
+    return qs.order_by("proof_id", "verifier", "sample_key")
+
+
+def endpoints() -> QuerySet[LLMEndpoint]:
+    return LLMEndpoint.objects.order_by("name")
+
+
+def grading_campaigns() -> QuerySet[Campaign]:
+    return Campaign.objects.filter(task_kind=TaskKind.PROOF_GRADING, status="open").order_by("name")
+
+
+def verifier_runs_recent(limit: int = 20) -> list[VerifierRun]:
+    return list(VerifierRun.objects.select_related("endpoint", "created_by")[:limit])
+
+
+def labelling_runs_recent(limit: int = 20) -> list[LabellingRun]:
+    return list(
+        LabellingRun.objects.select_related("verifier", "meta_verifier", "created_by")[:limit]
+    )
+
+
+def verifier_run_detail(run_id: int) -> VerifierRun:
+    return get_object_or_404(VerifierRun.objects.select_related("endpoint"), pk=run_id)
+
+
+def labelling_run_detail(run_id: int) -> LabellingRun:
+    return get_object_or_404(
+        LabellingRun.objects.select_related(
+            "verifier", "meta_verifier", "auto_campaign", "route_campaign", "audit_campaign"
+        ),
+        pk=run_id,
+    )
+
+
+def labelling_run_outcomes(run: LabellingRun, limit: int = 500) -> list[LabellingOutcome]:
+    return list(
+        run.outcomes.select_related("proof__problem", "item__campaign").order_by("id")[:limit]
+    )
+
+
+def analyses_with_meta(*, proof_id: int | None = None, verifier: str = "") -> QuerySet:
+    """Analyses (newest proofs first) with their meta-verifications, in two queries."""
+    qs = VerifierAnalysis.objects.select_related("proof__problem").prefetch_related(
+        Prefetch("meta_verifications", MetaVerification.objects.order_by("verifier", "sample_key"))
+    )
+    if proof_id is not None:
+        qs = qs.filter(proof_id=proof_id)
+    if verifier:
+        qs = qs.filter(verifier=verifier)
+    return qs.order_by("-proof_id", "verifier", "sample_key")

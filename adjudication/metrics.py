@@ -1,0 +1,322 @@
+"""Agreement figures of a campaign (a selector: reads the database, computes with
+adjudication.agreement). Used by the dashboard, the API and the disagreement export.
+
+Pairs: every two submitted judgements of one item (all pairs when more than two experts scored
+it). Bootstrap intervals resample items (campaign, per week) or pairs (per pair of experts).
+Bias and gold deviation compare an expert's score with the item's final label, counting only
+labels that do not simply repeat one judgement (agreement, adjudication, imported).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from itertools import combinations
+
+from django.core.cache import cache
+from django.db.models import Count, Max, Q, QuerySet
+
+from adjudication import agreement
+from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
+from adjudication.services.detection import effective_tolerance
+from annotation.models import Campaign, Grade, GradeStatus
+from annotation.scales import scale_spec
+
+REFERENCE_SOURCES = {LabelSource.AGREEMENT, LabelSource.ADJUDICATION, LabelSource.IMPORTED}
+FIGURES = ("exact", "within", "mad", "kappa")
+
+
+@dataclass
+class Judgement:
+    grade_id: int
+    item_id: int
+    expert_id: int
+    expert: str
+    score: float
+    submitted_at: datetime | None
+    seconds: int
+
+
+@dataclass
+class PairRow:
+    item_id: int
+    a: Judgement
+    b: Judgement
+
+    @property
+    def week(self) -> date:
+        moments = [j.submitted_at for j in (self.a, self.b) if j.submitted_at]
+        latest = max(moments) if moments else datetime(1970, 1, 1)
+        iso = latest.isocalendar()
+        return date.fromisocalendar(iso.year, iso.week, 1)
+
+
+@dataclass
+class Figures:
+    n: int
+    values: dict[str, float | None]
+    cis: dict[str, tuple[float, float] | None]
+
+
+@dataclass
+class CampaignAgreement:
+    campaign: Campaign
+    labels: list[float]
+    tolerance: Decimal
+    n_items_multi: int
+    overall: Figures
+    alpha: float | None
+    alpha_ci: tuple[float, float] | None
+    confusion: list[list[int]]
+    pairs: list[dict]
+    experts: list[dict]
+    weeks: list[dict]
+    fast: list[Judgement]
+    is_calibration: bool
+    distribution_max: int = field(default=1)
+
+
+def pair_figures(
+    pairs: list[PairRow], labels: list[float], tolerance: Decimal, *, n_resamples: int, seed: int
+) -> Figures:
+    """The four pair figures, with intervals by resampling items (all pairs of a drawn item
+    come along)."""
+    a, b = [p.a.score for p in pairs], [p.b.score for p in pairs]
+    values = {
+        "exact": agreement.exact_agreement(a, b),
+        "within": agreement.within_tolerance(a, b, tolerance),
+        "mad": agreement.mean_absolute_difference(a, b),
+        "kappa": agreement.quadratic_weighted_kappa(a, b, labels),
+    }
+    by_item: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for pair in pairs:
+        by_item[pair.item_id].append((pair.a.score, pair.b.score))
+    cis = agreement.bootstrap_pair_figures(
+        list(by_item.values()), labels, tolerance, n_resamples=n_resamples, seed=seed
+    )
+    return Figures(n=len(pairs), values=values, cis=cis)
+
+
+def campaign_judgements(campaign: Campaign) -> list[Judgement]:
+    rows = (
+        Grade.objects.filter(item__campaign=campaign, status=GradeStatus.SUBMITTED)
+        .order_by("item_id", "id")
+        .values_list(
+            "id",
+            "item_id",
+            "expert_id",
+            "expert__username",
+            "score",
+            "submitted_at",
+            "seconds_spent",
+        )
+    )
+    return [
+        Judgement(gid, item_id, expert_id, username, float(score), at, seconds)
+        for gid, item_id, expert_id, username, score, at, seconds in rows
+    ]
+
+
+def item_pairs(judgements: list[Judgement]) -> list[PairRow]:
+    by_item: dict[int, list[Judgement]] = defaultdict(list)
+    for judgement in judgements:
+        by_item[judgement.item_id].append(judgement)
+    pairs = []
+    for item_id, group in by_item.items():
+        ordered = sorted(group, key=lambda j: j.expert_id)
+        pairs.extend(PairRow(item_id, a, b) for a, b in combinations(ordered, 2))
+    return pairs
+
+
+def campaign_agreement(
+    campaign: Campaign, *, n_resamples: int = 400, seed: int = 0
+) -> CampaignAgreement:
+    spec = scale_spec(campaign.scale)
+    labels = [float(v) for v in spec.values]
+    tolerance = effective_tolerance(scale=campaign.scale, tolerance=campaign.tolerance)
+    judgements = campaign_judgements(campaign)
+    pairs = item_pairs(judgements)
+    overall = pair_figures(pairs, labels, tolerance, n_resamples=n_resamples, seed=seed)
+
+    experts = sorted({j.expert_id: j.expert for j in judgements}.items(), key=lambda e: e[1])
+    by_item: dict[int, dict[int, float]] = defaultdict(dict)
+    for j in judgements:
+        by_item[j.item_id][j.expert_id] = j.score
+    units = [[scores.get(eid) for eid, _ in experts] for scores in by_item.values()]
+    alpha = agreement.krippendorff_alpha_ordinal(units, labels)
+    alpha_ci = agreement.bootstrap_alpha(units, labels, n_resamples=n_resamples, seed=seed)
+
+    confusion = agreement.confusion_matrix(
+        [p.a.score for p in pairs] + [p.b.score for p in pairs],
+        [p.b.score for p in pairs] + [p.a.score for p in pairs],
+        labels,
+    )
+
+    per_pair: dict[tuple[str, str], list[PairRow]] = defaultdict(list)
+    for pair in pairs:
+        key = tuple(sorted((pair.a.expert, pair.b.expert)))
+        per_pair[key].append(pair)
+    pair_rows = [
+        {
+            "experts": key,
+            "figures": pair_figures(rows, labels, tolerance, n_resamples=n_resamples, seed=seed),
+        }
+        for key, rows in sorted(per_pair.items())
+    ]
+
+    weeks: dict[date, list[PairRow]] = defaultdict(list)
+    for pair in pairs:
+        weeks[pair.week].append(pair)
+    week_rows = [
+        {
+            "week": week,
+            "figures": pair_figures(rows, labels, tolerance, n_resamples=n_resamples, seed=seed),
+        }
+        for week, rows in sorted(weeks.items())
+    ]
+
+    final = dict(
+        FinalLabel.objects.filter(
+            item__campaign=campaign, source__in=REFERENCE_SOURCES
+        ).values_list("item_id", "value")
+    )
+    gold_items = set(
+        FinalLabel.objects.filter(item__campaign=campaign, item__is_gold=True).values_list(
+            "item_id", flat=True
+        )
+    )
+    gold_values = dict(
+        FinalLabel.objects.filter(item_id__in=gold_items).values_list("item_id", "value")
+    )
+    expert_rows = []
+    distribution_max = 1
+    for expert_id, name in experts:
+        own = [j for j in judgements if j.expert_id == expert_id]
+        against = [(j.score, float(final[j.item_id])) for j in own if j.item_id in final]
+        bias = agreement.bias([x for x, _ in against], [y for _, y in against])
+        bias_ci = agreement.bootstrap_ci(
+            against,
+            lambda s: agreement.bias([x for x, _ in s], [y for _, y in s]),
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        gold = [(j.score, float(gold_values[j.item_id])) for j in own if j.item_id in gold_values]
+        counts = [sum(1 for j in own if j.score == label) for label in labels]
+        distribution_max = max([distribution_max, *counts])
+        expert_rows.append(
+            {
+                "name": name,
+                "n": len(own),
+                "bias": bias,
+                "bias_ci": bias_ci,
+                "bias_n": len(against),
+                "gold_n": len(gold),
+                "gold_bias": agreement.bias([x for x, _ in gold], [y for _, y in gold]),
+                "gold_mad": agreement.mean_absolute_difference(
+                    [x for x, _ in gold], [y for _, y in gold]
+                ),
+                "distribution": counts,
+                "fast": sum(1 for j in own if j.seconds < campaign.fast_seconds),
+            }
+        )
+    return CampaignAgreement(
+        campaign=campaign,
+        labels=labels,
+        tolerance=tolerance,
+        n_items_multi=len({p.item_id for p in pairs}),
+        overall=overall,
+        alpha=alpha,
+        alpha_ci=alpha_ci,
+        confusion=confusion,
+        pairs=pair_rows,
+        experts=expert_rows,
+        weeks=week_rows,
+        fast=[j for j in judgements if j.seconds < campaign.fast_seconds],
+        is_calibration=campaign.double_share >= 1,
+        distribution_max=distribution_max,
+    )
+
+
+def disagreement_rows(campaign: Campaign) -> list[dict]:
+    """Items whose judgements differ at all, largest difference first (for the CSV)."""
+    judgements = campaign_judgements(campaign)
+    by_item: dict[int, list[Judgement]] = defaultdict(list)
+    for j in judgements:
+        by_item[j.item_id].append(j)
+    tolerance = effective_tolerance(scale=campaign.scale, tolerance=campaign.tolerance)
+    labels = {
+        label.item_id: label
+        for label in FinalLabel.objects.filter(item__campaign=campaign).only(
+            "item_id", "value", "source"
+        )
+    }
+    cases: QuerySet = AdjudicationCase.objects.filter(item__campaign=campaign).order_by("id")
+    case_status = {c.item_id: c.status for c in cases.only("item_id", "status")}
+    items = {
+        item.pk: item
+        for item in campaign.items.filter(pk__in=list(by_item)).select_related("proof__problem")
+    }
+    rows = []
+    for item_id, group in by_item.items():
+        if len(group) < 2:
+            continue
+        difference = max(j.score for j in group) - min(j.score for j in group)
+        if difference == 0:
+            continue
+        item = items[item_id]
+        label = labels.get(item_id)
+        rows.append(
+            {
+                "item_id": item_id,
+                "problem": item.proof.problem.external_id,
+                "proof_id": item.proof_id,
+                "generator": item.proof.generator,
+                "judgements": group,
+                "difference": difference,
+                "beyond_tolerance": difference > float(tolerance),
+                "final_value": label.value if label else None,
+                "final_source": label.source if label else "",
+                "case_status": case_status.get(item_id, ""),
+            }
+        )
+    rows.sort(key=lambda r: (-r["difference"], r["item_id"]))
+    return rows
+
+
+def _fingerprint(campaign: Campaign) -> str:
+    grades = Grade.objects.filter(item__campaign=campaign).aggregate(
+        n=Count("id"), at=Max("updated_at")
+    )
+    labels = FinalLabel.objects.filter(item__campaign=campaign).aggregate(
+        n=Count("id"), at=Max("updated_at"), gold=Count("id", filter=Q(item__is_gold=True))
+    )
+    return "|".join(
+        str(v)
+        for v in (
+            grades["n"],
+            grades["at"],
+            labels["n"],
+            labels["at"],
+            labels["gold"],
+            campaign.tolerance,
+            campaign.fast_seconds,
+            campaign.scale,
+        )
+    )
+
+
+def campaign_agreement_cached(campaign: Campaign) -> CampaignAgreement:
+    """`campaign_agreement`, kept in the cache until a grade, a label or a gold mark changes
+    (the bootstrap takes a few seconds on thousands of items)."""
+    key = (
+        f"adjudication:agreement:{campaign.pk}:"
+        + hashlib.sha256(_fingerprint(campaign).encode()).hexdigest()
+    )
+    found = cache.get(key)
+    if found is None:
+        found = campaign_agreement(campaign)
+        cache.set(key, found, timeout=24 * 3600)
+    return found

@@ -1,0 +1,225 @@
+"""Reads of the adjudication app; permission checks live in the `*_for_user` selectors.
+
+Blindness: a case (and with it every judgement of its item) is visible to admins and to the
+campaign's adjudicators who did not grade the item; an item's own expert sees the other
+judgement only once the case is returned to the experts or the label is final.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Prefetch, Q, QuerySet
+from django.http import Http404
+
+from adjudication.models import AdjudicationCase, CaseEvent, CaseStatus, FinalLabel
+from adjudication.overlay import Mark, overlay
+from annotation.models import CampaignMember, ErrorSpan, Grade, GradeStatus, MemberRole
+from annotation.scales import scale_spec
+from config.roles import Role, has_role
+from rubrics.structure import Scheme
+
+
+def adjudicator_campaign_ids(user: AbstractBaseUser) -> set[int] | None:
+    """Campaigns the user may adjudicate in: None means every campaign (admins and members
+    of the adjudicator group); otherwise those where they are an adjudicator member."""
+    if has_role(user, Role.ADMIN, Role.ADJUDICATOR):
+        return None
+    return set(
+        CampaignMember.objects.filter(user=user, role=MemberRole.ADJUDICATOR).values_list(
+            "campaign_id", flat=True
+        )
+    )
+
+
+def may_adjudicate(user: AbstractBaseUser) -> bool:
+    ids = adjudicator_campaign_ids(user)
+    return ids is None or bool(ids)
+
+
+def item_grader_ids(item_id: int) -> set[int]:
+    """Everyone who holds a grade (draft or submitted) of the item."""
+    return set(Grade.objects.filter(item_id=item_id).values_list("expert_id", flat=True))
+
+
+def user_may_adjudicate_item(user: AbstractBaseUser, *, campaign_id: int, item_id: int) -> bool:
+    ids = adjudicator_campaign_ids(user)
+    if ids is not None and campaign_id not in ids:
+        return False
+    return user.pk not in item_grader_ids(item_id)
+
+
+def cases_for_user(
+    user: AbstractBaseUser,
+    *,
+    status: str | None = None,
+    campaign_id: int | None = None,
+    mine: bool = False,
+) -> QuerySet[AdjudicationCase]:
+    """The queue: unresolved cases by default, largest disagreement first; never a case on an
+    item the user graded."""
+    ids = adjudicator_campaign_ids(user)
+    qs = AdjudicationCase.objects.select_related(
+        "item__campaign", "item__proof__problem", "assigned_to"
+    ).exclude(item__grades__expert=user)
+    if ids is not None:
+        qs = qs.filter(item__campaign_id__in=ids)
+    qs = qs.filter(status=status) if status else qs.exclude(status=CaseStatus.RESOLVED)
+    if campaign_id:
+        qs = qs.filter(item__campaign_id=campaign_id)
+    if mine:
+        qs = qs.filter(assigned_to=user)
+    return qs.order_by("-disagreement", "created_at", "id")
+
+
+def _case_qs() -> QuerySet[AdjudicationCase]:
+    grades = Grade.objects.filter(status=GradeStatus.SUBMITTED).order_by("id")
+    return AdjudicationCase.objects.select_related(
+        "item__campaign",
+        "item__proof__problem",
+        "item__scheme",
+        "assigned_to",
+        "resolved_by",
+        "accepted_grade",
+    ).prefetch_related(
+        Prefetch("item__grades", queryset=grades, to_attr="submitted_grades"),
+        Prefetch(
+            "item__submitted_grades__spans",
+            queryset=ErrorSpan.objects.order_by("start", "end", "id"),
+        ),
+        Prefetch("events", queryset=CaseEvent.objects.select_related("actor").order_by("id")),
+        "spans",
+    )
+
+
+def case_for_adjudicator(user: AbstractBaseUser, case_id: int) -> AdjudicationCase:
+    """The case with its judgements, for an admin or an eligible adjudicator; otherwise 404
+    (a grader guessing the URL learns nothing, not even that the case exists)."""
+    case = _case_qs().filter(pk=case_id).first()
+    if case is None or not user_may_adjudicate_item(
+        user, campaign_id=case.item.campaign_id, item_id=case.item_id
+    ):
+        raise Http404("No such case.")
+    return case
+
+
+def case_for_expert(user: AbstractBaseUser, case_id: int) -> AdjudicationCase:
+    """The case as one of the item's own experts sees it: only once it is returned to them
+    (or the label is final); otherwise 404."""
+    case = _case_qs().filter(pk=case_id).first()
+    if case is None or user.pk not in item_grader_ids(case.item_id):
+        raise Http404("No such case.")
+    if case.status != CaseStatus.RETURNED and not case.item.judgements_visible:
+        raise Http404("No such case.")
+    return case
+
+
+def returned_cases_for_expert(user: AbstractBaseUser) -> QuerySet[AdjudicationCase]:
+    return (
+        AdjudicationCase.objects.filter(status=CaseStatus.RETURNED, item__grades__expert=user)
+        .select_related("item__campaign", "item__proof__problem")
+        .distinct()
+        .order_by("-updated_at")
+    )
+
+
+def final_labels(
+    *, campaign_id: int | None = None, source: str | None = None
+) -> QuerySet[FinalLabel]:
+    qs = FinalLabel.objects.select_related("item__campaign", "item__proof__problem")
+    if campaign_id:
+        qs = qs.filter(item__campaign_id=campaign_id)
+    if source:
+        qs = qs.filter(source=source)
+    return qs.order_by("item_id")
+
+
+def anonymous_names(grades: list[Grade]) -> dict[int, str]:
+    """Expert A, Expert B, ... by grade order (never by user)."""
+    return {g.pk: f"Expert {chr(ord('A') + i)}" for i, g in enumerate(grades)}
+
+
+def eligible_adjudicators(*, campaign_id: int, item_id: int) -> list[AbstractBaseUser]:
+    users = get_user_model().objects.filter(
+        Q(groups__name__in=[Role.ADJUDICATOR.value])
+        | Q(
+            campaign_memberships__campaign_id=campaign_id,
+            campaign_memberships__role=MemberRole.ADJUDICATOR,
+        )
+    )
+    graders = item_grader_ids(item_id)
+    return [u for u in users.distinct().order_by("username") if u.pk not in graders]
+
+
+def case_sheet(case: AdjudicationCase) -> dict:
+    """What the case page shows, anonymised: judgements side by side (Expert A, B, ...), the
+    checkpoint awards with the differing rows marked, every expert's spans over the proof."""
+    grades = list(case.item.submitted_grades)
+    names = anonymous_names(grades)
+    letters = {g.pk: names[g.pk].rsplit(" ", 1)[1].lower() for g in grades}
+    taxonomy = case.item.campaign.taxonomy_labels()
+    scheme = None
+    if case.item.scheme is not None and case.item.scheme.structure:
+        scheme = Scheme.from_dict(case.item.scheme.structure)
+    titles = {cp.id: cp.title for cp in scheme.leaves()} if scheme else {}
+    ids = list(titles)
+    for grade in grades:
+        ids.extend(key for key in grade.awards if key not in ids)
+    award_rows = []
+    for checkpoint_id in ids:
+        values = [grade.awards.get(checkpoint_id) for grade in grades]
+        shown = [str(v) if v not in (None, "") else "0" for v in values]
+        award_rows.append(
+            {
+                "id": checkpoint_id,
+                "title": titles.get(checkpoint_id, ""),
+                "values": shown,
+                "differs": len({Decimal(v) for v in shown}) > 1,
+            }
+        )
+    layers = {
+        letters[g.pk]: [
+            Mark(s.start, s.end, f"{taxonomy.get(s.category, s.category)}: {s.note}".strip(": "))
+            for s in g.spans.all()
+        ]
+        for g in grades
+    }
+    adjudicated = list(case.spans.all())
+    if adjudicated:
+        layers["new"] = [
+            Mark(s.start, s.end, f"{taxonomy.get(s.category, s.category)}: {s.note}".strip(": "))
+            for s in adjudicated
+        ]
+    judgements = [
+        {
+            "grade": g,
+            "name": names[g.pk],
+            "letter": letters[g.pk],
+            "spans": [
+                {"span": s, "category": taxonomy.get(s.category, s.category)} for s in g.spans.all()
+            ],
+        }
+        for g in grades
+    ]
+    by_expert = {g.expert_id: names[g.pk] for g in grades}
+    events = [
+        {
+            "event": e,
+            "who": by_expert.get(e.actor_id) or (e.actor.get_username() if e.actor else ""),
+        }
+        for e in case.events.all()
+    ]
+    return {
+        "adjudicated_spans": [
+            {"span": s, "category": taxonomy.get(s.category, s.category)} for s in adjudicated
+        ],
+        "events": events,
+        "judgements": judgements,
+        "award_rows": award_rows,
+        "segments": overlay(case.item.proof.text, layers),
+        "leaves": scheme.leaves() if scheme else [],
+        "taxonomy": case.item.campaign.error_taxonomy,
+        "scale_values": scale_spec(case.item.campaign.scale).values,
+    }

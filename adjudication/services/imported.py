@@ -1,0 +1,262 @@
+"""Expert ratings that came with imported datasets become judgements and final labels.
+
+The corpus import keeps them in `Proof.metadata["imported_ratings"]` (kind "expert" here;
+"automatic" ones are not expert judgements and stay in the metadata) and OPC's human error
+spans in `Proof.metadata["imported_error_spans"]`. Each (source, scale) gets one closed
+"imported" campaign; each rated proof one item there, one grade per rating by a placeholder
+rater account ("imported-rater-1", ...), and a final label of source "imported" that keeps the
+native value and maximum beside the value on the campaign scale. Running it again changes
+nothing (natural keys: campaign slug, item per proof, grade per rater).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from adjudication.models import LabelSource
+from adjudication.services.labels import final_label_set
+from annotation.models import (
+    Campaign,
+    CampaignStatus,
+    ErrorSpan,
+    Grade,
+    GradeStatus,
+    Item,
+    default_error_taxonomy,
+)
+from annotation.services import campaign_create
+from problems.models import Proof
+from rubrics.models import MarkingScheme, SchemeStatus
+
+RATER_PREFIX = "imported-rater-"
+
+
+@dataclass
+class ImportedReport:
+    campaigns: set[str] = field(default_factory=set)
+    items_created: int = 0
+    labels: int = 0
+    grades: int = 0
+    spans: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        text = (
+            f"{self.labels} imported label(s) in {len(self.campaigns)} campaign(s), "
+            f"{self.items_created} new item(s), {self.grades} judgement(s), {self.spans} error "
+            "span(s)"
+        )
+        if self.skipped:
+            text += f"; skipped {len(self.skipped)}: " + "; ".join(self.skipped[:5])
+        return text + "."
+
+
+def _fmt(value: Decimal) -> str:
+    return format(value.normalize(), "f")
+
+
+def imported_on_scale(value: Decimal, maximum: Decimal) -> tuple[str, Decimal, str]:
+    """A native rating on a campaign scale: out of 7 -> 0-7 (rounded half up), out of 1 ->
+    0 / 0.5 / 1 (to the nearest half), anything else -> normalised to 0-7 (x * 7 / max,
+    rounded half up). Returns (scale, value, how, in words)."""
+    if maximum <= 0 or not Decimal(0) <= value <= maximum:
+        raise ValueError(f"rating {_fmt(value)} is not within 0..{_fmt(maximum)}")
+    if maximum == 7:
+        scaled = value.quantize(Decimal(1), rounding=ROUND_HALF_UP)
+        how = f"{_fmt(value)}/7" + ("" if scaled == value else f" rounded to {_fmt(scaled)}")
+        return "0-7", scaled, how
+    if maximum == 1:
+        scaled = (value * 2).quantize(Decimal(1), rounding=ROUND_HALF_UP) / 2
+        how = f"{_fmt(value)}/1" + ("" if scaled == value else f" rounded to {_fmt(scaled)}")
+        return "0-0.5-1", scaled, how
+    exact = value * 7 / maximum
+    scaled = exact.quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    return (
+        "0-7",
+        scaled,
+        f"{_fmt(value)}/{_fmt(maximum)} normalised to 0-7: {_fmt(exact.quantize(Decimal('0.01')))}"
+        f" rounded half up to {_fmt(scaled)}",
+    )
+
+
+def _campaign_for(source: str, scale: str, report: ImportedReport) -> Campaign:
+    base = slugify(f"imported-{source}-{scale}")
+    if len(base) > 80:
+        base = base[:71] + "-" + hashlib.sha256(base.encode()).hexdigest()[:8]
+    campaign = Campaign.objects.filter(slug=base).first()
+    if campaign is None:
+        campaign = campaign_create(
+            name=f"Imported: {source} ({scale})"[:200],
+            slug=base,
+            created_by=None,
+            scale=scale,
+            double_share=Decimal(0),
+            label_policy="mean",
+            status=CampaignStatus.CLOSED,
+            guidelines=f"Expert ratings shipped with the dataset {source}, kept as imported.",
+        )
+    report.campaigns.add(campaign.slug)
+    return campaign
+
+
+def _rater(n: int, known: dict[int, object]):
+    if n in known:
+        return known[n]
+    user, created = get_user_model().objects.get_or_create(
+        username=f"{RATER_PREFIX}{n}", defaults={"is_active": False}
+    )
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    known[n] = user
+    return user
+
+
+def _ratings(proof: Proof, report: ImportedReport) -> dict[str, list[tuple[Decimal, Decimal]]]:
+    by_source: dict[str, list[tuple[Decimal, Decimal]]] = defaultdict(list)
+    entries = (proof.metadata or {}).get("imported_ratings") or []
+    for n, entry in enumerate(entries if isinstance(entries, list) else [], start=1):
+        if not isinstance(entry, dict) or entry.get("kind") != "expert":
+            continue
+        try:
+            value, maximum = Decimal(str(entry["value"])), Decimal(str(entry["max"]))
+            imported_on_scale(value, maximum)
+        except (KeyError, InvalidOperation, ValueError) as exc:
+            report.skipped.append(f"proof {proof.pk} imported_ratings[{n}]: {exc}")
+            continue
+        by_source[str(entry.get("source") or proof.source or "unknown")].append((value, maximum))
+    return by_source
+
+
+def _spans(proof: Proof, report: ImportedReport) -> list[dict]:
+    entries = (proof.metadata or {}).get("imported_error_spans") or []
+    kept = []
+    for n, span in enumerate(entries if isinstance(entries, list) else [], start=1):
+        try:
+            start, end = int(span["start"]), int(span["end"])
+        except (KeyError, TypeError, ValueError):
+            report.skipped.append(f"proof {proof.pk} imported_error_spans[{n}]: no offsets")
+            continue
+        if not 0 <= start < end <= len(proof.text):
+            report.skipped.append(
+                f"proof {proof.pk} imported_error_spans[{n}]: [{start}, {end}) outside the proof"
+            )
+            continue
+        kept.append(
+            {
+                "start": start,
+                "end": end,
+                "quote": proof.text[start:end],
+                "category": slugify(str(span.get("category") or "other"))[:60] or "other",
+                "label": str(span.get("category") or "Other"),
+                "note": str(span.get("note") or ""),
+            }
+        )
+    return kept
+
+
+def _add_categories(campaign: Campaign, spans: list[dict]) -> None:
+    taxonomy = campaign.error_taxonomy or default_error_taxonomy()
+    known = {entry["key"] for entry in taxonomy}
+    fresh = [
+        {"key": s["category"], "label": s["label"]} for s in spans if s["category"] not in known
+    ]
+    if fresh:
+        unique = list({entry["key"]: entry for entry in fresh}.values())
+        campaign.error_taxonomy = taxonomy + unique
+        campaign.save(update_fields=["error_taxonomy"])
+
+
+@transaction.atomic
+def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> ImportedReport:
+    """Judgements and "imported" final labels from the expert ratings of `proofs` (every proof
+    that has some when None); OPC's human error spans on the first imported judgement."""
+    report = ImportedReport()
+    if proofs is None:
+        proofs = Proof.objects.filter(metadata__has_key="imported_ratings")
+    proofs = list(proofs)
+    approved = dict(
+        MarkingScheme.objects.filter(
+            problem_id__in={p.problem_id for p in proofs}, status=SchemeStatus.APPROVED
+        ).values_list("problem_id", "id")
+    )
+    now = timezone.now()
+    raters: dict[int, object] = {}
+    for proof in proofs:
+        spans = _spans(proof, report)
+        first_grade = None
+        for source, ratings in sorted(_ratings(proof, report).items()):
+            scale = imported_on_scale(*ratings[0])[0]
+            campaign = _campaign_for(source, scale, report)
+            item, created = Item.objects.get_or_create(
+                campaign=campaign,
+                proof=proof,
+                analysis=None,
+                defaults={
+                    "required_judgements": len(ratings),
+                    "submitted_count": len(ratings),
+                    "needs_work": False,
+                    "scheme_id": approved.get(proof.problem_id),
+                },
+            )
+            report.items_created += int(created)
+            grade_ids, values, hows = [], [], []
+            for n, (value, maximum) in enumerate(ratings, start=1):
+                _, scaled, how = imported_on_scale(value, maximum)
+                grade, _ = Grade.objects.update_or_create(
+                    item=item,
+                    expert=_rater(n, raters),
+                    defaults={
+                        "status": GradeStatus.SUBMITTED,
+                        "score": scaled,
+                        "comment": f"Imported from {source}: {_fmt(value)} of {_fmt(maximum)}.",
+                        "scheme_id": item.scheme_id,
+                    },
+                )
+                if grade.submitted_at is None:
+                    grade.submitted_at = now
+                    grade.save(update_fields=["submitted_at"])
+                first_grade = first_grade or grade
+                grade_ids.append(grade.pk)
+                values.append(scaled)
+                hows.append(how)
+                report.grades += 1
+            native = sum(v for v, _ in ratings) / len(ratings)
+            value = sum(values) / len(values)
+            if scale == "0-7":
+                value = value.quantize(Decimal(1), rounding=ROUND_HALF_UP)
+            final_label_set(
+                item=item,
+                value=value,
+                source=LabelSource.IMPORTED,
+                policy=f"imported from {source}: " + "; ".join(hows),
+                grade_ids=grade_ids,
+                native_value=native,
+                native_max=ratings[0][1],
+            )
+            report.labels += 1
+            if spans and first_grade is not None and first_grade.item_id == item.pk:
+                _add_categories(campaign, spans)
+                ErrorSpan.objects.filter(grade=first_grade).delete()
+                ErrorSpan.objects.bulk_create(
+                    ErrorSpan(
+                        grade=first_grade,
+                        start=s["start"],
+                        end=s["end"],
+                        quote=s["quote"],
+                        category=s["category"],
+                        note=s["note"],
+                    )
+                    for s in spans
+                )
+                report.spans += len(spans)
+    return report

@@ -1,0 +1,279 @@
+"""Pages of the adjudication app: the queue, the case page, the experts' discussion of a
+returned case, the agreement dashboard with its CSV, and the labels page (gold, manual sending).
+Thin: they read through selectors, write through services, and say what went wrong."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from adjudication import selectors
+from adjudication.metrics import campaign_agreement_cached, disagreement_rows
+from adjudication.models import AdjudicationCase, CaseStatus
+from adjudication.services import (
+    AdjudicationError,
+    case_assign,
+    case_comment,
+    case_open_manual,
+    case_resolve,
+    case_return,
+    imported_ratings_materialise,
+    item_gold_set,
+)
+from annotation.models import Campaign, Item
+from config.roles import Role, has_role, role_required
+
+
+def _require_adjudicator(request: HttpRequest) -> None:
+    if not selectors.may_adjudicate(request.user):
+        raise PermissionDenied("Only adjudicators and admins work on adjudication cases.")
+
+
+def queue(request: HttpRequest) -> HttpResponse:
+    _require_adjudicator(request)
+    status = request.GET.get("status", "")
+    if status not in CaseStatus.values:
+        status = ""
+    campaign_id = request.GET.get("campaign", "")
+    cases = selectors.cases_for_user(
+        request.user,
+        status=status or None,
+        campaign_id=int(campaign_id) if campaign_id.isdigit() else None,
+        mine=request.GET.get("mine") == "1",
+    )[:200]
+    return render(
+        request,
+        "adjudication/queue.html",
+        {
+            "cases": cases,
+            "statuses": CaseStatus.choices,
+            "status": status,
+            "campaigns": Campaign.objects.order_by("name").only("id", "name"),
+            "campaign_id": campaign_id,
+            "mine": request.GET.get("mine") == "1",
+        },
+    )
+
+
+def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    _require_adjudicator(request)
+    case = selectors.case_for_adjudicator(request.user, pk)
+    context = {"case": case, **selectors.case_sheet(case)}
+    if has_role(request.user, Role.ADMIN) and not case.is_resolved:
+        context["adjudicators"] = selectors.eligible_adjudicators(
+            campaign_id=case.item.campaign_id, item_id=case.item_id
+        )
+    return render(request, "adjudication/case.html", context)
+
+
+def _done(request: HttpRequest, pk: int, action, success: str) -> HttpResponse:
+    try:
+        action()
+    except AdjudicationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, success)
+    return redirect("adjudication:case", pk=pk)
+
+
+@require_POST
+def case_assign_view(request: HttpRequest, pk: int) -> HttpResponse:
+    _require_adjudicator(request)
+    case = selectors.case_for_adjudicator(request.user, pk)
+    target = request.POST.get("adjudicator", "")
+    if target == "me":
+        adjudicator = request.user
+    elif target == "":
+        adjudicator = None
+    elif has_role(request.user, Role.ADMIN) and target.isdigit():
+        adjudicator = get_object_or_404(get_user_model(), pk=int(target))
+    else:
+        raise PermissionDenied("Only admins assign cases to others.")
+    name = adjudicator.get_username() if adjudicator else "nobody"
+    return _done(
+        request,
+        pk,
+        lambda: case_assign(case=case, adjudicator=adjudicator, by=request.user),
+        f"Case assigned to {name}.",
+    )
+
+
+@require_POST
+def case_resolve_view(request: HttpRequest, pk: int) -> HttpResponse:
+    _require_adjudicator(request)
+    case = selectors.case_for_adjudicator(request.user, pk)
+    post = request.POST
+    action = post.get("action", "")
+    if action == "return":
+        return _done(
+            request,
+            pk,
+            lambda: case_return(case=case, user=request.user, question=post.get("question", "")),
+            "Case returned to the experts with your question.",
+        )
+    grade = post.get("grade", "")
+    awards = {
+        key.removeprefix("award_"): value
+        for key, value in post.items()
+        if key.startswith("award_") and value != ""
+    }
+    try:
+        spans = json.loads(post.get("spans") or "[]")
+    except json.JSONDecodeError:
+        messages.error(request, "spans: the list of error spans could not be read")
+        return redirect("adjudication:case", pk=pk)
+    return _done(
+        request,
+        pk,
+        lambda: case_resolve(
+            case=case,
+            user=request.user,
+            action=action,
+            grade_id=int(grade) if grade.isdigit() else None,
+            score=post.get("score") or None,
+            awards=awards,
+            spans=spans if isinstance(spans, list) else [],
+            rationale=post.get("rationale", ""),
+        ),
+        "Case resolved: the item's label is final.",
+    )
+
+
+@require_POST
+def case_comment_view(request: HttpRequest, pk: int) -> HttpResponse:
+    if request.user.pk in selectors.item_grader_ids(
+        get_object_or_404(AdjudicationCase.objects.only("item_id"), pk=pk).item_id
+    ):
+        case = selectors.case_for_expert(request.user, pk)
+        target = "adjudication:discussion"
+    else:
+        _require_adjudicator(request)
+        case = selectors.case_for_adjudicator(request.user, pk)
+        target = "adjudication:case"
+    try:
+        case_comment(case=case, user=request.user, text=request.POST.get("text", ""))
+    except AdjudicationError as exc:
+        messages.error(request, str(exc))
+    return redirect(target, pk=pk)
+
+
+def discussion(request: HttpRequest, pk: int) -> HttpResponse:
+    """A returned case as one of its experts sees it: the question, both judgements, the
+    thread. 404 for anyone else, and for the experts before the case is returned."""
+    case = selectors.case_for_expert(request.user, pk)
+    context = {"case": case, "show_you": True, **selectors.case_sheet(case)}
+    return render(request, "adjudication/discussion.html", context)
+
+
+def returned(request: HttpRequest) -> HttpResponse:
+    cases = selectors.returned_cases_for_expert(request.user)
+    return render(request, "adjudication/returned.html", {"cases": cases})
+
+
+@role_required(Role.ADMIN)
+def campaigns(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "adjudication/campaigns.html",
+        {"campaigns": Campaign.objects.order_by("-created_at")},
+    )
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def imported_materialise(request: HttpRequest) -> HttpResponse:
+    messages.success(request, imported_ratings_materialise().summary())
+    return redirect("adjudication:campaigns")
+
+
+@role_required(Role.ADMIN)
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    figures = campaign_agreement_cached(campaign)
+    return render(request, "adjudication/dashboard.html", {"campaign": campaign, "a": figures})
+
+
+@role_required(Role.ADMIN)
+def disagreements_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    rows = disagreement_rows(campaign)
+    width = max((len(r["judgements"]) for r in rows), default=2)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slug}-disagreements.csv"'
+    writer = csv.writer(response)
+    header = ["item_id", "problem", "proof_id", "generator"]
+    for n in range(1, width + 1):
+        header += [f"expert_{n}", f"score_{n}", f"seconds_{n}"]
+    header += ["difference", "beyond_tolerance", "final_value", "final_source", "case_status"]
+    writer.writerow(header)
+    for row in rows:
+        line = [row["item_id"], row["problem"], row["proof_id"], row["generator"]]
+        for n in range(width):
+            j = row["judgements"][n] if n < len(row["judgements"]) else None
+            line += [j.expert, f"{j.score:g}", j.seconds] if j else ["", "", ""]
+        line += [
+            f"{row['difference']:g}",
+            "yes" if row["beyond_tolerance"] else "no",
+            "" if row["final_value"] is None else f"{row['final_value'].normalize():f}",
+            row["final_source"],
+            row["case_status"],
+        ]
+        writer.writerow(line)
+    return response
+
+
+@role_required(Role.ADMIN)
+def labels(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    items = (
+        Item.objects.filter(campaign=campaign)
+        .select_related("proof__problem", "final_label")
+        .order_by("id")
+    )
+    page = Paginator(items, 100).get_page(request.GET.get("page"))
+    open_cases = dict(
+        AdjudicationCase.objects.filter(item__in=[item.pk for item in page])
+        .exclude(status=CaseStatus.RESOLVED)
+        .values_list("item_id", "id")
+    )
+    rows = [{"item": item, "case_id": open_cases.get(item.pk)} for item in page]
+    return render(
+        request,
+        "adjudication/labels.html",
+        {"campaign": campaign, "rows": rows, "page": page},
+    )
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def item_send(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(Item.objects.select_related("campaign"), pk=pk)
+    try:
+        case = case_open_manual(item=item, user=request.user, note=request.POST.get("note", ""))
+    except AdjudicationError as exc:
+        messages.error(request, str(exc))
+        return redirect("adjudication:labels", slug=item.campaign.slug)
+    messages.success(request, f"Item {item.pk} sent to adjudication.")
+    return redirect("adjudication:case", pk=case.pk)
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def item_gold(request: HttpRequest, pk: int) -> HttpResponse:
+    item = get_object_or_404(Item.objects.select_related("campaign"), pk=pk)
+    gold = request.POST.get("gold") == "1"
+    try:
+        item_gold_set(item=item, gold=gold, user=request.user)
+    except AdjudicationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Item {item.pk} {'is now' if gold else 'is no longer'} gold.")
+    return redirect("adjudication:labels", slug=item.campaign.slug)

@@ -1,0 +1,335 @@
+"""The annotation API, by token: next item, read an item (blindness kept), save a draft,
+submit, list one's own grades; admin endpoints to create campaigns and items and to assign.
+One APIView per operation with input and output serializers."""
+
+from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors, services
+from annotation.models import Item, LabelPolicy, Scale, TaskKind
+from config.roles import ALL_ROLES, Role, api_permission
+from problems.models import Proof
+
+Anyone = api_permission(*ALL_ROLES)
+ANALYSIS_ITEM = "This item is an analysis review: use the items/<id>/review/ endpoints."
+Admin = api_permission(Role.ADMIN)
+User = get_user_model()
+
+
+class SpanSerializer(serializers.Serializer):
+    start = serializers.IntegerField(min_value=0)
+    end = serializers.IntegerField(min_value=1)
+    quote = serializers.CharField(allow_blank=True, required=False, default="")
+    category = serializers.CharField(max_length=60)
+    note = serializers.CharField(allow_blank=True, required=False, default="")
+
+
+class GradeInputSerializer(serializers.Serializer):
+    score = serializers.DecimalField(
+        max_digits=4, decimal_places=2, required=False, allow_null=True
+    )
+    awards = serializers.DictField(child=serializers.CharField(), required=False)
+    deductions = serializers.ListField(child=serializers.CharField(), required=False)
+    via_equivalent = serializers.ListField(child=serializers.CharField(), required=False)
+    score_note = serializers.CharField(required=False, allow_blank=True)
+    comment = serializers.CharField(required=False, allow_blank=True)
+    step_verdicts = serializers.DictField(child=serializers.CharField(), required=False)
+    first_wrong_step = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    seconds_spent = serializers.IntegerField(required=False, min_value=0)
+    spans = SpanSerializer(many=True, required=False)
+    submit_key = serializers.CharField(required=False, allow_blank=True, max_length=64)
+
+
+class GradeOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    item = serializers.IntegerField(source="item_id")
+    campaign = serializers.CharField(source="item.campaign.slug")
+    status = serializers.CharField()
+    score = serializers.DecimalField(max_digits=4, decimal_places=2, allow_null=True)
+    computed_score = serializers.DecimalField(max_digits=4, decimal_places=2, allow_null=True)
+    awards = serializers.JSONField()
+    deductions = serializers.JSONField()
+    via_equivalent = serializers.JSONField()
+    score_note = serializers.CharField()
+    comment = serializers.CharField()
+    step_verdicts = serializers.JSONField()
+    first_wrong_step = serializers.IntegerField(allow_null=True)
+    seconds_spent = serializers.IntegerField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    updated_at = serializers.DateTimeField()
+    scheme = serializers.IntegerField(source="scheme_id", allow_null=True)
+    spans = SpanSerializer(many=True, source="spans.all")
+
+
+class ItemOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    campaign = serializers.CharField(source="campaign.slug")
+    scale = serializers.CharField(source="campaign.scale")
+    problem = serializers.CharField(source="proof.problem.external_id")
+    statement = serializers.CharField(source="proof.problem.statement")
+    proof_id = serializers.IntegerField(source="proof.pk")
+    proof_text = serializers.CharField(source="proof.text")
+    scheme_id = serializers.IntegerField(allow_null=True)
+    scheme_version = serializers.IntegerField(source="scheme.version", allow_null=True)
+    scheme_structure = serializers.JSONField(source="scheme.structure", allow_null=True)
+    is_final = serializers.BooleanField()
+
+
+class ItemDetailOutput(serializers.Serializer):
+    item = ItemOutput()
+    grade = GradeOutput(allow_null=True)
+    other_grades = GradeOutput(many=True)
+
+
+def _grade_input(data: dict) -> services.GradeInput:
+    data = dict(data)
+    data.pop("submit_key", None)
+    return services.GradeInput.from_data(data)
+
+
+def _view(request, item_id: int) -> selectors.GradingView:
+    from django.http import Http404
+
+    try:
+        return selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    except Http404 as exc:
+        raise NotFound("No such item.") from exc
+
+
+class NextItemApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(tags=["annotation"], request=None, responses={200: ItemDetailOutput})
+    def post(self, request, slug):
+        campaign = selectors.expert_campaign(slug=slug, user=request.user)
+        assignment = services.assignment_next(campaign=campaign, expert=request.user)
+        if assignment is None:
+            totals = selectors.expert_totals(campaign=campaign, expert=request.user)
+            return Response(
+                {"detail": "No work left.", "submitted": totals.submitted, "drafts": totals.drafts},
+                status=status.HTTP_200_OK,
+            )
+        view = _view(request, assignment.item_id)
+        return Response(
+            ItemDetailOutput(
+                {"item": view.item, "grade": view.grade, "other_grades": view.others}
+            ).data
+        )
+
+
+class ItemDetailApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(tags=["annotation"], responses=ItemDetailOutput)
+    def get(self, request, item_id):
+        view = _view(request, item_id)
+        return Response(
+            ItemDetailOutput(
+                {"item": view.item, "grade": view.grade, "other_grades": view.others}
+            ).data
+        )
+
+
+class DraftSaveApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(tags=["annotation"], request=GradeInputSerializer, responses=GradeOutput)
+    def put(self, request, item_id):
+        view = _view(request, item_id)
+        if view.item.analysis_id is not None:
+            raise ValidationError({"problems": [ANALYSIS_ITEM]})
+        params = GradeInputSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        try:
+            grade = services.grade_save_draft(
+                item=view.item, expert=request.user, data=_grade_input(params.validated_data)
+            )
+        except services.GradeError as exc:
+            raise ValidationError({"problems": exc.problems}) from exc
+        return Response(GradeOutput(grade).data)
+
+
+class GradeSubmitApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(
+        tags=["annotation"],
+        request=GradeInputSerializer,
+        responses=GradeOutput,
+        description="Idempotent: a repeat returns the grade already submitted. A submitted "
+        "grade is changed with revise=true (kept as a revision).",
+    )
+    def post(self, request, item_id):
+        view = _view(request, item_id)
+        if view.item.analysis_id is not None:
+            raise ValidationError({"problems": [ANALYSIS_ITEM]})
+        params = GradeInputSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = _grade_input(params.validated_data)
+        key = params.validated_data.get("submit_key") or request.headers.get("Idempotency-Key", "")
+        try:
+            if request.query_params.get("revise") and view.grade and view.grade.is_submitted:
+                grade = services.grade_revise(grade=view.grade, user=request.user, data=data)
+            else:
+                grade = services.grade_submit(
+                    item=view.item, expert=request.user, data=data, submit_key=key
+                )
+        except services.GradeError as exc:
+            raise ValidationError({"problems": exc.problems}) from exc
+        return Response(GradeOutput(grade).data)
+
+
+class OwnGradeListApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(tags=["annotation"], responses=GradeOutput(many=True))
+    def get(self, request):
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(
+            selectors.grades_for_expert(expert=request.user), request, view=self
+        )
+        return paginator.get_paginated_response(GradeOutput(page, many=True).data)
+
+
+class CampaignInput(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
+    task_kind = serializers.ChoiceField(choices=TaskKind.choices, required=False)
+    scale = serializers.ChoiceField(choices=Scale.choices, required=False)
+    double_share = serializers.DecimalField(max_digits=4, decimal_places=3, required=False)
+    sample_seed = serializers.IntegerField(required=False)
+    tolerance = serializers.DecimalField(max_digits=4, decimal_places=2, required=False)
+    label_policy = serializers.ChoiceField(choices=LabelPolicy.choices, required=False)
+    error_taxonomy = serializers.ListField(child=serializers.DictField(), required=False)
+    guidelines = serializers.CharField(required=False, allow_blank=True)
+    lease_minutes = serializers.IntegerField(required=False, min_value=1)
+    gold_rate = serializers.DecimalField(max_digits=4, decimal_places=3, required=False)
+    fast_seconds = serializers.IntegerField(required=False, min_value=0)
+    experts = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class CampaignOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    task_kind = serializers.CharField()
+    scale = serializers.CharField()
+    double_share = serializers.DecimalField(max_digits=4, decimal_places=3)
+    sample_seed = serializers.IntegerField()
+    tolerance = serializers.DecimalField(max_digits=4, decimal_places=2)
+    label_policy = serializers.CharField()
+    error_taxonomy = serializers.JSONField()
+    status = serializers.CharField()
+    lease_minutes = serializers.IntegerField()
+    gold_rate = serializers.DecimalField(max_digits=4, decimal_places=3)
+
+
+class CampaignCreateApi(APIView):
+    permission_classes = [Admin]
+
+    @extend_schema(tags=["annotation"], request=CampaignInput, responses={201: CampaignOutput})
+    def post(self, request):
+        params = CampaignInput(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = dict(params.validated_data)
+        experts = data.pop("experts", [])
+        users = list(User.objects.filter(username__in=experts))
+        missing = set(experts) - {u.username for u in users}
+        if missing:
+            raise ValidationError({"experts": [f"no such user: {', '.join(sorted(missing))}"]})
+        try:
+            campaign = services.campaign_create(created_by=request.user, **data)
+        except services.CampaignError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        for user in users:
+            services.campaign_member_add(campaign=campaign, user=user, role="expert")
+        return Response(CampaignOutput(campaign).data, status=status.HTTP_201_CREATED)
+
+
+class ItemsCreateApi(APIView):
+    permission_classes = [Admin]
+
+    class Input(serializers.Serializer):
+        contest = serializers.CharField(required=False, allow_blank=True, default="")
+        year = serializers.IntegerField(required=False, allow_null=True, default=None)
+        generator = serializers.CharField(required=False, allow_blank=True, default="")
+        problem = serializers.CharField(required=False, allow_blank=True, default="")
+        proof_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+        required_judgements = serializers.IntegerField(
+            required=False, allow_null=True, default=None, min_value=1
+        )
+        is_gold = serializers.BooleanField(required=False, default=False)
+
+    class Output(serializers.Serializer):
+        created = serializers.ListField(child=serializers.IntegerField())
+        already_present = serializers.IntegerField()
+        double_scored = serializers.IntegerField()
+        without_scheme = serializers.ListField(child=serializers.CharField())
+        summary = serializers.CharField()
+
+    @extend_schema(tags=["annotation"], request=Input, responses={201: Output})
+    def post(self, request, slug):
+        campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+        params = self.Input(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        if data.get("proof_ids"):
+            proofs = Proof.objects.filter(pk__in=data["proof_ids"]).select_related("problem")
+        else:
+            proofs = selectors.proof_selection(
+                contest=data["contest"],
+                year=data["year"],
+                generator=data["generator"],
+                problem=data["problem"],
+            )
+        result = services.items_create_from_selection(
+            campaign=campaign,
+            proofs=proofs,
+            required_judgements=data["required_judgements"],
+            is_gold=data["is_gold"],
+        )
+        body = {
+            "created": [item.pk for item in result.created],
+            "already_present": result.already_present,
+            "double_scored": result.double_scored,
+            "without_scheme": sorted(set(result.without_scheme)),
+            "summary": result.summary(),
+        }
+        return Response(self.Output(body).data, status=status.HTTP_201_CREATED)
+
+
+class AssignApi(APIView):
+    permission_classes = [Admin]
+
+    class Input(serializers.Serializer):
+        item = serializers.IntegerField()
+        expert = serializers.CharField()
+
+    class Output(serializers.Serializer):
+        id = serializers.IntegerField()
+        item = serializers.IntegerField(source="item_id")
+        expert = serializers.CharField(source="expert.username")
+        status = serializers.CharField()
+        leased_until = serializers.DateTimeField()
+
+    @extend_schema(tags=["annotation"], request=Input, responses={201: Output})
+    def post(self, request, slug):
+        campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+        params = self.Input(data=request.data)
+        params.is_valid(raise_exception=True)
+        item = Item.objects.filter(pk=params.validated_data["item"], campaign=campaign).first()
+        expert = User.objects.filter(username=params.validated_data["expert"]).first()
+        if item is None or expert is None:
+            raise ValidationError({"detail": "No such item in this campaign, or no such user."})
+        try:
+            assignment = services.assignment_create_manual(
+                item=item, expert=expert, assigned_by=request.user
+            )
+        except services.AssignmentError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        return Response(self.Output(assignment).data, status=status.HTTP_201_CREATED)

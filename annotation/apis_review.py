@@ -1,0 +1,130 @@
+"""The analysis review API, by token: save a draft of a meta-review, submit it (idempotent;
+revise=true changes a submitted one, kept as a revision), and list the meta-reviews the user
+may read (blindness as on the page)."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.apis import Anyone, _view
+from annotation.review_page import meta_reviews_for_user
+from annotation.services import GradeError
+from annotation.services.review import (
+    MetaReviewInput,
+    meta_review_revise,
+    meta_review_save_draft,
+    meta_review_snapshot,
+    meta_review_submit,
+)
+
+
+class DefectSerializer(serializers.Serializer):
+    start = serializers.IntegerField(min_value=0)
+    end = serializers.IntegerField(min_value=1)
+    quote = serializers.CharField(allow_blank=True, required=False, default="")
+    exists = serializers.BooleanField(allow_null=True, required=False, default=None)
+    accurate = serializers.BooleanField(allow_null=True, required=False, default=None)
+    note = serializers.CharField(allow_blank=True, required=False, default="")
+    proof_start = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    proof_end = serializers.IntegerField(min_value=1, allow_null=True, required=False)
+    proof_quote = serializers.CharField(allow_blank=True, required=False, default="")
+
+
+class MetaReviewInputSerializer(serializers.Serializer):
+    defects = DefectSerializer(many=True, required=False, default=list)
+    expression_error = serializers.BooleanField(allow_null=True, required=False, default=None)
+    expression_note = serializers.CharField(allow_blank=True, required=False, default="")
+    score_fits = serializers.BooleanField(allow_null=True, required=False, default=None)
+    score_note = serializers.CharField(allow_blank=True, required=False, default="")
+    override = serializers.ChoiceField(
+        choices=["0", "0.5", "1"], allow_null=True, required=False, default=None
+    )
+    override_reason = serializers.CharField(allow_blank=True, required=False, default="")
+    comment = serializers.CharField(allow_blank=True, required=False, default="")
+    seconds_spent = serializers.IntegerField(min_value=0, required=False, default=0)
+    submit_key = serializers.CharField(allow_blank=True, required=False, default="")
+
+
+class MetaReviewOutput(serializers.Serializer):
+    def to_representation(self, review):
+        grade = review.grade
+        return {
+            "id": review.pk,
+            "item": grade.item_id,
+            "campaign": grade.item.campaign.slug,
+            "analysis": grade.item.analysis_id,
+            "expert": grade.expert.get_username(),
+            "status": grade.status,
+            "submitted_at": grade.submitted_at.isoformat() if grade.submitted_at else None,
+            **meta_review_snapshot(review),
+        }
+
+
+def _input(request) -> tuple[MetaReviewInput, str]:
+    params = MetaReviewInputSerializer(data=request.data)
+    params.is_valid(raise_exception=True)
+    data = dict(params.validated_data)
+    key = data.pop("submit_key") or request.headers.get("Idempotency-Key", "")
+    try:
+        return MetaReviewInput.from_data(data), key
+    except GradeError as exc:
+        raise ValidationError({"problems": exc.problems}) from exc
+
+
+class MetaReviewDraftApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(tags=["analysis review"], request=MetaReviewInputSerializer)
+    def put(self, request, item_id):
+        view = _view(request, item_id)
+        data, _ = _input(request)
+        try:
+            review = meta_review_save_draft(item=view.item, expert=request.user, data=data)
+        except GradeError as exc:
+            raise ValidationError({"problems": exc.problems}) from exc
+        return Response(MetaReviewOutput(review).data)
+
+
+class MetaReviewSubmitApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(
+        tags=["analysis review"],
+        request=MetaReviewInputSerializer,
+        description="Idempotent: a repeat returns the review already submitted; ?revise=true "
+        "changes a submitted review (kept as a revision).",
+    )
+    def post(self, request, item_id):
+        view = _view(request, item_id)
+        data, key = _input(request)
+        try:
+            if request.query_params.get("revise") and view.grade and view.grade.is_submitted:
+                review = meta_review_revise(
+                    review=view.grade.meta_review, user=request.user, data=data
+                )
+            else:
+                review = meta_review_submit(
+                    item=view.item, expert=request.user, data=data, submit_key=key
+                )
+        except GradeError as exc:
+            raise ValidationError({"problems": exc.problems}) from exc
+        return Response(MetaReviewOutput(review).data)
+
+
+class MetaReviewListApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(
+        tags=["analysis review"],
+        parameters=[OpenApiParameter("campaign", str, description="A campaign's slug.")],
+    )
+    def get(self, request):
+        qs = meta_reviews_for_user(
+            user=request.user, campaign=request.query_params.get("campaign", "")
+        )
+        paginator = PageNumberPagination()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(MetaReviewOutput(page, many=True).data)

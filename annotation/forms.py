@@ -1,0 +1,81 @@
+"""Forms of the campaign pages: they validate input; the services do the work."""
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from annotation.models import Campaign, LabelPolicy, MemberRole, Scale, TaskKind
+from annotation.services import CampaignError, taxonomy_from_text
+
+
+class CampaignForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    slug = forms.SlugField(
+        max_length=80, required=False, help_text="Left empty: made from the name."
+    )
+    task_kind = forms.ChoiceField(choices=TaskKind.choices, initial=TaskKind.PROOF_GRADING)
+    scale = forms.ChoiceField(choices=Scale.choices, initial=Scale.ZERO_TO_SEVEN)
+    double_share = forms.DecimalField(
+        min_value=0, max_value=1, decimal_places=3, initial="0.40",
+        help_text="Share of items scored by two experts: 0.4 = 40%; 1 for a calibration round.",
+    )  # fmt: skip
+    sample_seed = forms.IntegerField(initial=0, help_text="Same seed, same double-scored sample.")
+    tolerance = forms.DecimalField(min_value=0, max_value=7, decimal_places=2, initial="1")
+    label_policy = forms.ChoiceField(choices=LabelPolicy.choices, initial=LabelPolicy.MEAN_FLOOR)
+    lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=60)
+    gold_rate = forms.DecimalField(min_value=0, max_value=1, decimal_places=3, initial="0")
+    fast_seconds = forms.IntegerField(min_value=0, initial=60)
+    error_taxonomy = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8}),
+        required=False,
+        help_text="One category a line, 'key: Label'. Left empty: the default categories.",
+    )
+    guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), required=False)
+    status = forms.ChoiceField(choices=[("open", "Open"), ("closed", "Closed")], initial="open")
+
+    def clean_error_taxonomy(self):
+        try:
+            return taxonomy_from_text(self.cleaned_data["error_taxonomy"])
+        except CampaignError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    @classmethod
+    def initial_from(cls, campaign: Campaign) -> dict:
+        from annotation.services import taxonomy_to_text
+
+        data = {name: getattr(campaign, name) for name in cls.base_fields}
+        data["error_taxonomy"] = taxonomy_to_text(campaign.error_taxonomy)
+        return data
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=MemberRole.choices, initial=MemberRole.EXPERT)
+
+    def clean_username(self):
+        name = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=name).first()
+        if user is None:
+            raise forms.ValidationError(f"No user is called {name!r}.")
+        return user
+
+
+class SelectionForm(forms.Form):
+    contest = forms.CharField(required=False)
+    year = forms.IntegerField(required=False, min_value=1, max_value=9999)
+    generator = forms.CharField(required=False)
+    problem = forms.CharField(required=False, help_text="A problem's external id.")
+    required_judgements = forms.IntegerField(
+        required=False, min_value=1, max_value=10,
+        help_text="Left empty: the campaign's double-scored share decides (1 or 2).",
+    )  # fmt: skip
+    is_gold = forms.BooleanField(required=False, label="Gold items (for quality checks)")
+
+
+class AssignForm(forms.Form):
+    item = forms.IntegerField(min_value=1, label="Item id")
+    username = forms.CharField(max_length=150, label="Expert")
+
+
+class MoveForm(forms.Form):
+    assignment = forms.IntegerField(min_value=1)
+    username = forms.CharField(max_length=150, label="To expert")

@@ -1,0 +1,165 @@
+"""What the grading page shows, built from a GradingView (no queries): the scheme as checklist
+rows, the scale's options and definitions, the proof's steps, and the draft state for the
+page's script."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+
+from annotation import scales
+from annotation.models import Grade
+from annotation.selectors import GradingView
+from annotation.services.grading import grade_snapshot
+from annotation.spans import split_steps
+from problems.rendering import preview_text
+from rubrics.structure import Checkpoint, Scheme, format_points
+
+
+@dataclass
+class Row:
+    """One line of the checklist: a leaf to award, or a group heading."""
+
+    id: str
+    title: str
+    description: str
+    points: str
+    depth: int
+    levels: list[str]
+    is_group: bool
+    rule: str
+
+
+def _rows(items: list[Checkpoint], depth: int) -> list[Row]:
+    rows: list[Row] = []
+    for cp in items:
+        rule = ""
+        if cp.children:
+            rule = {
+                "larger": "award the larger only",
+                "max": f"at most {format_points(cp.cap or cp.points)}",
+            }.get(cp.rule.value, "additive")
+        rows.append(
+            Row(
+                id=cp.id,
+                title=cp.title,
+                description=cp.description,
+                points=format_points(cp.points),
+                depth=depth,
+                levels=[] if cp.children else [format_points(v) for v in cp.award_levels()],
+                is_group=bool(cp.children),
+                rule=rule,
+            )
+        )
+        rows.extend(_rows(cp.children, depth + 1))
+    return rows
+
+
+def checklist(scheme: Scheme) -> dict:
+    chains = []
+    for chain in scheme.all_chains():
+        title = chain.title or ("Shared prerequisites" if chain is scheme.shared else "")
+        chains.append(
+            {
+                "id": chain.id,
+                "title": title or f"Chain {chain.id}",
+                "shared": chain is scheme.shared,
+                "max": format_points(chain.max_value()),
+                "rows": _rows(chain.items, 0),
+            }
+        )
+    return {
+        "chains": chains,
+        "zero_credit": [{"id": z.id, "text": z.text} for z in scheme.zero_credit],
+        "deductions": [{"id": d.id, "text": d.text, "label": d.label} for d in scheme.deductions],
+        "round_down": scheme.round_down,
+    }
+
+
+def _key_for(value: Decimal, scale: str) -> str:
+    if scale == "0-0.5-1" and value == Decimal("0.5"):
+        return "h"
+    return format_points(value)
+
+
+def scale_options(scale: str) -> list[dict]:
+    spec = scales.scale_spec(scale)
+    return [
+        {
+            "value": format_points(value),
+            "key": _key_for(value, scale),
+            "label": spec.labels.get(value, ""),
+        }
+        for value in reversed(spec.values)
+    ]
+
+
+def initial_state(grade: Grade | None) -> dict:
+    if grade is None:
+        return {
+            "score": None,
+            "awards": {},
+            "deductions": [],
+            "via_equivalent": [],
+            "score_note": "",
+            "comment": "",
+            "step_verdicts": {},
+            "first_wrong_step": None,
+            "spans": [],
+            "seconds_spent": 0,
+            "status": "none",
+        }
+    state = grade_snapshot(grade)
+    state["seconds_spent"] = grade.seconds_spent
+    state["status"] = grade.status
+    return state
+
+
+@lru_cache(maxsize=256)
+def _steps_cached(text: str) -> tuple[dict, ...]:
+    return tuple(
+        {"number": s.number, "start": s.start, "end": s.end, "preview": preview_text(s.text, 90)}
+        for s in split_steps(text)
+    )
+
+
+def proof_steps(text: str) -> list[dict]:
+    """The proof's paragraphs with a one-line preview each (the page's script lists them)."""
+    return list(_steps_cached(text))
+
+
+def grading_page_context(view: GradingView) -> dict:
+    item = view.item
+    campaign = item.campaign
+    scheme = None
+    if item.scheme_id and item.scheme.structure:
+        scheme = Scheme.from_dict(item.scheme.structure)
+    uses_checklist = scheme is not None and not scheme.is_empty and campaign.scale == "0-7"
+    steps = proof_steps(item.proof.text)
+    grade = view.grade
+    editable = (
+        view.assignment is not None
+        and campaign.is_open
+        and (not item.is_final or item.is_gold)
+        and view.assignment.status != "released"
+    )
+    return {
+        "item": item,
+        "campaign": campaign,
+        "problem": item.proof.problem,
+        "proof": item.proof,
+        "scheme_row": item.scheme,
+        "checklist": checklist(scheme) if uses_checklist else None,
+        "scale_options": scale_options(campaign.scale),
+        "scale_is_ternary": campaign.scale == "0-0.5-1",
+        "citation_rule": scales.CITATION_RULE,
+        "steps": steps,
+        "grade": grade,
+        "submitted": grade is not None and grade.is_submitted,
+        "editable": editable,
+        "solutions": view.solutions,
+        "others": view.others,
+        "taxonomy": campaign.error_taxonomy,
+        "state": initial_state(grade),
+    }

@@ -1,0 +1,65 @@
+"""A small inline SVG of scores per generator, drawn on the server (no chart library): one row
+per generator, a dot per submitted score (stacked where scores repeat), the mean marked."""
+
+from __future__ import annotations
+
+from collections import Counter
+from decimal import Decimal
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+ROW = 34
+LEFT = 190
+WIDTH = 640
+RIGHT = 24
+
+
+def scores_svg(scores: dict[str, list[Decimal]], *, low: Decimal, high: Decimal) -> SafeString:
+    if not scores:
+        return mark_safe("")
+    span = float(high - low) or 1.0
+    plot = WIDTH - LEFT - RIGHT
+    height = ROW * len(scores) + 40
+
+    def x(value: float) -> float:
+        return LEFT + (value - float(low)) / span * plot
+
+    parts = [
+        f'<svg class="score-plot" role="img" viewBox="0 0 {WIDTH} {height}" width="100%" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>Submitted scores per generator</title>'
+    ]
+    ticks = [low + (high - low) * Decimal(i) / 7 for i in range(8)] if high - low == 7 else None
+    tick_values = ticks or sorted({low, (low + high) / 2, high})
+    for value in tick_values:
+        tx = x(float(value))
+        parts.append(
+            f'<line x1="{tx:.1f}" y1="10" x2="{tx:.1f}" y2="{height - 24}" stroke="#e3e6ee"/>'
+            f'<text x="{tx:.1f}" y="{height - 8}" font-size="11" text-anchor="middle" '
+            f'fill="#5b6473">{value.normalize():f}</text>'
+        )
+    for row, (generator, values) in enumerate(scores.items()):
+        cy = 10 + ROW * row + ROW / 2
+        label = escape(generator if len(generator) <= 26 else generator[:25] + "\u2026")
+        mean = sum(float(v) for v in values) / len(values)
+        parts.append(
+            f'<text x="{LEFT - 10}" y="{cy + 4:.1f}" font-size="12" text-anchor="end" '
+            f'fill="#1d2330">{label} <tspan fill="#5b6473">({len(values)})</tspan></text>'
+        )
+        stacked: Counter = Counter()
+        for value in values:
+            offset = stacked[value]
+            stacked[value] += 1
+            cx = x(float(value)) + (offset % 5) * 3.2 - 6.4
+            dy = (offset // 5) * 3.2
+            parts.append(
+                f'<circle cx="{cx:.1f}" cy="{cy - 4 + dy:.1f}" r="3" fill="#2d5bd1" '
+                'fill-opacity="0.55"/>'
+            )
+        mx = x(mean)
+        parts.append(
+            f'<line x1="{mx:.1f}" y1="{cy - 12:.1f}" x2="{mx:.1f}" y2="{cy + 10:.1f}" '
+            f'stroke="#b3261e" stroke-width="2"><title>mean {mean:.2f}</title></line>'
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 (every text above is escaped)

@@ -1,0 +1,133 @@
+"""The campaign scales and the explicit maps between them (pure Python, no Django).
+
+- "0-7": integers 0..7 (ProofBench, MathArena).
+- "0-0.5-1": DeepSeekMath-V2's verification and meta-verification scores.
+- "1-4": RefGrader's scale, mapped onto 0-7 by m(x) = 2x - 1.
+
+`to_0_7(value, scale)` maps a value of any scale onto 0-7 where a map exists (0-0.5-1 has none:
+it is a different judgement, not a coarser 0-7); `to_ternary(value_0_7, cuts=(5, 7))` maps 0-7
+onto 0 / 0.5 / 1 by two cut points (default 7 -> 1, 5-6 -> 0.5, 0-4 -> 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+
+@dataclass(frozen=True)
+class ScaleSpec:
+    key: str
+    name: str
+    values: tuple[Decimal, ...]
+    labels: dict[Decimal, str]
+
+    @property
+    def max(self) -> Decimal:
+        return self.values[-1]
+
+    @property
+    def min(self) -> Decimal:
+        return self.values[0]
+
+    def contains(self, value: Decimal) -> bool:
+        return value in self.values
+
+
+def _d(value: str | int) -> Decimal:
+    return Decimal(str(value))
+
+
+SCALES: dict[str, ScaleSpec] = {
+    "0-7": ScaleSpec(
+        key="0-7",
+        name="0-7 integers",
+        values=tuple(_d(v) for v in range(8)),
+        labels={
+            _d(7): "Complete and correct proof.",
+            _d(6): "Nearly complete; only negligible issues.",
+            _d(5): "Mostly correct; one small but real flaw.",
+            _d(4): "Substantial progress; the proof is incomplete.",
+            _d(3): "Partial progress.",
+            _d(2): "Minor progress.",
+            _d(1): "A trace of understanding.",
+            _d(0): "No progress, or invalid.",
+        },
+    ),
+    "0-0.5-1": ScaleSpec(
+        key="0-0.5-1",
+        name="0 / 0.5 / 1",
+        values=(_d(0), _d("0.5"), _d(1)),
+        labels={
+            _d(1): "Completely correct: every step carried out properly and shown clearly.",
+            _d("0.5"): "Correct in the main, with some details left out or minor errors.",
+            _d(0): "Does not really solve the problem asked, or has a fatal error or a serious "
+            "omission.",
+        },
+    ),
+    "1-4": ScaleSpec(
+        key="1-4",
+        name="1-4 (RefGrader)",
+        values=tuple(_d(v) for v in range(1, 5)),
+        labels={
+            _d(4): "Correct: proves every required fact and statement (7 on 0-7).",
+            _d(3): "Almost correct: proves non-trivial parts but omits one non-trivial part "
+            "(5 on 0-7).",
+            _d(2): "Some correct information: a few non-trivial facts, no coherent proof "
+            "(3 on 0-7).",
+            _d(1): "Incorrect: nothing useful beyond restating the problem (1 on 0-7).",
+        },
+    ),
+}
+
+
+# DeepSeekMath-V2's rule on the 0 / 0.5 / 1 scale, in our words.
+CITATION_RULE = (
+    "Citing a paper or a known result does not replace proving it: a proof that leans on a cited "
+    "result without also giving a complete, correct proof of it cannot score 1; grade it by the "
+    "other criteria as if the cited step were missing."
+)
+
+
+class ScaleError(ValueError):
+    """A value that is not on the scale, or a scale without the requested map."""
+
+
+def scale_spec(scale: str) -> ScaleSpec:
+    try:
+        return SCALES[scale]
+    except KeyError as exc:
+        raise ScaleError(f"unknown scale {scale!r}: use one of {', '.join(SCALES)}") from exc
+
+
+def check_value(value: Decimal | int | str, scale: str) -> Decimal:
+    """The value as a Decimal, or ScaleError naming the allowed values."""
+    spec = scale_spec(scale)
+    number = _d(value) if not isinstance(value, Decimal) else value
+    if not spec.contains(number):
+        allowed = ", ".join(format(v.normalize(), "f") for v in spec.values)
+        raise ScaleError(f"{value} is not on the {spec.name} scale: allowed values are {allowed}")
+    return number
+
+
+def to_0_7(value: Decimal | int | str, scale: str) -> Decimal:
+    """A value of `scale` on 0-7: 0-7 unchanged, 1-4 by 2x - 1. 0/0.5/1 has no 0-7 map."""
+    number = check_value(value, scale)
+    if scale == "0-7":
+        return number
+    if scale == "1-4":
+        return 2 * number - 1
+    raise ScaleError("the 0 / 0.5 / 1 scale has no map onto 0-7")
+
+
+def to_ternary(value_0_7: Decimal | int | str, cuts: tuple[int, int] = (5, 7)) -> Decimal:
+    """0-7 onto 0 / 0.5 / 1: at least cuts[1] -> 1, at least cuts[0] -> 0.5, else 0."""
+    number = _d(value_0_7) if not isinstance(value_0_7, Decimal) else value_0_7
+    if not Decimal(0) <= number <= Decimal(7):
+        raise ScaleError(f"{value_0_7} is not on 0-7")
+    low, high = cuts
+    if number >= high:
+        return Decimal(1)
+    if number >= low:
+        return Decimal("0.5")
+    return Decimal(0)

@@ -1,0 +1,305 @@
+"""Reads of the annotation app. Permission checks live in the `*_for_user` selectors; blindness
+(an expert sees only their own judgement of an item until it is final or revealed) is enforced
+here, so pages and the API cannot forget it."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    CampaignMember,
+    Grade,
+    GradeRevision,
+    GradeStatus,
+    Item,
+    MemberRole,
+)
+from config.roles import Role, has_role
+from problems.models import Proof, ReferenceSolution
+
+
+def is_campaign_admin(user: AbstractBaseUser, campaign: Campaign) -> bool:
+    return has_role(user, Role.ADMIN)
+
+
+def campaign_list_for_user(user: AbstractBaseUser) -> QuerySet[Campaign]:
+    """Admins see every campaign; experts the campaigns they are members of."""
+    qs = Campaign.objects.all()
+    if not has_role(user, Role.ADMIN):
+        qs = qs.filter(members__user=user).distinct()
+    return qs.annotate(item_count=Count("items", distinct=True)).order_by("-created_at")
+
+
+def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False) -> Campaign:
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is None:
+        raise Http404("No such campaign.")
+    if has_role(user, Role.ADMIN):
+        return campaign
+    if admin:
+        raise PermissionDenied("Only admins manage campaigns.")
+    if not CampaignMember.objects.filter(campaign=campaign, user=user).exists():
+        raise PermissionDenied("You are not a member of this campaign.")
+    return campaign
+
+
+def expert_campaign(*, slug: str, user: AbstractBaseUser) -> Campaign:
+    """The campaign where `user` grades: an expert membership is required (admins too)."""
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is None:
+        raise Http404("No such campaign.")
+    if not CampaignMember.objects.filter(
+        campaign=campaign, user=user, role=MemberRole.EXPERT
+    ).exists():
+        raise PermissionDenied("You are not an expert of this campaign.")
+    return campaign
+
+
+def campaign_members(campaign: Campaign) -> QuerySet[CampaignMember]:
+    return campaign.members.select_related("user").order_by("role", "user__username")
+
+
+@dataclass
+class GradingView:
+    """Everything the grading page shows, read in a fixed number of queries."""
+
+    item: Item
+    assignment: Assignment | None
+    grade: Grade | None
+    solutions: list[ReferenceSolution]
+    others: list[Grade] = field(default_factory=list)  # only when the item allows it
+
+
+def grading_view_for_user(*, item_id: int, user: AbstractBaseUser) -> GradingView:
+    """The item as `user` may see it. Experts reach only items assigned to them (never another
+    expert's judgement unless the item is final or revealed); admins see every grade. Anyone
+    else gets a 404, so item ids cannot be probed."""
+    item = (
+        Item.objects.select_related("campaign", "proof__problem", "scheme")
+        .filter(pk=item_id)
+        .first()
+    )
+    if item is None:
+        raise Http404("No such item.")
+    admin = has_role(user, Role.ADMIN)
+    assignment = Assignment.objects.filter(item=item, expert=user).first()
+    if assignment is None and not admin:
+        raise Http404("No such item.")
+    grade = Grade.objects.filter(item=item, expert=user).prefetch_related("spans").first()
+    solutions = list(ReferenceSolution.objects.filter(problem_id=item.proof.problem_id))
+    others: list[Grade] = []
+    if admin or ((item.is_final or item.judgements_visible) and not item.is_gold):
+        others = list(
+            Grade.objects.filter(item=item, status=GradeStatus.SUBMITTED)
+            .exclude(expert=user)
+            .select_related("expert")
+            .prefetch_related(
+                "spans", Prefetch("revisions", GradeRevision.objects.select_related("changed_by"))
+            )
+        )
+    return GradingView(
+        item=item, assignment=assignment, grade=grade, solutions=solutions, others=others
+    )
+
+
+def grades_for_expert(*, expert: AbstractBaseUser, campaign: Campaign | None = None) -> QuerySet:
+    qs = Grade.objects.filter(expert=expert).select_related(
+        "item__campaign", "item__proof__problem"
+    )
+    if campaign is not None:
+        qs = qs.filter(item__campaign=campaign)
+    return qs.prefetch_related("spans").order_by("-updated_at")
+
+
+@dataclass
+class ExpertTotals:
+    submitted: int
+    drafts: int
+    in_progress: int
+    median_seconds: float | None
+
+
+def expert_totals(*, campaign: Campaign, expert: AbstractBaseUser) -> ExpertTotals:
+    grades = list(
+        Grade.objects.filter(item__campaign=campaign, expert=expert).values_list(
+            "status", "seconds_spent"
+        )
+    )
+    submitted = [seconds for status, seconds in grades if status == GradeStatus.SUBMITTED]
+    active = Assignment.objects.filter(
+        item__campaign=campaign,
+        expert=expert,
+        status=AssignmentStatus.ACTIVE,
+        leased_until__gt=timezone.now(),
+    ).count()
+    return ExpertTotals(
+        submitted=len(submitted),
+        drafts=sum(1 for status, _ in grades if status == GradeStatus.DRAFT),
+        in_progress=active,
+        median_seconds=statistics.median(submitted) if submitted else None,
+    )
+
+
+@dataclass
+class ExpertRow:
+    user_id: int
+    username: str
+    submitted: int = 0
+    active: int = 0
+    median_seconds: float | None = None
+    fast: int = 0
+    queue: list[Assignment] = field(default_factory=list)
+
+
+@dataclass
+class Progress:
+    items: int
+    done: int
+    in_progress: int
+    waiting: int
+    final: int
+    judgements_needed: int
+    judgements_submitted: int
+    experts: list[ExpertRow]
+    scores_by_generator: dict[str, list[Decimal]]
+
+
+def campaign_progress(campaign: Campaign) -> Progress:
+    """Items done (all judgements submitted) / in progress (some work or a lease) / waiting,
+    per-expert counts, median time and queues, scores per generator: a fixed number of
+    queries whatever the campaign's size."""
+    now = timezone.now()
+    items = list(
+        Item.objects.filter(campaign=campaign, is_gold=False)
+        .annotate(
+            submitted=Count(
+                "grades", filter=Q(grades__status=GradeStatus.SUBMITTED), distinct=True
+            ),
+            active=Count(
+                "assignments",
+                filter=Q(
+                    assignments__status=AssignmentStatus.ACTIVE,
+                    assignments__leased_until__gt=now,
+                ),
+                distinct=True,
+            ),
+        )
+        .values("id", "required_judgements", "submitted", "active", "is_final")
+    )
+    done = sum(1 for i in items if i["submitted"] >= i["required_judgements"])
+    in_progress = sum(
+        1
+        for i in items
+        if i["submitted"] < i["required_judgements"] and (i["submitted"] or i["active"])
+    )
+    experts: dict[int, ExpertRow] = {}
+    members = CampaignMember.objects.filter(campaign=campaign, role=MemberRole.EXPERT)
+    for member in members.select_related("user").order_by("user__username"):
+        experts[member.user_id] = ExpertRow(member.user_id, member.user.get_username())
+    seconds: dict[int, list[int]] = defaultdict(list)
+    scores: dict[str, list[Decimal]] = defaultdict(list)
+    for expert_id, username, seconds_spent, score, generator in Grade.objects.filter(
+        item__campaign=campaign, status=GradeStatus.SUBMITTED
+    ).values_list(
+        "expert_id", "expert__username", "seconds_spent", "score", "item__proof__generator"
+    ):
+        row = experts.setdefault(expert_id, ExpertRow(expert_id, username))
+        row.submitted += 1
+        seconds[expert_id].append(seconds_spent)
+        if seconds_spent < campaign.fast_seconds:
+            row.fast += 1
+        scores[generator].append(score)
+    for expert_id, values in seconds.items():
+        experts[expert_id].median_seconds = statistics.median(values)
+    queue = (
+        Assignment.objects.filter(
+            item__campaign=campaign, status=AssignmentStatus.ACTIVE, leased_until__gt=now
+        )
+        .select_related("expert", "item__proof__problem")
+        .order_by("expert_id", "created_at")
+    )
+    for assignment in queue:
+        row = experts.setdefault(
+            assignment.expert_id,
+            ExpertRow(assignment.expert_id, assignment.expert.get_username()),
+        )
+        row.active += 1
+        row.queue.append(assignment)
+    return Progress(
+        items=len(items),
+        done=done,
+        in_progress=in_progress,
+        waiting=len(items) - done - in_progress,
+        final=sum(1 for i in items if i["is_final"]),
+        judgements_needed=sum(i["required_judgements"] for i in items),
+        judgements_submitted=sum(min(i["submitted"], i["required_judgements"]) for i in items),
+        experts=list(experts.values()),
+        scores_by_generator=dict(sorted(scores.items())),
+    )
+
+
+def proof_selection(
+    *, contest: str = "", year: int | None = None, generator: str = "", problem: str = ""
+) -> QuerySet[Proof]:
+    """Proofs matching the selection (empty filters match everything)."""
+    qs = Proof.objects.select_related("problem")
+    if contest:
+        qs = qs.filter(problem__contest=contest)
+    if year:
+        qs = qs.filter(problem__year=year)
+    if generator:
+        qs = qs.filter(generator=generator)
+    if problem:
+        qs = qs.filter(problem__external_id=problem)
+    return qs.order_by("problem__external_id", "generator", "sample_key")
+
+
+def selection_choices() -> dict[str, list]:
+    return {
+        "contests": list(
+            Proof.objects.values_list("problem__contest", flat=True)
+            .distinct()
+            .order_by("problem__contest")
+        ),
+        "years": list(
+            Proof.objects.exclude(problem__year=None)
+            .values_list("problem__year", flat=True)
+            .distinct()
+            .order_by("problem__year")
+        ),
+        "generators": list(
+            Proof.objects.values_list("generator", flat=True).distinct().order_by("generator")
+        ),
+    }
+
+
+def experts_for_assignment(campaign: Campaign) -> QuerySet:
+    return (
+        get_user_model()
+        .objects.filter(
+            campaign_memberships__campaign=campaign, campaign_memberships__role="expert"
+        )
+        .order_by("username")
+        .distinct()
+    )
+
+
+def revisions_for_campaign(campaign: Campaign) -> QuerySet[GradeRevision]:
+    return (
+        GradeRevision.objects.filter(grade__item__campaign=campaign)
+        .select_related("grade__expert", "changed_by")
+        .order_by("-changed_at")
+    )

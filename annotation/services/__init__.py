@@ -1,0 +1,71 @@
+"""Writes of the annotation app (HackSoft style: keyword-only, typed, atomic).
+
+Split by sub-domain: campaigns, items (creation, finalising), assignment (leases, next item),
+grading (drafts, submission, revision).
+"""
+
+from annotation.services.assignment import (
+    AssignmentError,
+    assignment_create_manual,
+    assignment_heartbeat,
+    assignment_move,
+    assignment_next,
+    assignment_release,
+)
+from annotation.services.campaigns import (
+    CampaignError,
+    campaign_close,
+    campaign_create,
+    campaign_member_add,
+    campaign_member_remove,
+    campaign_update,
+    taxonomy_from_text,
+    taxonomy_to_text,
+)
+from annotation.services.grading import (
+    GradeError,
+    GradeInput,
+    SpanInput,
+    grade_revise,
+    grade_save_draft,
+    grade_snapshot,
+    grade_submit,
+)
+from annotation.services.items import (
+    ItemsCreated,
+    double_scored_keys,
+    item_finalize,
+    item_reveal_judgements,
+    item_set_gold,
+    items_create_from_selection,
+)
+
+__all__ = [
+    "AssignmentError",
+    "CampaignError",
+    "GradeError",
+    "GradeInput",
+    "ItemsCreated",
+    "SpanInput",
+    "assignment_create_manual",
+    "assignment_heartbeat",
+    "assignment_move",
+    "assignment_next",
+    "assignment_release",
+    "campaign_close",
+    "campaign_create",
+    "campaign_member_add",
+    "campaign_member_remove",
+    "campaign_update",
+    "double_scored_keys",
+    "grade_revise",
+    "grade_save_draft",
+    "grade_snapshot",
+    "grade_submit",
+    "item_finalize",
+    "item_reveal_judgements",
+    "item_set_gold",
+    "items_create_from_selection",
+    "taxonomy_from_text",
+    "taxonomy_to_text",
+]

@@ -1,0 +1,315 @@
+"""Grades: server-side drafts (autosave), idempotent submission, revisions with history."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal, InvalidOperation
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotation import scales
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    ErrorSpan,
+    Grade,
+    GradeRevision,
+    GradeStatus,
+    Item,
+)
+from annotation.services.assignment import _taken_count
+from annotation.signals import item_judged, judgement_submitted
+from annotation.spans import SpanError, locate_span
+from rubrics.structure import AwardError, Scheme, check_awards, compute_score
+
+VERDICTS = {"correct", "wrong", "unclear"}
+
+
+class GradeError(Exception):
+    """A grade that cannot be saved; `problems` lists what is wrong, in words."""
+
+    def __init__(self, problems: list[str] | str):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+@dataclass
+class SpanInput:
+    start: int
+    end: int
+    quote: str
+    category: str
+    note: str = ""
+
+
+@dataclass
+class GradeInput:
+    """What the grading page or the API sends: every field optional in a draft."""
+
+    score: Decimal | None = None
+    awards: dict = field(default_factory=dict)
+    deductions: list = field(default_factory=list)
+    via_equivalent: list = field(default_factory=list)
+    score_note: str = ""
+    comment: str = ""
+    step_verdicts: dict = field(default_factory=dict)
+    first_wrong_step: int | None = None
+    seconds_spent: int = 0
+    spans: list[SpanInput] = field(default_factory=list)
+
+    @classmethod
+    def from_data(cls, data: dict) -> GradeInput:
+        """From validated JSON-like data (the API serializer and the page's autosave)."""
+        score = data.get("score")
+        try:
+            score = None if score in (None, "") else Decimal(str(score))
+        except InvalidOperation as exc:
+            raise GradeError(f"score: {score!r} is not a number") from exc
+        spans = [
+            SpanInput(
+                start=int(s["start"]),
+                end=int(s["end"]),
+                quote=str(s.get("quote", "")),
+                category=str(s.get("category", "")),
+                note=str(s.get("note", "")),
+            )
+            for s in data.get("spans") or []
+        ]
+        first_wrong = data.get("first_wrong_step")
+        return cls(
+            score=score,
+            awards={str(k): str(v) for k, v in (data.get("awards") or {}).items()},
+            deductions=[str(d) for d in data.get("deductions") or []],
+            via_equivalent=[str(v) for v in data.get("via_equivalent") or []],
+            score_note=str(data.get("score_note") or ""),
+            comment=str(data.get("comment") or ""),
+            step_verdicts={str(k): str(v) for k, v in (data.get("step_verdicts") or {}).items()},
+            first_wrong_step=None if first_wrong in (None, "") else int(first_wrong),
+            seconds_spent=max(0, int(data.get("seconds_spent") or 0)),
+            spans=spans,
+        )
+
+
+def grade_snapshot(grade: Grade) -> dict:
+    """The grade's judgement as JSON (for revisions and the API)."""
+    return {
+        "score": None if grade.score is None else str(grade.score.normalize()),
+        "computed_score": None
+        if grade.computed_score is None
+        else str(grade.computed_score.normalize()),
+        "awards": grade.awards,
+        "deductions": grade.deductions,
+        "via_equivalent": grade.via_equivalent,
+        "score_note": grade.score_note,
+        "comment": grade.comment,
+        "step_verdicts": grade.step_verdicts,
+        "first_wrong_step": grade.first_wrong_step,
+        "spans": [
+            {
+                "start": s.start,
+                "end": s.end,
+                "quote": s.quote,
+                "category": s.category,
+                "note": s.note,
+            }
+            for s in grade.spans.all()
+        ],
+    }
+
+
+def _scheme_of(item: Item) -> Scheme | None:
+    if item.scheme_id is None or not item.scheme.structure:
+        return None
+    return Scheme.from_dict(item.scheme.structure)
+
+
+def _clean(item: Item, data: GradeInput, *, final: bool) -> tuple[Decimal | None, list[str]]:
+    """Validates `data` against the item (scale, scheme, taxonomy, proof text); returns the
+    computed score and the problems. Spans are re-anchored to the proof's source text."""
+    problems: list[str] = []
+    campaign = item.campaign
+    computed: Decimal | None = None
+    scheme = _scheme_of(item)
+    if scheme is not None and campaign.scale == "0-7":
+        award_problems = check_awards(scheme, data.awards, data.deductions)
+        if award_problems:
+            problems.extend(award_problems)
+        else:
+            try:
+                computed = compute_score(scheme, data.awards, data.deductions)
+            except AwardError as exc:
+                problems.extend(exc.problems)
+        known = {cp.id for cp in scheme.all_checkpoints()}
+        problems.extend(
+            f"{key} is not a checkpoint of this scheme"
+            for key in data.via_equivalent
+            if key not in known
+        )
+    if data.score is not None:
+        try:
+            scales.check_value(data.score, campaign.scale)
+        except scales.ScaleError as exc:
+            problems.append(f"score: {exc}")
+    elif final:
+        problems.append("score: give a score before submitting")
+    categories = campaign.taxonomy_labels()
+    text = item.proof.text
+    for index, span in enumerate(data.spans, start=1):
+        if span.category not in categories:
+            problems.append(f"error span {index}: unknown category {span.category!r}")
+        try:
+            span.start, span.end, span.quote = locate_span(text, span.start, span.end, span.quote)
+        except SpanError as exc:
+            problems.append(f"error span {index}: {exc}")
+    for key, verdict in data.step_verdicts.items():
+        if verdict not in VERDICTS:
+            problems.append(f"step {key}: verdict must be correct, wrong or unclear")
+    return computed, problems
+
+
+def _apply(grade: Grade, data: GradeInput, computed: Decimal | None) -> None:
+    grade.score = data.score
+    grade.computed_score = computed
+    grade.awards = data.awards
+    grade.deductions = data.deductions
+    grade.via_equivalent = data.via_equivalent
+    grade.score_note = data.score_note
+    grade.comment = data.comment
+    grade.step_verdicts = data.step_verdicts
+    grade.first_wrong_step = data.first_wrong_step
+    grade.seconds_spent = max(grade.seconds_spent, data.seconds_spent)
+    grade.scheme_id = grade.item.scheme_id
+
+
+def _replace_spans(grade: Grade, spans: list[SpanInput], *, fresh: bool = False) -> None:
+    if not fresh:
+        grade.spans.all().delete()
+    ErrorSpan.objects.bulk_create(ErrorSpan(grade=grade, **asdict(span)) for span in spans)
+
+
+def _lock_item(item: Item) -> Item:
+    return (
+        Item.objects.select_for_update(of=("self",))
+        .select_related("campaign", "proof", "scheme")
+        .get(pk=item.pk)
+    )
+
+
+def _check_open(item: Item) -> None:
+    if not item.campaign.is_open:
+        raise GradeError("The campaign is closed: grades can no longer change.")
+    if item.is_final and not item.is_gold:
+        raise GradeError("This item's label is final: its grades can no longer change.")
+
+
+@transaction.atomic
+def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) -> Grade:
+    """Autosave: stores whatever the expert has so far (spans included), never refusing work
+    in progress for being incomplete; only spans that cannot be placed are refused."""
+    item = Item.objects.select_related("campaign", "proof", "scheme").get(pk=item.pk)
+    _check_open(item)
+    if not Assignment.objects.filter(item=item, expert=expert).exists():
+        raise GradeError("This item is not assigned to you.")
+    grade, _ = Grade.objects.select_for_update().get_or_create(
+        item=item, expert=expert, defaults={"scheme_id": item.scheme_id}
+    )
+    if grade.is_submitted:
+        raise GradeError("This grade is submitted: save changes as a revision.")
+    grade.item = item
+    computed, problems = _clean(item, data, final=False)
+    span_problems = [p for p in problems if p.startswith("error span")]
+    if span_problems:
+        raise GradeError(span_problems)
+    if data.score is not None and any(p.startswith("score:") for p in problems):
+        data.score = None
+    _apply(grade, data, computed)
+    grade.save()
+    _replace_spans(grade, data.spans)
+    return grade
+
+
+def _send_signals(item: Item, grade: Grade, *, revised: bool) -> None:
+    complete = item.submitted_count >= item.required_judgements
+
+    def send() -> None:
+        judgement_submitted.send(sender=Grade, item_id=item.pk, grade_id=grade.pk, revised=revised)
+        if complete:
+            item_judged.send(sender=Item, item_id=item.pk)
+
+    transaction.on_commit(send)
+
+
+@transaction.atomic
+def grade_submit(
+    *, item: Item, expert: AbstractBaseUser, data: GradeInput, submit_key: str = ""
+) -> Grade:
+    """Submits the expert's judgement of the item. Idempotent: a repeat (double click, retry)
+    returns the grade already submitted. Holds the item's row lock so that a submission after
+    an expired lease never takes a slot another expert holds."""
+    item = _lock_item(item)
+    grade = Grade.objects.select_for_update().filter(item=item, expert=expert).first()
+    if grade is not None and grade.is_submitted:
+        return grade
+    _check_open(item)
+    assignment = Assignment.objects.select_for_update().filter(item=item, expert=expert).first()
+    if assignment is None or assignment.status == AssignmentStatus.RELEASED:
+        raise GradeError("This item is not assigned to you (it was skipped or moved).")
+    now = timezone.now()
+    if not item.is_gold and assignment.leased_until <= now:
+        taken = _taken_count(item.pk, now, exclude_expert_id=expert.pk)
+        if taken >= item.required_judgements:
+            raise GradeError(
+                "Your lease on this item expired and other experts took its judgements: your "
+                "draft is kept, but this grade cannot be submitted."
+            )
+    computed, problems = _clean(item, data, final=True)
+    if problems:
+        raise GradeError(problems)
+    if grade is None:
+        grade = Grade(item=item, expert=expert)
+    grade.item = item
+    _apply(grade, data, computed)
+    grade.status = GradeStatus.SUBMITTED
+    grade.submitted_at = now
+    grade.submit_key = submit_key[:64]
+    created = grade.pk is None
+    grade.save()
+    _replace_spans(grade, data.spans, fresh=created)
+    assignment.status = AssignmentStatus.DONE
+    assignment.save(update_fields=["status", "updated_at"])
+    item.submitted_count += 1
+    item.needs_work = item.submitted_count < item.required_judgements
+    item.save(update_fields=["submitted_count", "needs_work"])
+    _send_signals(item, grade, revised=False)
+    return grade
+
+
+@transaction.atomic
+def grade_revise(*, grade: Grade, user: AbstractBaseUser, data: GradeInput) -> Grade:
+    """The expert changes their submitted grade (until the item is final or the campaign
+    closes); the old and new values are kept as a GradeRevision. No change, no revision."""
+    item = _lock_item(grade.item)
+    grade = Grade.objects.select_for_update().get(pk=grade.pk)
+    if grade.expert_id != user.pk:
+        raise GradeError("Only the expert who made a grade can revise it.")
+    if not grade.is_submitted:
+        raise GradeError("This grade is a draft: submit it instead.")
+    _check_open(item)
+    computed, problems = _clean(item, data, final=True)
+    if problems:
+        raise GradeError(problems)
+    grade.item = item
+    old = grade_snapshot(grade)
+    seconds = grade.seconds_spent
+    _apply(grade, data, computed)
+    grade.seconds_spent = seconds + max(0, data.seconds_spent)
+    grade.save()
+    _replace_spans(grade, data.spans)
+    new = grade_snapshot(grade)
+    if new == old:
+        return grade
+    GradeRevision.objects.create(grade=grade, changed_by=user, old=old, new=new)
+    _send_signals(item, grade, revised=True)
+    return grade

@@ -1,0 +1,137 @@
+"""Items: created from a selection of proofs, pinned to the approved scheme; finalised and
+revealed by the adjudication app."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.db import transaction
+
+from annotation.models import Campaign, Item
+from problems.models import Proof
+from rubrics.models import MarkingScheme, SchemeStatus
+
+
+@dataclass
+class ItemsCreated:
+    """What `items_create_from_selection` did, in numbers and words."""
+
+    created: list[Item] = field(default_factory=list)
+    already_present: int = 0
+    double_scored: int = 0
+    without_scheme: list[str] = field(default_factory=list)  # problem external ids
+
+    def summary(self) -> str:
+        parts = [f"{len(self.created)} item(s) created"]
+        if self.already_present:
+            parts.append(f"{self.already_present} already in the campaign")
+        parts.append(f"{self.double_scored} double-scored")
+        if self.without_scheme:
+            parts.append(
+                "no approved marking scheme (items pinned to none) for "
+                + ", ".join(sorted(set(self.without_scheme)))
+            )
+        return "; ".join(parts) + "."
+
+
+def _sample_rank(seed: int, proof_id: int, analysis_id: int | None) -> str:
+    return hashlib.sha256(f"{seed}:{proof_id}:{analysis_id or 0}".encode()).hexdigest()
+
+
+def double_scored_keys(
+    *, seed: int, share: Decimal, keys: list[tuple[int, int | None]]
+) -> set[tuple[int, int | None]]:
+    """The reproducible double-scored sample: the round(share * n) keys with the smallest
+    seeded hash. The same seed and the same selection always give the same sample."""
+    count = int((share * len(keys)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+    ranked = sorted(keys, key=lambda key: _sample_rank(seed, key[0], key[1]))
+    return set(ranked[:count])
+
+
+@transaction.atomic
+def items_create_from_selection(
+    *,
+    campaign: Campaign,
+    proofs: Iterable[Proof],
+    required_judgements: int | None = None,
+    is_gold: bool = False,
+) -> ItemsCreated:
+    """One item per proof not yet in the campaign, each pinned to its problem's approved scheme
+    (or to none, reported). The double-scored share comes from the campaign's seeded sample
+    unless `required_judgements` fixes it for every item."""
+    proofs = list(proofs)
+    result = ItemsCreated()
+    existing = set(
+        Item.objects.filter(
+            campaign=campaign, analysis__isnull=True, proof__in=[p.pk for p in proofs]
+        ).values_list("proof_id", flat=True)
+    )
+    fresh = [p for p in proofs if p.pk not in existing]
+    result.already_present = len(proofs) - len(fresh)
+    approved = dict(
+        MarkingScheme.objects.filter(
+            problem_id__in={p.problem_id for p in fresh}, status=SchemeStatus.APPROVED
+        ).values_list("problem_id", "id")
+    )
+    doubles = double_scored_keys(
+        seed=campaign.sample_seed,
+        share=campaign.double_share,
+        keys=[(p.pk, None) for p in fresh],
+    )
+    rows = []
+    for proof in fresh:
+        if required_judgements is not None:
+            required = required_judgements
+        else:
+            required = 2 if (proof.pk, None) in doubles else 1
+        scheme_id = approved.get(proof.problem_id)
+        if scheme_id is None:
+            result.without_scheme.append(proof.problem.external_id)
+        rows.append(
+            Item(
+                campaign=campaign,
+                proof=proof,
+                scheme_id=scheme_id,
+                required_judgements=required,
+                is_gold=is_gold,
+            )
+        )
+    result.created = Item.objects.bulk_create(rows)
+    result.double_scored = sum(1 for item in result.created if item.required_judgements > 1)
+    return result
+
+
+@transaction.atomic
+def item_set_gold(*, item: Item, is_gold: bool = True) -> Item:
+    """Marks an item gold (mixed into experts' queues at the campaign's gold rate, never
+    counted as normal work) or back to normal."""
+    item = Item.objects.select_for_update().get(pk=item.pk)
+    if item.is_gold != is_gold:
+        item.is_gold = is_gold
+        item.save(update_fields=["is_gold"])
+    return item
+
+
+@transaction.atomic
+def item_finalize(*, item: Item) -> Item:
+    """Marks the item's label final: no more assignments or revisions, judgements visible to
+    the experts who made them and to each other. Idempotent."""
+    item = Item.objects.select_for_update().get(pk=item.pk)
+    if not item.is_final:
+        item.is_final = True
+        item.save(update_fields=["is_final"])
+    return item
+
+
+@transaction.atomic
+def item_reveal_judgements(*, item: Item) -> Item:
+    """Lets the item's experts see each other's judgements (an adjudicator returned the case
+    for discussion). Idempotent."""
+    item = Item.objects.select_for_update().get(pk=item.pk)
+    if not item.judgements_visible:
+        item.judgements_visible = True
+        item.save(update_fields=["judgements_visible"])
+    return item

@@ -1,0 +1,11 @@
+"""Events of the annotation app that higher apps react to (see ../shared/DESIGN.md)."""
+
+from django.dispatch import Signal
+
+# Sent on commit after a grade is submitted or revised, with item_id: int, grade_id: int and
+# revised: bool (True when an already submitted grade changed).
+judgement_submitted = Signal()
+
+# Sent on commit with item_id: int when the item holds all its required submitted judgements,
+# and again after a revision of one of them.
+item_judged = Signal()

@@ -1,0 +1,212 @@
+"""Campaign pages: the list, create/edit, the admin dashboard (progress, queues, assignment,
+history), members, items from a selection; and for experts their progress, "next" and the
+"no work left" page."""
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation import selectors, services
+from annotation.forms import AssignForm, CampaignForm, MemberForm, MoveForm, SelectionForm
+from annotation.models import Assignment, CampaignMember, Item, TaskKind
+from annotation.plots import scores_svg
+from annotation.scales import scale_spec
+from annotation.services.review import analysis_items_create
+from config.roles import ALL_ROLES, Role, has_role, role_required
+from problems.models import VerifierAnalysis
+
+User = get_user_model()
+
+
+@role_required(*ALL_ROLES)
+def campaign_list(request):
+    campaigns = selectors.campaign_list_for_user(request.user)
+    return render(request, "annotation/campaign_list.html", {"campaigns": campaigns})
+
+
+@role_required(Role.ADMIN)
+def campaign_create(request):
+    form = CampaignForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        name = data.pop("name")
+        try:
+            campaign = services.campaign_create(name=name, created_by=request.user, **data)
+        except services.CampaignError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Campaign {campaign.name} created.")
+            return redirect("annotation:campaign", slug=campaign.slug)
+    return render(request, "annotation/campaign_form.html", {"form": form, "campaign": None})
+
+
+@role_required(Role.ADMIN)
+def campaign_edit(request, slug):
+    campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+    form = CampaignForm(request.POST or None, initial=CampaignForm.initial_from(campaign))
+    if request.method == "POST" and form.is_valid():
+        try:
+            campaign = services.campaign_update(campaign=campaign, **form.cleaned_data)
+        except services.CampaignError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Campaign saved.")
+            return redirect("annotation:campaign", slug=campaign.slug)
+    return render(request, "annotation/campaign_form.html", {"form": form, "campaign": campaign})
+
+
+@role_required(*ALL_ROLES)
+def campaign_detail(request, slug):
+    campaign = selectors.campaign_for_user(slug=slug, user=request.user)
+    if not has_role(request.user, Role.ADMIN):
+        totals = selectors.expert_totals(campaign=campaign, expert=request.user)
+        return render(
+            request, "annotation/campaign_expert.html", {"campaign": campaign, "totals": totals}
+        )
+    progress = selectors.campaign_progress(campaign)
+    spec = scale_spec(campaign.scale)
+    return render(
+        request,
+        "annotation/campaign_dashboard.html",
+        {
+            "campaign": campaign,
+            "progress": progress,
+            "plot": scores_svg(progress.scores_by_generator, low=min(spec.min, 0), high=spec.max),
+            "members": selectors.campaign_members(campaign),
+            "member_form": MemberForm(),
+            "assign_form": AssignForm(),
+            "experts": selectors.experts_for_assignment(campaign),
+            "revisions": [
+                (r, sorted(k for k in r.new if r.new.get(k) != r.old.get(k)))
+                for r in selectors.revisions_for_campaign(campaign)[:50]
+            ],
+        },
+    )
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def member_add(request, slug):
+    campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+    form = MemberForm(request.POST)
+    if form.is_valid():
+        services.campaign_member_add(
+            campaign=campaign, user=form.cleaned_data["username"], role=form.cleaned_data["role"]
+        )
+        messages.success(request, f"{form.cleaned_data['username']} added.")
+    else:
+        messages.error(request, " ".join(e for errs in form.errors.values() for e in errs))
+    return redirect("annotation:campaign", slug=slug)
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def member_remove(request, slug, member_id):
+    campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+    member = get_object_or_404(CampaignMember, pk=member_id, campaign=campaign)
+    services.campaign_member_remove(member=member)
+    messages.success(request, "Member removed.")
+    return redirect("annotation:campaign", slug=slug)
+
+
+@role_required(Role.ADMIN)
+def items_create(request, slug):
+    campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+    form = SelectionForm(request.POST or request.GET or None)
+    preview = None
+    if form.is_bound and form.is_valid():
+        data = form.cleaned_data
+        proofs = selectors.proof_selection(
+            contest=data["contest"], year=data["year"], generator=data["generator"],
+            problem=data["problem"],
+        )  # fmt: skip
+        if request.method == "POST" and campaign.task_kind == TaskKind.ANALYSIS_REVIEW:
+            try:
+                result = analysis_items_create(
+                    campaign=campaign,
+                    analyses=VerifierAnalysis.objects.filter(proof__in=proofs),
+                    required_judgements=data["required_judgements"],
+                    is_gold=data["is_gold"],
+                )
+            except services.GradeError as exc:
+                messages.error(request, str(exc))
+                return redirect("annotation:items-create", slug=slug)
+            messages.success(request, result.summary().replace("item(s)", "analysis item(s)"))
+            return redirect("annotation:campaign", slug=slug)
+        if request.method == "POST":
+            result = services.items_create_from_selection(
+                campaign=campaign,
+                proofs=proofs,
+                required_judgements=data["required_judgements"],
+                is_gold=data["is_gold"],
+            )
+            messages.success(request, result.summary())
+            return redirect("annotation:campaign", slug=slug)
+        preview = {"count": proofs.count(), "proofs": proofs[:20]}
+    return render(
+        request,
+        "annotation/items_create.html",
+        {
+            "campaign": campaign,
+            "form": form,
+            "preview": preview,
+            "choices": selectors.selection_choices(),
+        },
+    )
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def assign(request, slug):
+    campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+    form = AssignForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Give an item id and an expert's user name.")
+        return redirect("annotation:campaign", slug=slug)
+    item = Item.objects.filter(pk=form.cleaned_data["item"], campaign=campaign).first()
+    expert = User.objects.filter(username=form.cleaned_data["username"]).first()
+    if item is None or expert is None:
+        messages.error(request, "No such item in this campaign, or no such user.")
+        return redirect("annotation:campaign", slug=slug)
+    try:
+        services.assignment_create_manual(item=item, expert=expert, assigned_by=request.user)
+    except services.AssignmentError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Item {item.pk} assigned to {expert}.")
+    return redirect("annotation:campaign", slug=slug)
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def move(request, slug):
+    campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+    form = MoveForm(request.POST)
+    assignment = None
+    expert = None
+    if form.is_valid():
+        assignment = Assignment.objects.filter(
+            pk=form.cleaned_data["assignment"], item__campaign=campaign
+        ).first()
+        expert = User.objects.filter(username=form.cleaned_data["username"]).first()
+    if assignment is None or expert is None:
+        messages.error(request, "Choose an assignment of this campaign and an existing expert.")
+        return redirect("annotation:campaign", slug=slug)
+    try:
+        services.assignment_move(assignment=assignment, to_expert=expert, moved_by=request.user)
+    except services.AssignmentError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"Item {assignment.item_id} moved to {expert}.")
+    return redirect("annotation:campaign", slug=slug)
+
+
+@role_required(*ALL_ROLES)
+def next_item(request, slug):
+    campaign = selectors.expert_campaign(slug=slug, user=request.user)
+    assignment = services.assignment_next(campaign=campaign, expert=request.user)
+    if assignment is None:
+        totals = selectors.expert_totals(campaign=campaign, expert=request.user)
+        return render(request, "annotation/no_work.html", {"campaign": campaign, "totals": totals})
+    return redirect("annotation:item", item_id=assignment.item_id)

@@ -1,0 +1,161 @@
+"""The grading page and its JSON endpoints (autosave, submit, revise, heartbeat, skip).
+
+The page's script (static/js/grading.js) posts JSON; every endpoint answers JSON with either
+the saved state or `problems`, a list of what is wrong, in words."""
+
+import json
+
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation import selectors, services
+from annotation.models import Assignment, Grade
+from annotation.page import grading_page_context
+from annotation.views.review import review_page
+from config.roles import ALL_ROLES, role_required
+from rubrics.structure import AwardError, Scheme, score_breakdown
+
+ANALYSIS_ITEM = "This item is an analysis review: judge it on its review page (review endpoints)."
+
+
+@role_required(*ALL_ROLES)
+def item_page(request, item_id):
+    view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    if view.item.analysis_id is not None:
+        return review_page(request, item_id, grading=view)
+    context = grading_page_context(view)
+    context["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
+    return render(request, "annotation/grade.html", context)
+
+
+def _payload(request) -> dict:
+    try:
+        data = json.loads(request.body or b"{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _problems(exc: Exception) -> JsonResponse:
+    problems = getattr(exc, "problems", None) or [str(exc)]
+    return JsonResponse({"ok": False, "problems": problems}, status=400)
+
+
+def _breakdown(grade: Grade) -> dict | None:
+    item = grade.item
+    if not item.scheme_id or not item.scheme.structure:
+        return None
+    try:
+        return score_breakdown(
+            Scheme.from_dict(item.scheme.structure), grade.awards, grade.deductions
+        ).to_dict()
+    except AwardError:
+        return None
+
+
+def _grade_json(grade: Grade) -> dict:
+    return {
+        "ok": True,
+        "status": grade.status,
+        "saved_at": grade.updated_at.isoformat(),
+        "computed_score": None
+        if grade.computed_score is None
+        else format(grade.computed_score.normalize(), "f"),
+        "breakdown": _breakdown(grade),
+        "spans": [
+            {
+                "start": s.start,
+                "end": s.end,
+                "quote": s.quote,
+                "category": s.category,
+                "note": s.note,
+            }
+            for s in grade.spans.all()
+        ],
+    }
+
+
+@require_POST
+@role_required(*ALL_ROLES)
+def item_draft(request, item_id):
+    view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    if view.item.analysis_id is not None:
+        return _problems(services.GradeError(ANALYSIS_ITEM))
+    try:
+        data = services.GradeInput.from_data(_payload(request))
+        if view.grade is not None and view.grade.is_submitted:
+            return JsonResponse(_preview_json(view.item, data))
+        grade = services.grade_save_draft(item=view.item, expert=request.user, data=data)
+    except (services.GradeError, ValueError, KeyError, TypeError) as exc:
+        return _problems(exc)
+    return JsonResponse(_grade_json(grade))
+
+
+def _preview_json(item, data: services.GradeInput) -> dict:
+    """For a submitted grade being revised: the computed score of the edited checklist, nothing
+    saved (a revision is saved only when the expert says so)."""
+    body: dict = {"ok": True, "preview": True, "computed_score": None, "breakdown": None}
+    if item.scheme_id and item.scheme.structure:
+        try:
+            breakdown = score_breakdown(
+                Scheme.from_dict(item.scheme.structure), data.awards, data.deductions
+            )
+        except AwardError as exc:
+            return {"ok": False, "problems": exc.problems}
+        body["breakdown"] = breakdown.to_dict()
+        body["computed_score"] = body["breakdown"]["score"]
+    return body
+
+
+@require_POST
+@role_required(*ALL_ROLES)
+def item_submit(request, item_id):
+    view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    if view.item.analysis_id is not None:
+        return _problems(services.GradeError(ANALYSIS_ITEM))
+    payload = _payload(request)
+    try:
+        data = services.GradeInput.from_data(payload)
+        if view.grade is not None and view.grade.is_submitted and payload.get("revise"):
+            grade = services.grade_revise(grade=view.grade, user=request.user, data=data)
+        else:
+            grade = services.grade_submit(
+                item=view.item,
+                expert=request.user,
+                data=data,
+                submit_key=str(payload.get("submit_key", "")),
+            )
+    except (services.GradeError, ValueError, KeyError, TypeError) as exc:
+        return _problems(exc)
+    body = _grade_json(grade)
+    body["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
+    return JsonResponse(body)
+
+
+@require_POST
+@role_required(*ALL_ROLES)
+def item_heartbeat(request, item_id):
+    assignment = Assignment.objects.filter(item_id=item_id, expert=request.user).first()
+    if assignment is None:
+        return JsonResponse({"ok": False, "problems": ["Not assigned to you."]}, status=404)
+    if assignment.status == "done":
+        return JsonResponse({"ok": True, "leased_until": None})
+    try:
+        assignment = services.assignment_heartbeat(assignment=assignment)
+    except services.AssignmentError as exc:
+        return _problems(exc)
+    return JsonResponse({"ok": True, "leased_until": assignment.leased_until.isoformat()})
+
+
+@require_POST
+@role_required(*ALL_ROLES)
+def item_skip(request, item_id):
+    view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    if view.assignment is not None:
+        try:
+            services.assignment_release(assignment=view.assignment)
+        except services.AssignmentError as exc:
+            return _problems(exc)
+    return redirect("annotation:next", slug=view.item.campaign.slug)

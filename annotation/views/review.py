@@ -1,0 +1,84 @@
+"""The analysis review page (meta-verification) and its JSON endpoints (autosave, submit).
+Lease heartbeat and skip are the grading page's endpoints (an analysis review is a grade)."""
+
+import json
+
+from django.http import JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.review_page import review_page_context, review_view_for_user
+from annotation.services import GradeError
+from annotation.services.review import (
+    MetaReviewInput,
+    meta_review_revise,
+    meta_review_save_draft,
+    meta_review_snapshot,
+    meta_review_submit,
+)
+from config.roles import ALL_ROLES, role_required
+
+
+def review_page(request, item_id, grading=None):
+    """Reached through the grading page's URL (`item_page`), which hands over its view."""
+    view = review_view_for_user(item_id=item_id, user=request.user, grading=grading)
+    context = review_page_context(view)
+    context["next_url"] = reverse("annotation:next", args=[view.grading.item.campaign.slug])
+    return render(request, "annotation/review.html", context)
+
+
+def _payload(request) -> dict:
+    try:
+        data = json.loads(request.body or b"{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _problems(exc: Exception) -> JsonResponse:
+    problems = getattr(exc, "problems", None) or [str(exc)]
+    return JsonResponse({"ok": False, "problems": problems}, status=400)
+
+
+def _review_json(review) -> dict:
+    body = meta_review_snapshot(review)
+    body.update(ok=True, status=review.grade.status, saved_at=review.updated_at.isoformat())
+    return body
+
+
+@require_POST
+@role_required(*ALL_ROLES)
+def review_draft(request, item_id):
+    view = review_view_for_user(item_id=item_id, user=request.user)
+    if view.grading.grade is not None and view.grading.grade.is_submitted:
+        return JsonResponse({"ok": True, "preview": True})
+    try:
+        data = MetaReviewInput.from_data(_payload(request))
+        review = meta_review_save_draft(item=view.grading.item, expert=request.user, data=data)
+    except (GradeError, ValueError, KeyError, TypeError) as exc:
+        return _problems(exc)
+    return JsonResponse(_review_json(review))
+
+
+@require_POST
+@role_required(*ALL_ROLES)
+def review_submit(request, item_id):
+    view = review_view_for_user(item_id=item_id, user=request.user)
+    payload = _payload(request)
+    try:
+        data = MetaReviewInput.from_data(payload)
+        if view.review is not None and view.grading.grade.is_submitted and payload.get("revise"):
+            review = meta_review_revise(review=view.review, user=request.user, data=data)
+        else:
+            review = meta_review_submit(
+                item=view.grading.item,
+                expert=request.user,
+                data=data,
+                submit_key=str(payload.get("submit_key", "")),
+            )
+    except (GradeError, ValueError, KeyError, TypeError) as exc:
+        return _problems(exc)
+    body = _review_json(review)
+    body["next_url"] = reverse("annotation:next", args=[view.grading.item.campaign.slug])
+    return JsonResponse(body)

@@ -1,0 +1,102 @@
+"""Imported expert ratings become judgements and "imported" final labels; OPC's error spans
+become imported error spans; idempotent."""
+
+from decimal import Decimal
+
+import pytest
+
+from adjudication.models import FinalLabel
+from adjudication.services import imported_on_scale, imported_ratings_materialise
+from annotation.models import Campaign, ErrorSpan, Grade, Item
+from problems.signals import corpus_imported
+from tests.problems.page_factories import ProofFactory
+
+pytestmark = pytest.mark.django_db
+
+TEXT = "We claim n = 3 works. Checking n = 3 by hand gives the result. Done."
+
+
+def rating(source, value, maximum, kind="expert"):
+    return {"source": source, "kind": kind, "value": value, "max": maximum, "raw": value}
+
+
+@pytest.mark.parametrize(
+    ("value", "maximum", "scale", "scaled"),
+    [
+        ("7", "7", "0-7", "7"),
+        ("8", "10", "0-7", "6"),  # 5.6
+        ("9", "21", "0-7", "3"),
+        ("1", "1", "0-0.5-1", "1"),
+        ("0", "1", "0-0.5-1", "0"),
+        ("0.7", "1", "0-0.5-1", "0.5"),
+    ],
+)
+def test_native_values_onto_a_campaign_scale(value, maximum, scale, scaled):
+    found_scale, found, how = imported_on_scale(Decimal(value), Decimal(maximum))
+    assert (found_scale, found) == (scale, Decimal(scaled))
+    assert how.startswith(f"{value}/{maximum}")
+
+
+def test_out_of_range_rating_is_refused():
+    with pytest.raises(ValueError, match="not within 0..7"):
+        imported_on_scale(Decimal(8), Decimal(7))
+
+
+def test_materialise_ratings_and_spans_idempotently():
+    putnam = ProofFactory(
+        metadata={
+            "imported_ratings": [
+                rating("deepseek:putnam.jsonl", 8, 10),
+                rating("deepseek:putnam.jsonl", 0.9, 1, kind="automatic"),
+            ]
+        }
+    )
+    opc = ProofFactory(
+        text=TEXT,
+        metadata={
+            "imported_ratings": [rating("opc:test.jsonl", 0, 1)],
+            "imported_error_spans": [
+                {
+                    "start": 22,
+                    "end": 62,
+                    "quote": TEXT[22:62],
+                    "category": "Proof by example",
+                    "note": "one case only",
+                },
+                {"start": 5, "end": 999, "quote": "", "category": "x", "note": ""},
+            ],
+        },
+    )
+    report = imported_ratings_materialise()
+    assert (report.labels, report.grades, report.spans, report.items_created) == (2, 2, 1, 2)
+    assert "outside the proof" in report.skipped[0]
+
+    label = FinalLabel.objects.get(item__proof=putnam)
+    assert (label.value, label.scale, label.source) == (Decimal("6"), "0-7", "imported")
+    assert (label.native_value, label.native_max) == (Decimal("8"), Decimal("10"))
+    assert "normalised to 0-7" in label.policy
+    campaign = label.item.campaign
+    assert campaign.slug.startswith("imported-deepseek") and campaign.status == "closed"
+    assert label.item.is_final and not label.item.needs_work
+
+    opc_label = FinalLabel.objects.get(item__proof=opc)
+    assert (opc_label.value, opc_label.scale) == (Decimal("0"), "0-0.5-1")
+    span = ErrorSpan.objects.get(grade__item__proof=opc)
+    assert (span.quote, span.category, span.note) == (
+        TEXT[22:62],
+        "proof-by-example",
+        "one case only",
+    )
+    assert "proof-by-example" in opc_label.item.campaign.taxonomy_labels()
+
+    again = imported_ratings_materialise()
+    assert again.items_created == 0
+    assert Campaign.objects.filter(slug__startswith="imported-").count() == 2
+    assert Item.objects.count() == 2 and Grade.objects.count() == 2
+    assert ErrorSpan.objects.count() == 1 and FinalLabel.objects.count() == 2
+
+
+def test_a_corpus_import_materialises_its_ratings():
+    proof = ProofFactory(metadata={"imported_ratings": [rating("proofbench:x.csv", 5, 7)]})
+    corpus_imported.send(sender=None, problem_ids=[proof.problem_id])
+    assert FinalLabel.objects.get(item__proof=proof).value == Decimal("5")

@@ -1,0 +1,108 @@
+"""The annotation API by token: next, read (blindness), draft, submit (idempotent), own grades,
+admin endpoints."""
+
+import pytest
+
+from annotation.models import Grade, Item
+from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
+from tests.factories import UserFactory
+from tests.problems.page_factories import ProblemFactory, ProofFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_expert_flow_next_draft_submit_list(api_client_for):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, proof__text="Hence it is trivially true.")
+    expert = expert_in(campaign)
+    api = api_client_for(expert)
+    body = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()
+    assert body["item"]["id"] == item.pk and body["grade"] is None
+    assert body["item"]["scheme_structure"]["chains"]
+    draft = api.put(
+        f"/api/v1/items/{item.pk}/draft/",
+        {
+            "awards": {"c1": "2"},
+            "spans": [{"start": 0, "end": 5, "quote": "Hence", "category": "skipped_steps"}],
+        },
+        format="json",
+    )
+    assert draft.status_code == 200, draft.json()
+    assert draft.json()["computed_score"] == "2.00"
+    url = f"/api/v1/items/{item.pk}/submit/"
+    payload = {"score": 2, "awards": {"c1": "2"}}
+    first = api.post(url, payload, format="json", HTTP_IDEMPOTENCY_KEY="k1")
+    second = api.post(url, payload, format="json", HTTP_IDEMPOTENCY_KEY="k1")
+    assert first.status_code == second.status_code == 200
+    assert first.json()["id"] == second.json()["id"]
+    assert Grade.objects.filter(item=item).count() == 1
+    mine = api.get("/api/v1/grades/").json()
+    assert mine["count"] == 1 and mine["results"][0]["status"] == "submitted"
+    done = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()
+    assert done["detail"] == "No work left." and done["submitted"] == 1
+
+
+def test_submit_errors_are_listed(api_client_for):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    api = api_client_for(expert_in(campaign))
+    api.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+    response = api.post(f"/api/v1/items/{item.pk}/submit/", {"score": 9}, format="json")
+    assert response.status_code == 400
+    assert "not on the 0-7" in str(response.json()["problems"])
+
+
+def test_api_blindness(api_client_for):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, required_judgements=2)
+    a, b, c = expert_in(campaign), expert_in(campaign), expert_in(campaign)
+    api_a, api_b, api_c = api_client_for(a), api_client_for(b), api_client_for(c)
+    api_a.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+    api_b.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+    api_a.post(
+        f"/api/v1/items/{item.pk}/submit/",
+        {"score": 7, "comment": "HIDDEN-A"},
+        format="json",
+    )
+    seen_by_b = api_b.get(f"/api/v1/items/{item.pk}/").json()
+    assert seen_by_b["other_grades"] == [] and "HIDDEN-A" not in str(seen_by_b)
+    assert api_c.get(f"/api/v1/items/{item.pk}/").status_code == 404
+    assert api_c.put(f"/api/v1/items/{item.pk}/draft/", {}, format="json").status_code == 404
+    assert "HIDDEN-A" not in str(api_b.get("/api/v1/grades/").json())
+    Item.objects.filter(pk=item.pk).update(is_final=True)
+    assert "HIDDEN-A" in str(api_b.get(f"/api/v1/items/{item.pk}/").json())
+
+
+def test_admin_endpoints(api_client_for, admin_user):
+    api = api_client_for(admin_user)
+    UserFactory(username="zoe", roles=["expert"])
+    created = api.post(
+        "/api/v1/campaigns/",
+        {"name": "API round", "scale": "1-4", "double_share": "1", "experts": ["zoe"]},
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    slug = created.json()["slug"]
+    problem = ProblemFactory(external_id="API-P1")
+    proofs = ProofFactory.create_batch(2, problem=problem)
+    items = api.post(
+        f"/api/v1/campaigns/{slug}/items/", {"problem": "API-P1"}, format="json"
+    ).json()
+    assert len(items["created"]) == 2 and items["double_scored"] == 2
+    assert items["without_scheme"] == ["API-P1"]
+    assigned = api.post(
+        f"/api/v1/campaigns/{slug}/assignments/",
+        {"item": items["created"][0], "expert": "zoe"},
+        format="json",
+    )
+    assert assigned.status_code == 201 and assigned.json()["expert"] == "zoe"
+    assert proofs
+
+
+def test_experts_cannot_use_admin_endpoints(api_client_for):
+    campaign = CampaignFactory()
+    api = api_client_for(expert_in(campaign))
+    assert api.post("/api/v1/campaigns/", {"name": "x"}, format="json").status_code == 403
+    assert (
+        api.post(f"/api/v1/campaigns/{campaign.slug}/items/", {}, format="json").status_code == 403
+    )

@@ -1,0 +1,310 @@
+"""Pages of the annotation app: grading page (query count, blindness), autosave and submit
+endpoints, the no-work page, the admin pages."""
+
+import json
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+
+from annotation import services
+from annotation.models import Campaign, ErrorSpan, Grade, Item
+from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
+from tests.factories import UserFactory
+from tests.problems.page_factories import ProblemFactory, ProofFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def post_json(client, url, data):
+    return client.post(url, json.dumps(data), content_type="application/json")
+
+
+def big_scheme_text(n: int) -> str:
+    lines = ["## Checkpoints (7 pts total)", "", "**Chain A**"]
+    for i in range(1, n + 1):
+        lines.append(f"{i}. **Step {i}** (1 pts): do step {i}. [additive]")
+    lines += ["", "## Deductions", "- Slip: -1"]
+    return "\n".join(lines)
+
+
+def leased_item(campaign=None, **kwargs):
+    campaign = campaign or CampaignFactory()
+    item = ItemFactory(campaign=campaign, **kwargs)
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    return item, expert
+
+
+def test_grading_page_shows_checklist_proof_and_keys(client):
+    item, expert = leased_item()
+    client.force_login(expert)
+    response = client.get(reverse("annotation:item", args=[item.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'data-id="c1"' in html and 'data-id="d2"' in html
+    assert "cap at 3/7" in html
+    assert 'id="proof-text"' in html and "js/grading.js" in html
+    assert "<kbd>Enter</kbd>" in html and "toggle panes" in html
+
+
+@pytest.mark.parametrize("scale,needle", [("0-0.5-1", "Citing a paper"), ("1-4", "2x-1")])
+def test_other_scales_show_their_definitions(client, scale, needle):
+    campaign = CampaignFactory(scale=scale)
+    item, expert = leased_item(campaign)
+    client.force_login(expert)
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    assert 'data-kind="award"' not in html
+    assert needle in html
+
+
+def test_grading_page_query_count_is_constant(client, django_assert_max_num_queries):
+    counts = []
+    for n in (2, 12):
+        campaign = CampaignFactory()
+        problem = ProblemFactory()
+        approved_scheme(problem, big_scheme_text(n))
+        proof = ProofFactory(problem=problem, text="Word " * 400)
+        item = ItemFactory(campaign=campaign, proof=proof, scheme=problem.marking_schemes.get())
+        expert = expert_in(campaign)
+        services.assignment_next(campaign=campaign, expert=expert)
+        spans = [
+            {"start": i * 5, "end": i * 5 + 4, "quote": "Word", "category": "other"}
+            for i in range(n * 3)
+        ]
+        services.grade_save_draft(
+            item=item, expert=expert, data=services.GradeInput.from_data({"spans": spans})
+        )
+        client.force_login(expert)
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(connection) as ctx:
+            response = client.get(reverse("annotation:item", args=[item.pk]))
+        assert response.status_code == 200
+        assert response.content.decode().count('data-kind="award"') == n
+        counts.append(len(ctx.captured_queries))
+    assert counts[0] == counts[1]
+    with django_assert_max_num_queries(12):
+        client.get(reverse("annotation:item", args=[item.pk]))
+
+
+def test_autosave_keeps_spans_and_returns_the_computed_score(client):
+    item, expert = leased_item(proof__text="We have $x>1$ so clearly the claim holds.")
+    client.force_login(expert)
+    response = post_json(
+        client,
+        reverse("annotation:item-draft", args=[item.pk]),
+        {
+            "awards": {"c1": "2", "c2": "1"},
+            "deductions": ["d1"],
+            "spans": [{"start": 15, "end": 22, "quote": "clearly", "category": "skipped_steps"}],
+            "seconds_spent": 40,
+        },
+    )
+    body = response.json()
+    assert response.status_code == 200, body
+    assert body["computed_score"] == "2"
+    grade = Grade.objects.get(item=item, expert=expert)
+    assert grade.status == "draft" and grade.seconds_spent == 40
+    assert ErrorSpan.objects.get(grade=grade).quote == "clearly"
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    assert "skipped_steps" in html and "Draft restored" in html
+
+
+def test_submit_twice_makes_one_grade_and_gives_the_next_url(client):
+    item, expert = leased_item()
+    client.force_login(expert)
+    url = reverse("annotation:item-submit", args=[item.pk])
+    data = {"score": "5", "awards": {"c1": "2", "c2": "3"}, "submit_key": "abc"}
+    first = post_json(client, url, data).json()
+    second = post_json(client, url, data).json()
+    assert first["ok"] and second["ok"]
+    assert first["next_url"].endswith("/next/")
+    assert Grade.objects.filter(item=item).count() == 1
+
+
+def test_submit_problems_are_reported_in_words(client):
+    item, expert = leased_item()
+    client.force_login(expert)
+    body = post_json(client, reverse("annotation:item-submit", args=[item.pk]), {}).json()
+    assert body["ok"] is False
+    assert any("give a score" in p for p in body["problems"])
+
+
+def test_revision_through_the_page_endpoint(client):
+    item, expert = leased_item()
+    client.force_login(expert)
+    url = reverse("annotation:item-submit", args=[item.pk])
+    post_json(client, url, {"score": "5", "awards": {"c1": "2", "c2": "3"}})
+    body = post_json(client, url, {"score": "4", "awards": {"c1": "2", "c2": "2"}, "revise": True})
+    assert body.json()["ok"]
+    grade = Grade.objects.get(item=item)
+    assert grade.score == Decimal(4) and grade.revisions.count() == 1
+
+
+def test_blindness_other_expert_cannot_open_or_probe_an_item(client):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, required_judgements=2)
+    a, b, outsider = expert_in(campaign), expert_in(campaign), expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=a)
+    services.assignment_next(campaign=campaign, expert=b)
+    services.grade_submit(
+        item=item,
+        expert=a,
+        data=services.GradeInput.from_data({"score": "6", "comment": "SECRET-COMMENT-A"}),
+    )
+    client.force_login(b)
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    assert "SECRET-COMMENT-A" not in html and "Other judgements" not in html
+    client.force_login(outsider)
+    assert client.get(reverse("annotation:item", args=[item.pk])).status_code == 404
+    assert client.get(reverse("annotation:item", args=[item.pk + 999])).status_code == 404
+    assert (
+        post_json(client, reverse("annotation:item-draft", args=[item.pk]), {}).status_code == 404
+    )
+    services.item_reveal_judgements(item=item)
+    client.force_login(b)
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    assert "SECRET-COMMENT-A" in html
+
+
+def test_no_work_left_page_shows_totals(client):
+    campaign = CampaignFactory(name="Round one")
+    item, expert = leased_item(campaign)
+    services.grade_submit(
+        item=item, expert=expert, data=services.GradeInput.from_data({"score": "3"})
+    )
+    client.force_login(expert)
+    response = client.get(reverse("annotation:next", args=[campaign.slug]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "No work left in Round one" in html and "<strong>1</strong>grades you submitted" in html
+
+
+def test_next_redirects_to_the_leased_item(client):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    client.force_login(expert)
+    response = client.get(reverse("annotation:next", args=[campaign.slug]))
+    assert response.status_code == 302 and response.url == reverse(
+        "annotation:item", args=[item.pk]
+    )
+
+
+def test_non_member_cannot_ask_for_work(client):
+    campaign = CampaignFactory()
+    client.force_login(UserFactory(roles=["expert"]))
+    assert client.get(reverse("annotation:next", args=[campaign.slug])).status_code == 403
+
+
+def test_admin_creates_campaign_adds_member_and_items(client, admin_user):
+    client.force_login(admin_user)
+    response = client.post(
+        reverse("annotation:campaign-create"),
+        {
+            "name": "Spring pilot",
+            "task_kind": "proof_grading",
+            "scale": "0-7",
+            "double_share": "1",
+            "sample_seed": "1",
+            "tolerance": "1",
+            "label_policy": "mean_floor",
+            "lease_minutes": "60",
+            "gold_rate": "0",
+            "fast_seconds": "60",
+            "error_taxonomy": "",
+            "guidelines": "Be *fair*.",
+            "status": "open",
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    campaign = Campaign.objects.get(slug="spring-pilot")
+    assert len(campaign.error_taxonomy) == 11
+    expert = UserFactory(username="eve", roles=["expert"])
+    client.post(
+        reverse("annotation:member-add", args=[campaign.slug]),
+        {"username": "eve", "role": "expert"},
+    )
+    assert campaign.members.filter(user=expert, role="expert").exists()
+    problem = ProblemFactory(contest="Selection Cup", external_id="SC-1")
+    ProofFactory.create_batch(3, problem=problem, generator="gen-x")
+    ProofFactory(generator="gen-y")
+    preview = client.get(
+        reverse("annotation:items-create", args=[campaign.slug]),
+        {"contest": "Selection Cup", "generator": "gen-x"},
+    )
+    assert "<strong>3</strong> proofs match" in preview.content.decode()
+    client.post(
+        reverse("annotation:items-create", args=[campaign.slug]),
+        {"contest": "Selection Cup", "generator": "gen-x"},
+        follow=True,
+    )
+    items = Item.objects.filter(campaign=campaign)
+    assert items.count() == 3 and {i.required_judgements for i in items} == {2}
+    assert {i.scheme_id for i in items} == {None}
+    dashboard = client.get(reverse("annotation:campaign", args=[campaign.slug])).content.decode()
+    assert 'id="items-waiting">3<' in dashboard and "eve" in dashboard
+
+
+def test_dashboard_plots_scores_per_generator_and_history(client, admin_user):
+    campaign = CampaignFactory()
+    item, expert = leased_item(campaign, proof__generator="gen-<b>")
+    grade = services.grade_submit(
+        item=item, expert=expert, data=services.GradeInput.from_data({"score": "4"})
+    )
+    services.grade_revise(
+        grade=grade, user=expert, data=services.GradeInput.from_data({"score": "3"})
+    )
+    client.force_login(admin_user)
+    html = client.get(reverse("annotation:campaign", args=[campaign.slug])).content.decode()
+    assert "<svg" in html and "gen-&lt;b&gt;" in html and "<circle" in html
+    assert 'id="items-done">1<' in html
+    assert "score" in html and ">4<" in html and ">3<" in html
+
+
+def test_expert_sees_own_progress_not_the_dashboard(client):
+    campaign = CampaignFactory()
+    item, expert = leased_item(campaign)
+    client.force_login(expert)
+    html = client.get(reverse("annotation:campaign", args=[campaign.slug])).content.decode()
+    assert "grades submitted" in html and "Experts" not in html
+
+
+def test_admin_assigns_and_moves_by_hand(client, admin_user):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    a, b = expert_in(campaign, "anna"), expert_in(campaign, "ben")
+    client.force_login(admin_user)
+    client.post(
+        reverse("annotation:assign", args=[campaign.slug]), {"item": item.pk, "username": "anna"}
+    )
+    assignment = item.assignments.get(expert=a)
+    html = client.get(reverse("annotation:campaign", args=[campaign.slug])).content.decode()
+    assert f"item {item.pk}" in html
+    client.post(
+        reverse("annotation:move", args=[campaign.slug]),
+        {"assignment": assignment.pk, "username": "ben"},
+    )
+    assert item.assignments.get(expert=b).status == "active"
+
+
+def test_home_and_nav_link_to_campaigns(client, expert_user, admin_user):
+    client.force_login(expert_user)
+    html = client.get("/").content.decode()
+    assert reverse("annotation:campaigns") in html and "Grading" in html
+    client.force_login(admin_user)
+    assert "Campaigns" in client.get("/").content.decode()
+
+
+def test_skip_releases_and_heartbeat_extends(client):
+    campaign = CampaignFactory()
+    item, expert = leased_item(campaign)
+    client.force_login(expert)
+    beat = client.post(reverse("annotation:item-heartbeat", args=[item.pk]))
+    assert beat.status_code == 200 and beat.json()["leased_until"]
+    response = client.post(reverse("annotation:item-skip", args=[item.pk]))
+    assert response.status_code == 302
+    assert item.assignments.get(expert=expert).status == "released"
+    assert client.get(response.url).status_code == 200  # the no-work page, not an error

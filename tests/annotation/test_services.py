@@ -1,0 +1,269 @@
+"""Services of the annotation app: items, assignment, drafts, submission, revision, signals."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from annotation import services
+from annotation.models import Assignment, Campaign, Grade, GradeRevision, Item
+from annotation.signals import item_judged, judgement_submitted
+from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
+from tests.problems.page_factories import ProblemFactory, ProofFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def full_grade(**over) -> services.GradeInput:
+    data = {"score": "5", "awards": {"c1": "2", "c2": "3"}, "comment": "fine"}
+    data.update(over)
+    return services.GradeInput.from_data(data)
+
+
+def test_items_pinned_to_the_approved_scheme_or_none_said_so():
+    campaign = CampaignFactory(double_share=Decimal("0.5"), sample_seed=7)
+    with_scheme = ProblemFactory(external_id="P-WITH")
+    scheme = approved_scheme(with_scheme)
+    without = ProblemFactory(external_id="P-WITHOUT")
+    proofs = [ProofFactory(problem=with_scheme) for _ in range(3)]
+    proofs += [ProofFactory(problem=without)]
+    result = services.items_create_from_selection(campaign=campaign, proofs=proofs)
+    assert len(result.created) == 4
+    assert {i.scheme_id for i in result.created if i.proof.problem_id == with_scheme.pk} == {
+        scheme.pk
+    }
+    assert [i.scheme_id for i in result.created if i.proof.problem_id == without.pk] == [None]
+    assert "P-WITHOUT" in result.summary()
+    assert result.double_scored == 2
+    again = services.items_create_from_selection(campaign=campaign, proofs=proofs)
+    assert again.created == [] and again.already_present == 4
+
+
+def test_double_scored_sample_is_reproducible_and_calibration_doubles_everything():
+    keys = [(n, None) for n in range(1, 101)]
+    first = services.double_scored_keys(seed=3, share=Decimal("0.4"), keys=keys)
+    assert len(first) == 40
+    assert first == services.double_scored_keys(seed=3, share=Decimal("0.4"), keys=keys[::-1])
+    assert first != services.double_scored_keys(seed=4, share=Decimal("0.4"), keys=keys)
+    assert len(services.double_scored_keys(seed=3, share=Decimal(1), keys=keys)) == 100
+
+
+def test_campaign_create_defaults_and_clear_errors(admin_user):
+    campaign = services.campaign_create(name="Pilot round", created_by=admin_user)
+    assert campaign.slug == "pilot-round"
+    assert campaign.double_share == Decimal("0.40")
+    assert "proof_by_example" in campaign.taxonomy_labels()
+    assert len(campaign.error_taxonomy) == 11
+    assert campaign.members.get().role == "admin"
+    with pytest.raises(services.CampaignError, match="scale"):
+        services.campaign_create(name="Bad", created_by=admin_user, scale="0-10")
+    with pytest.raises(services.CampaignError, match="exists already"):
+        services.campaign_create(name="Pilot round", created_by=admin_user)
+    with pytest.raises(services.CampaignError, match="line 2"):
+        services.taxonomy_from_text("a: A\nBad Key!: x\n")
+
+
+def test_next_is_breadth_first_and_never_repeats_an_item():
+    campaign = CampaignFactory()
+    first = ItemFactory(campaign=campaign, required_judgements=2)
+    second = ItemFactory(campaign=campaign, required_judgements=2)
+    a, b, c = (expert_in(campaign) for _ in range(3))
+    got_a = services.assignment_next(campaign=campaign, expert=a)
+    assert got_a.item == first
+    # b gets the item closest to complete (already half taken), not a fresh one
+    got_b = services.assignment_next(campaign=campaign, expert=b)
+    assert got_b.item == first
+    # a resumes their own open item rather than getting a new one
+    assert services.assignment_next(campaign=campaign, expert=a).pk == got_a.pk
+    got_c = services.assignment_next(campaign=campaign, expert=c)
+    assert got_c.item == second
+
+
+def test_skip_releases_and_expired_leases_return_to_the_pool():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    a, b = expert_in(campaign), expert_in(campaign)
+    lease = services.assignment_next(campaign=campaign, expert=a)
+    assert services.assignment_next(campaign=campaign, expert=b) is None
+    Assignment.objects.filter(pk=lease.pk).update(leased_until=timezone.now() - timedelta(1))
+    got = services.assignment_next(campaign=campaign, expert=b)
+    assert got.item == item
+    services.assignment_release(assignment=got)
+    assert services.assignment_next(campaign=campaign, expert=b) is None
+
+
+def test_heartbeat_extends_the_lease():
+    campaign = CampaignFactory(lease_minutes=5)
+    ItemFactory(campaign=campaign)
+    lease = services.assignment_next(campaign=campaign, expert=expert_in(campaign))
+    Assignment.objects.filter(pk=lease.pk).update(
+        leased_until=timezone.now() + timedelta(seconds=5)
+    )
+    renewed = services.assignment_heartbeat(assignment=lease)
+    assert renewed.leased_until > timezone.now() + timedelta(minutes=4)
+
+
+def test_submit_is_idempotent_and_sends_signals_on_commit(django_capture_on_commit_callbacks):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    seen = []
+    judgement_submitted.connect(lambda **kw: seen.append(("submitted", kw["revised"])), weak=False)
+    item_judged.connect(lambda **kw: seen.append(("judged", kw["item_id"])), weak=False)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            grade = services.grade_submit(
+                item=item, expert=expert, data=full_grade(), submit_key="k"
+            )
+            again = services.grade_submit(item=item, expert=expert, data=full_grade(score="1"))
+    finally:
+        judgement_submitted.receivers.clear()
+        item_judged.receivers.clear()
+    assert again.pk == grade.pk and again.score == Decimal(5)
+    assert Grade.objects.filter(item=item).count() == 1
+    assert grade.computed_score == Decimal(5)
+    assert seen == [("submitted", False), ("judged", item.pk)]
+    assert Assignment.objects.get(item=item, expert=expert).status == "done"
+
+
+def test_submit_refuses_wrong_awards_and_off_scale_scores():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    with pytest.raises(services.GradeError) as err:
+        services.grade_submit(
+            item=item, expert=expert, data=full_grade(score="8", awards={"c1": "5", "zz": "1"})
+        )
+    text = str(err.value)
+    assert "c1" in text and "zz is not a checkpoint" in text and "score" in text
+    assert not Grade.objects.filter(item=item, status="submitted").exists()
+
+
+def test_draft_keeps_spans_and_reanchors_a_drifted_quote():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, proof__text="Alpha beta gamma. Beta again.")
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    data = services.GradeInput.from_data(
+        {
+            "spans": [
+                {"start": 3, "end": 7, "quote": "beta", "category": "other", "note": "n"},
+            ],
+            "score": "9",
+        }
+    )
+    grade = services.grade_save_draft(item=item, expert=expert, data=data)
+    span = grade.spans.get()
+    assert (span.start, span.end, span.quote) == (6, 10, "beta")
+    assert grade.score is None and grade.status == "draft"
+    bad = services.GradeInput.from_data(
+        {"spans": [{"start": 0, "end": 3, "quote": "zeta", "category": "other"}]}
+    )
+    with pytest.raises(services.GradeError, match="does not occur"):
+        services.grade_save_draft(item=item, expert=expert, data=bad)
+
+
+def test_submit_after_expired_lease_never_overfills_the_item():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, required_judgements=1)
+    late, other = expert_in(campaign), expert_in(campaign)
+    lease = services.assignment_next(campaign=campaign, expert=late)
+    Assignment.objects.filter(pk=lease.pk).update(leased_until=timezone.now() - timedelta(1))
+    services.assignment_next(campaign=campaign, expert=other)
+    with pytest.raises(services.GradeError, match="expired"):
+        services.grade_submit(item=item, expert=late, data=full_grade())
+    services.grade_submit(item=item, expert=other, data=full_grade())
+    assert Grade.objects.filter(item=item, status="submitted").count() == 1
+
+
+def test_submit_after_expired_lease_is_accepted_while_the_slot_is_free():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    lease = services.assignment_next(campaign=campaign, expert=expert)
+    Assignment.objects.filter(pk=lease.pk).update(leased_until=timezone.now() - timedelta(1))
+    grade = services.grade_submit(item=item, expert=expert, data=full_grade())
+    assert grade.is_submitted
+
+
+def test_revisions_keep_history_until_final(django_capture_on_commit_callbacks):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    grade = services.grade_submit(item=item, expert=expert, data=full_grade())
+    services.grade_revise(grade=grade, user=expert, data=full_grade(score="4", score_note="slip"))
+    services.grade_revise(grade=grade, user=expert, data=full_grade(score="4", score_note="slip"))
+    revision = GradeRevision.objects.get(grade=grade)
+    assert revision.old["score"] == "5" and revision.new["score"] == "4"
+    assert revision.changed_by == expert
+    services.item_finalize(item=item)
+    with pytest.raises(services.GradeError, match="final"):
+        services.grade_revise(grade=grade, user=expert, data=full_grade(score="3"))
+    assert Item.objects.get(pk=item.pk).is_final
+
+
+def test_closed_campaign_gives_no_work_and_takes_no_revision():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    grade = services.grade_submit(item=item, expert=expert, data=full_grade())
+    services.campaign_close(campaign=campaign)
+    campaign = Campaign.objects.get(pk=campaign.pk)
+    ItemFactory(campaign=campaign)
+    assert services.assignment_next(campaign=campaign, expert=expert) is None
+    with pytest.raises(services.GradeError, match="closed"):
+        services.grade_revise(grade=grade, user=expert, data=full_grade(score="3"))
+
+
+def test_manual_assignment_and_move(admin_user):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    a, b = expert_in(campaign), expert_in(campaign)
+    assigned = services.assignment_create_manual(item=item, expert=a, assigned_by=admin_user)
+    assert services.assignment_next(campaign=campaign, expert=a).pk == assigned.pk
+    with pytest.raises(services.AssignmentError, match="already has"):
+        services.assignment_create_manual(item=item, expert=b, assigned_by=admin_user)
+    moved = services.assignment_move(assignment=assigned, to_expert=b, moved_by=admin_user)
+    assert moved.expert == b and moved.assigned_by == admin_user
+    assert Assignment.objects.get(pk=assigned.pk).status == "released"
+    assert services.assignment_next(campaign=campaign, expert=a) is None
+
+
+def test_gold_items_are_mixed_in_and_do_not_count_as_normal_work():
+    campaign = CampaignFactory(gold_rate=Decimal("1"))
+    gold = ItemFactory(campaign=campaign, is_gold=True)
+    normal = ItemFactory(campaign=campaign)
+    a, b = expert_in(campaign), expert_in(campaign)
+    got = services.assignment_next(campaign=campaign, expert=a)
+    assert got.item == gold
+    services.grade_submit(item=gold, expert=a, data=full_grade())
+    assert services.assignment_next(campaign=campaign, expert=a).item == normal
+    # every expert may do the gold item, whatever its required judgements
+    assert services.assignment_next(campaign=campaign, expert=b).item == gold
+
+
+def test_item_set_gold_takes_it_out_of_normal_work():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    services.item_set_gold(item=item)
+    assert services.assignment_next(campaign=campaign, expert=expert_in(campaign)) is None
+    services.item_set_gold(item=item, is_gold=False)
+    assert services.assignment_next(campaign=campaign, expert=expert_in(campaign)).item == item
+
+
+def test_final_gold_items_are_still_served_and_stay_blind():
+    from annotation.selectors import grading_view_for_user
+
+    campaign = CampaignFactory(gold_rate=Decimal("1"))
+    gold = ItemFactory(campaign=campaign, is_gold=True)
+    services.item_finalize(item=gold)
+    a, b = expert_in(campaign), expert_in(campaign)
+    assert services.assignment_next(campaign=campaign, expert=a).item == gold
+    services.grade_submit(item=gold, expert=a, data=full_grade())
+    assert services.assignment_next(campaign=campaign, expert=b).item == gold
+    assert grading_view_for_user(item_id=gold.pk, user=b).others == []

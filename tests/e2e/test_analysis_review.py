@@ -1,0 +1,110 @@
+"""Browser flow of an analysis review: an expert presses "next", splits a claimed defect out of
+the verifier's analysis by selecting text, accepts another one suggested by the LLM pre-split,
+links the proof passage one concerns, judges both with the keyboard, sees the rubric's rating
+derived live, finds the draft after a reload, overrides with a reason and submits; the review
+reaches adjudication as a final label."""
+
+from decimal import Decimal
+
+import pytest
+
+from annotation.models import CampaignMember, DefectSuggestion, MetaReview
+from tests.factories import UserFactory
+from tests.metaverify.factories import analysis_item, review_campaign
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+GAP = "Step 2 divides by x without checking that x is nonzero."
+BOUND = "Step 3 claims the bound for every n but only proves it for even n."
+
+SELECT = """([selector, quote]) => {
+  const root = document.querySelector(selector);
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  let node;
+  while ((node = walker.nextNode())) {
+    const at = node.data.indexOf(quote);
+    if (at >= 0) {
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + quote.length);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      return true;
+    }
+  }
+  return false;
+}"""
+
+
+def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screenshot_dir):
+    campaign = review_campaign(slug="meta-e2e", name="Meta-verification pilot")
+    item = analysis_item(campaign)
+    start = item.analysis.text.index(BOUND)
+    DefectSuggestion.objects.create(
+        analysis=item.analysis, start=start, end=start + len(BOUND), quote=BOUND, source="llm"
+    )
+    expert = UserFactory(username="meta-expert", roles=["expert"])
+    CampaignMember.objects.create(campaign=campaign, user=expert, role="expert")
+    login(page, expert)
+
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/next/")
+    page.wait_for_selector("#analysis-text")
+    assert "Judge only the defects the analysis claims" in page.inner_text("#pane-scope")
+    assert page.locator("#analysis-text .katex, #proof-text .katex").count() >= 1  # KaTeX ran
+
+    assert page.evaluate(SELECT, ["#analysis-text", GAP])
+    page.keyboard.press("d")
+    page.wait_for_selector("#defect-list .defect")
+    assert page.locator("#analysis-text mark.claim-suggested").count() == 1
+    page.click("#suggestion-list >> text=accept as a defect")  # the LLM pre-split's suggestion
+    page.wait_for_function("document.querySelectorAll('#defect-list .defect').length === 2")
+    assert page.is_hidden("#suggestion-box")
+    assert page.locator("#analysis-text mark.claim").count() == 2
+
+    page.keyboard.press("j")  # focus the first defect (the gap)
+    page.keyboard.press("1")  # it exists
+    page.keyboard.press("3")  # and the analysis describes it accurately
+    assert page.evaluate(SELECT, ["#proof-text", "dividing by"])
+    page.keyboard.press("l")  # the proof passage it concerns
+    page.wait_for_selector("#proof-text mark.passage")
+    page.keyboard.press("j")  # the second defect
+    page.keyboard.press("2")  # does not exist
+    page.wait_for_function("document.getElementById('derived-rating').textContent === '0.5'")
+    assert "1 of the 2 claimed defects are unreasonable" in page.inner_text("#derived-reason")
+    assert page.is_visible("#aspects-moot")
+    page.fill("#comment", "The parity claim is not in the proof.")
+    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    page.evaluate("document.querySelector('.review-panel').scrollTop = 0")
+    page.screenshot(path=str(screenshot_dir / "analysis-review.png"))
+
+    page.reload()  # the draft lives on the server
+    page.wait_for_function("document.querySelectorAll('#defect-list .defect').length === 2")
+    assert page.inner_text("#derived-rating") == "0.5"
+    assert page.input_value("#comment") == "The parity claim is not in the proof."
+
+    page.select_option("#override", "0")
+    assert page.is_visible("#override-reason-box")
+    page.click("body")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#problems li")
+    assert "override: give the reason" in page.inner_text("#problems")
+    page.fill("#override-reason", "Both defects are about the same wrong step.")
+    page.click("#submit-button")
+    page.wait_for_url(f"**/annotation/{campaign.slug}/next/")
+
+    review = MetaReview.objects.get()
+    assert (review.derived_rating, review.override, review.value) == (
+        Decimal("0.5"),
+        Decimal("0"),
+        Decimal("0"),
+    )
+    first, second = review.defects.all()
+    assert (first.quote, first.exists, first.accurate) == (GAP, True, True)
+    assert (
+        first.proof_quote == "dividing by"
+        and item.proof.text[first.proof_start : first.proof_end] == "dividing by"
+    )
+    assert (second.quote, second.exists, second.from_suggestion) == (BOUND, False, True)
+    item.refresh_from_db()
+    assert item.final_label.value == Decimal("0") and item.final_label.source == "single"

@@ -1,0 +1,59 @@
+"""Browser flow of the admin's campaign pages: create a campaign, add an expert, add items from
+a selection of proofs; the expert then finds the work under Grading."""
+
+import pytest
+
+from annotation.models import Campaign, Item
+from tests.factories import UserFactory
+from tests.problems.page_factories import ProblemFactory, ProofFactory
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+
+def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
+    page, live_server, login, admin_user, screenshot_dir, context
+):
+    problem = ProblemFactory(contest="Pages Cup", external_id="PC-2024-1")
+    ProofFactory.create_batch(3, problem=problem, generator="gen-pages")
+    ProofFactory(generator="other-gen")
+    expert = UserFactory(username="ivy", roles=["expert"])
+
+    login(page, admin_user)
+    page.click("nav.mainnav >> text=Campaigns")
+    page.click("text=New campaign")
+    page.fill("#id_name", "Pages pilot")
+    page.select_option("#id_scale", "1-4")
+    page.fill("#id_double_share", "1")
+    page.fill("#id_error_taxonomy", "gap: Gap in the argument\nother: Other")
+    page.fill("#id_guidelines", "Read the *whole* proof first.")
+    page.screenshot(path=str(screenshot_dir / "campaign-form.png"), full_page=True)
+    page.click("form.campaign-form button[type=submit]")
+    page.wait_for_selector("text=Campaign Pages pilot created.")
+    campaign = Campaign.objects.get(slug="pages-pilot")
+    assert campaign.scale == "1-4" and [t["key"] for t in campaign.error_taxonomy] == [
+        "gap",
+        "other",
+    ]
+
+    page.fill("#id_username", "ivy")
+    page.click("text=Add member")
+    page.wait_for_selector("text=ivy added.")
+
+    page.click("text=Add items")
+    page.select_option("#id_contest", "Pages Cup")
+    page.click("text=Preview")
+    page.wait_for_selector("text=3 proofs match")
+    page.click("text=Create 3 items")
+    page.wait_for_selector("text=3 item(s) created")
+    assert page.locator("#items-waiting").inner_text() == "3"
+    assert "PC-2024-1" in page.content()  # named: no approved marking scheme
+    page.screenshot(path=str(screenshot_dir / "campaign-after-items.png"), full_page=True)
+    assert Item.objects.filter(campaign=campaign, required_judgements=2).count() == 3
+
+    context.clear_cookies()
+    login(page, expert)
+    page.click("nav.mainnav >> text=Grading")
+    page.click("text=Grade next")
+    page.wait_for_selector("#proof-text")
+    assert "Correct: proves every required fact" in page.content()
+    page.screenshot(path=str(screenshot_dir / "grading-1-4-scale.png"), full_page=True)

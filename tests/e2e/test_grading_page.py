@@ -1,0 +1,196 @@
+"""Browser flows of the grading page: grade with the keyboard only, select text and tag an
+error, close the tab mid-grade and find the draft (spans included) in a fresh browser."""
+
+from decimal import Decimal
+
+import pytest
+
+from annotation import services
+from annotation.models import ErrorSpan, Grade
+from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
+from tests.conftest import wait_for
+from tests.problems.page_factories import ReferenceSolutionFactory
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+PROOF = (
+    "We first show that $f(x) \\ge 0$ for every real $x$.\n\n"
+    "Clearly the minimum is attained at $x = 1$, so $f(1) = 0$ and the claim follows.\n\n"
+    "Finally $$\\sum_{k=1}^{n} k = \\frac{n(n+1)}{2}$$ which completes the proof."
+)
+
+
+@pytest.fixture
+def graded_setup(transactional_db):
+    campaign = CampaignFactory(name="Browser round", guidelines="Grade the **best** attempt.")
+    item = ItemFactory(campaign=campaign, proof__text=PROOF)
+    ReferenceSolutionFactory(problem=item.proof.problem)
+    expert = expert_in(campaign, "grader-e2e")
+    return campaign, item, expert
+
+
+def open_item(page, live_server, campaign):
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/next/")
+    page.wait_for_selector("#proof-text .katex")
+    page.wait_for_function("document.getElementById('computed-score').textContent !== '\u2013'")
+
+
+def select_text(page, needle: str):
+    """Selects the first occurrence of `needle` inside one text node of the rendered proof."""
+    page.evaluate(
+        """(needle) => {
+          const root = document.getElementById('proof-text');
+          const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+          let node;
+          while ((node = walker.nextNode())) {
+            const at = node.data.indexOf(needle);
+            if (at >= 0) {
+              const range = document.createRange();
+              range.setStart(node, at); range.setEnd(node, at + needle.length);
+              const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+              return;
+            }
+          }
+          throw new Error('not found: ' + needle);
+        }""",
+        needle,
+    )
+
+
+def test_grade_a_proof_with_the_keyboard_only(
+    page, live_server, login, graded_setup, screenshot_dir
+):
+    campaign, item, expert = graded_setup
+    login(page, expert)
+    open_item(page, live_server, campaign)
+    assert page.locator(".katex-error, .math-error").count() == 0
+    page.screenshot(path=str(screenshot_dir / "grading-page.png"), full_page=True)
+    for key in ["j", "2", "j", "3", "j", "1"]:
+        page.keyboard.press(key)
+    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    assert page.locator("input[name=score][value='6']").is_checked()
+    page.keyboard.press("Escape")
+    page.keyboard.press("5")
+    assert page.locator("input[name=score][value='5']").is_checked()
+    assert page.locator("#score-note-box").is_visible()
+    page.keyboard.press("m")
+    assert page.locator("#pane-scheme").get_attribute("open") is not None
+    page.keyboard.press("c")
+    page.keyboard.type("Equality case argued loosely.")
+    page.keyboard.press("Escape")
+    page.screenshot(path=str(screenshot_dir / "grading-keyboard.png"), full_page=True)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=No work left in Browser round")
+    page.screenshot(path=str(screenshot_dir / "grading-no-work.png"), full_page=True)
+    grade = Grade.objects.get(item=item, expert=expert)
+    assert grade.status == "submitted"
+    assert grade.score == Decimal(5) and grade.computed_score == Decimal(6)
+    assert grade.awards == {"c1": "2", "c2": "3", "c3": "1"}
+    assert grade.comment == "Equality case argued loosely."
+
+
+def test_select_text_and_tag_an_error(page, live_server, login, graded_setup, screenshot_dir):
+    campaign, item, expert = graded_setup
+    login(page, expert)
+    open_item(page, live_server, campaign)
+    select_text(page, "Clearly the minimum")
+    page.keyboard.press("e")
+    page.wait_for_selector("#span-popup:not([hidden])")
+    page.select_option("#span-category", "skipped_steps")
+    page.fill("#span-note", "No reason given for the minimum.")
+    page.click("#span-save")
+    page.wait_for_selector("mark.err")
+    assert page.locator("#span-list li").count() == 1
+    wait_for(lambda: ErrorSpan.objects.filter(grade__item=item).exists())
+    span = ErrorSpan.objects.get(grade__item=item)
+    assert span.quote == "Clearly the minimum"
+    assert PROOF[span.start : span.end] == span.quote
+    assert span.category == "skipped_steps" and span.note == "No reason given for the minimum."
+    # a selection running into typeset math snaps to the whole formula, delimiters included
+    page.evaluate(
+        """() => {
+          const root = document.getElementById('proof-text');
+          const p = root.querySelectorAll('p')[1];
+          const walker = document.createTreeWalker(p, NodeFilter.SHOW_TEXT);
+          let node;
+          while ((node = walker.nextNode()) && node.data.indexOf('attained at') < 0) {}
+          const math = p.querySelector('.math');
+          const range = document.createRange();
+          range.setStart(node, node.data.indexOf('attained at'));
+          range.setEndAfter(math.querySelector('.katex-html'));
+          const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+        }"""
+    )
+    page.keyboard.press("e")
+    page.wait_for_selector("#span-popup:not([hidden])")
+    page.select_option("#span-category", "missing_cases")
+    page.click("#span-save")
+    page.wait_for_function("document.querySelectorAll('#span-list li').length === 2")
+    wait_for(lambda: ErrorSpan.objects.filter(grade__item=item).count() == 2)
+    quotes = sorted(ErrorSpan.objects.filter(grade__item=item).values_list("quote", flat=True))
+    assert "attained at $x = 1$" in quotes
+    assert page.locator(".math.err-math").count() == 1
+    page.screenshot(path=str(screenshot_dir / "grading-error-spans.png"), full_page=True)
+
+
+def test_closed_tab_loses_nothing(browser, live_server, login, graded_setup, screenshot_dir):
+    campaign, item, expert = graded_setup
+    first = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = first.new_page()
+    login(page, expert)
+    open_item(page, live_server, campaign)
+    page.click("input[name='award-c1'][value='2']")
+    select_text(page, "the claim follows")
+    page.keyboard.press("e")
+    page.select_option("#span-category", "wrong_logical_conclusion")
+    page.fill("#span-note", "Does not follow.")
+    page.click("#span-save")
+    page.fill("#comment", "Half done")
+    page.click("#pane-steps summary")
+    page.click("input[name='step-2'][value='wrong']")
+    wait_for(
+        lambda: Grade.objects.filter(
+            item=item, comment="Half done", step_verdicts={"2": "wrong"}, spans__isnull=False
+        ).exists()
+    )
+    first.close()
+
+    second = browser.new_context(viewport={"width": 1366, "height": 900})
+    try:
+        page = second.new_page()
+        login(page, expert)
+        open_item(page, live_server, campaign)
+        assert page.locator("input[name='award-c1'][value='2']").is_checked()
+        assert page.locator("#comment").input_value() == "Half done"
+        assert page.locator("#span-list li").count() == 1
+        assert page.locator("mark.err").first.inner_text() == "the claim follows"
+        page.keyboard.press("t")
+        assert page.locator("input[name='step-2'][value='wrong']").is_checked()
+        assert page.locator("#first-wrong").inner_text() == "step 2"
+        assert page.locator("#save-status").inner_text() == "Draft restored"
+        page.screenshot(path=str(screenshot_dir / "grading-restored.png"), full_page=True)
+    finally:
+        second.close()
+    assert Grade.objects.get(item=item).status == "draft"
+
+
+def test_admin_dashboard_shows_progress_and_plot(
+    page, live_server, login, admin_user, screenshot_dir
+):
+    campaign = CampaignFactory(name="Dashboard round")
+    for generator, score in [("model-a", "6"), ("model-a", "2"), ("model-b", "4")]:
+        item = ItemFactory(campaign=campaign, proof__generator=generator)
+        expert = expert_in(campaign)
+        services.assignment_next(campaign=campaign, expert=expert)
+        services.grade_submit(
+            item=item, expert=expert, data=services.GradeInput.from_data({"score": score})
+        )
+    ItemFactory(campaign=campaign)
+    login(page, admin_user)
+    page.click("nav.mainnav >> text=Campaigns")
+    page.click("text=Dashboard round")
+    page.wait_for_selector("svg.score-plot")
+    assert page.locator("#items-done").inner_text() == "3"
+    assert page.locator("#items-waiting").inner_text() == "1"
+    assert page.locator("svg.score-plot circle").count() == 3
+    page.screenshot(path=str(screenshot_dir / "campaign-dashboard.png"), full_page=True)

@@ -1,0 +1,61 @@
+"""Browser flow of the automated labelling loop: an admin selects proofs on the verification
+page, picks the verifier and meta-verifier endpoints and n, m, k, starts; the run page follows the
+real Celery worker through htmx polling to the counts and token cost; then the admin sends an
+audit sample to an expert campaign. The models are the fake server."""
+
+import pytest
+
+from annotation.models import Item
+from tests.annotation.factories import CampaignFactory
+from tests.factories import UserFactory
+from tests.metaverify import replies
+from tests.problems.page_factories import ProofFactory
+from tests.rubrics.generation_factories import LLMEndpointFactory
+
+pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def test_admin_runs_the_loop_and_audits_it(
+    page, live_server, login, screenshot_dir, celery_worker_process, fake_llm
+):
+    LLMEndpointFactory(name="fake-verifier", base_url=fake_llm.base_url, api_key_env="")
+    LLMEndpointFactory(name="fake-meta", base_url=fake_llm.base_url, api_key_env="")
+    clean = ProofFactory(problem__contest="LOOPC", text="Loop proof one: all steps hold.")
+    flawed = ProofFactory(problem__contest="LOOPC", text="Loop proof two: step 2 is wrong.")
+    unsure = ProofFactory(problem__contest="LOOPC", text="Loop proof three: a gap maybe.")
+    replies.script_proof(fake_llm, clean, replies.CLEAN)
+    replies.script_proof(fake_llm, flawed, replies.analysis("0", "Loopflaw: step 2 fails."))
+    replies.script_meta(fake_llm, "Loopflaw", replies.CONFIRM)
+    replies.script_proof(
+        fake_llm, unsure, replies.analysis("0.5", "Loopgap: a case is missing."), replies.CLEAN
+    )
+    replies.script_meta(fake_llm, "Loopgap", replies.CONFIRM)
+    route = CampaignFactory(name="Human labels", scale="0-0.5-1")
+    experts = CampaignFactory(name="Expert audit", scale="0-7", double_share=0)
+    login(page, UserFactory(username="loop-admin-e2e", roles=["admin"]))
+
+    page.click("nav.mainnav >> text=Verification")
+    page.fill("#loop-form #id_contest", "LOOPC")
+    page.select_option("#loop-form #id_verifier", label="fake-verifier (fake-model)")
+    page.select_option("#loop-form #id_meta_verifier", label="fake-meta (fake-model)")
+    page.fill("#loop-form #id_n", "2")
+    page.fill("#loop-form #id_m", "1")
+    page.fill("#loop-form #id_k", "2")
+    page.select_option("#loop-form #id_route_campaign", label="Human labels")
+    page.click("text=Start the loop")
+
+    page.wait_for_url("**/adjudication/verification/loops/*/")
+    page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
+    assert page.inner_text("#count-labelled") == "2"
+    assert page.inner_text("#count-routed") == "1"
+    assert page.inner_text("#count-failed") == "0"
+    assert int(page.inner_text("#tokens").split()[0]) > 0
+    page.screenshot(path=str(screenshot_dir / "labelling-run.png"), full_page=True)
+    assert Item.objects.get(campaign=route).proof_id == unsure.pk
+
+    page.select_option("#id_campaign", label="Expert audit")
+    page.fill("#id_size", "5")
+    page.click("text=Send the sample")
+    page.wait_for_selector("#audit-figures")
+    assert "2 automatically labelled proof(s) sent" in page.inner_text(".messages")
+    assert Item.objects.filter(campaign=experts).count() == 2

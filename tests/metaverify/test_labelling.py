@@ -1,0 +1,288 @@
+"""Verifier runs and the automated labelling loop through the services, against the fake
+OpenAI-compatible server (jobs run in-process here; test_worker.py crosses the real broker)."""
+
+from decimal import Decimal
+
+import pytest
+
+from adjudication import labelling, verifier_runs
+from adjudication.models import FinalLabel, LabellingOutcome, MetaVerification
+from annotation.models import Item
+from problems.models import VerifierAnalysis
+from tests.annotation.factories import CampaignFactory
+from tests.factories import UserFactory
+from tests.llm.fake_openai import status, text
+from tests.metaverify import replies
+from tests.problems.page_factories import ProofFactory
+from tests.rubrics.generation_factories import LLMEndpointFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin():
+    return UserFactory(roles=["admin"])
+
+
+@pytest.fixture
+def endpoints(fake_llm, settings):
+    settings.LLM_BACKOFF_SECONDS = 0
+    verifier = LLMEndpointFactory(base_url=fake_llm.base_url, model="verifier-x", api_key_env="")
+    meta = LLMEndpointFactory(base_url=fake_llm.base_url, model="meta-x", api_key_env="")
+    return verifier, meta
+
+
+def proof(label: str):
+    return ProofFactory(text=f"Proof {label}: by induction on $n$ the claim holds.")
+
+
+def run_loop(run):
+    for outcome in run.outcomes.order_by("id"):
+        labelling.labelling_outcome_execute(outcome_id=outcome.pk)
+    run.refresh_from_db()
+    return {o.proof_id: o for o in run.outcomes.all()}
+
+
+def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, admin):
+    verifier, _ = endpoints
+    good, bad = proof("good"), proof("bad")
+    replies.script_proof(fake_llm, good, replies.CLEAN, replies.GAP)
+    fake_llm.on(bad.text, text(replies.BROKEN), status(400))
+    run = verifier_runs.verifier_run_start(
+        kind="verify", endpoint=verifier, targets=[good, bad], samples=2, user=admin
+    )
+    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    assert (run.status, run.total, run.done_count, run.failed_count) == ("failed", 4, 3, 1)
+    assert "HTTP 400" in run.failures[0] and run.prompt_tokens > 0
+    stored = {(a.proof_id, a.score, a.kept_contract) for a in VerifierAnalysis.objects.all()}
+    assert stored == {
+        (good.pk, Decimal("1"), True),
+        (good.pk, Decimal("0.5"), True),
+        (bad.pk, None, False),
+    }
+    broken = VerifierAnalysis.objects.get(proof=bad)
+    assert broken.score_problem == "no \\boxed{} score in the text"
+    assert broken.metadata["prompt"] == "verifier@v1"
+    calls = len(fake_llm.log)
+    fake_llm.on(bad.text, text(replies.FATAL))
+    fake_llm.rules.pop(1)
+    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    assert run.status == "done" and run.done_count == 4
+    assert len(fake_llm.log) == calls + 1  # only the failed sample was asked for again
+
+
+def test_meta_verifier_run_rates_analyses(fake_llm, endpoints, admin):
+    verifier, meta = endpoints
+    target = proof("meta")
+    replies.script_proof(fake_llm, target, replies.GAP)
+    verifier_runs.verifier_run_execute(
+        run_id=verifier_runs.verifier_run_start(
+            kind="verify", endpoint=verifier, targets=[target], samples=1, user=admin
+        ).pk
+    )
+    analysis = VerifierAnalysis.objects.get()
+    replies.script_meta(fake_llm, "divides by", replies.CONFIRM, replies.HALF, "no box at all")
+    fake_llm.rules[-1].replies[-1] = text("no box at all")
+    run = verifier_runs.verifier_run_start(
+        kind="meta_verify", endpoint=meta, targets=[analysis], samples=3, user=admin
+    )
+    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    assert run.status == "done" and run.done_count == 3
+    scores = sorted(
+        (m.score, m.kept_contract) for m in MetaVerification.objects.all() if m.score is not None
+    )
+    assert scores == [(Decimal("0.5"), True), (Decimal("1"), True)]
+    assert MetaVerification.objects.filter(score=None, kept_contract=False).count() == 1
+
+
+def test_the_loop_labels_routes_and_fails_proofs(fake_llm, endpoints, admin):
+    verifier, meta = endpoints
+    clean, flawed, unsure, hallucinated, broken = (
+        proof(name) for name in ("clean", "flawed", "unsure", "hallucinated", "broken")
+    )
+    route = CampaignFactory(scale="0-0.5-1")
+    # clean: no analysis reports an issue -> 1
+    replies.script_proof(fake_llm, clean, replies.CLEAN)
+    # flawed: both analyses give 0 and are confirmed -> 0
+    fatal = replies.analysis("0", "Flawed: step 3 fails for n = 2.")
+    replies.script_proof(fake_llm, flawed, fatal)
+    replies.script_meta(fake_llm, "Flawed: step 3", replies.CONFIRM)
+    # unsure: one confirmed 0.5, one clean -> only one valid at the lowest score, k = 2 -> routed
+    gap = replies.analysis("0.5", "Unsure: step 2 skips a case.")
+    replies.script_proof(fake_llm, unsure, gap, replies.CLEAN)
+    replies.script_meta(fake_llm, "Unsure: step 2", replies.CONFIRM)
+    # hallucinated: the issue is rejected by every meta-verification -> 1
+    made_up = replies.analysis("0", "Hallucinated: step 1 is wrong.")
+    replies.script_proof(fake_llm, hallucinated, made_up)
+    replies.script_meta(fake_llm, "Hallucinated: step 1", replies.REJECT)
+    # broken: an analysis breaks the output contract -> failed (to retry)
+    replies.script_proof(fake_llm, broken, replies.BROKEN, replies.CLEAN)
+
+    run = labelling.labelling_run_start(
+        proofs=[clean, flawed, unsure, hallucinated, broken],
+        verifier=verifier,
+        meta_verifier=meta,
+        n=2,
+        m=3,
+        k=2,
+        route_campaign=route,
+        user=admin,
+    )
+    outcomes = run_loop(run)
+    assert {p: (o.outcome, o.label) for p, o in outcomes.items()} == {
+        clean.pk: ("labelled", Decimal("1")),
+        flawed.pk: ("labelled", Decimal("0")),
+        unsure.pk: ("routed", None),
+        hallucinated.pk: ("labelled", Decimal("1")),
+        broken.pk: ("failed", None),
+    }
+    assert (run.status, run.labelled_count, run.routed_count, run.failed_count) == (
+        "done",
+        3,
+        1,
+        1,
+    )
+    assert run.prompt_tokens > 0 and run.completion_tokens > 0
+    assert "analyses have no score" in outcomes[broken.pk].reason
+    labels = FinalLabel.objects.filter(source="automatic")
+    assert {(lab.item.proof_id, lab.value) for lab in labels} == {
+        (clean.pk, Decimal("1")),
+        (flawed.pk, Decimal("0")),
+        (hallucinated.pk, Decimal("1")),
+    }
+    assert all(lab.item.campaign_id == run.auto_campaign_id and lab.item.is_final for lab in labels)
+    assert "n=2, m=3, k=2" in labels.first().policy
+    routed = Item.objects.get(campaign=route)
+    assert routed.proof_id == unsure.pk and outcomes[unsure.pk].item_id == routed.pk
+    # meta-verifications only for analyses reporting issues: flawed 2x3, unsure 3, hallucinated 2x3
+    assert MetaVerification.objects.count() == 15
+
+    # retry: the broken slot is asked for again, the good sample is kept
+    calls = len(fake_llm.log)
+    fake_llm.on((replies.VERIFIER_NEEDLE, broken.text), text(replies.CLEAN))
+    fake_llm.rules.insert(0, fake_llm.rules.pop())
+    assert labelling.labelling_run_retry_failed(run=run) == 1
+    outcomes = run_loop(run)
+    assert (outcomes[broken.pk].outcome, outcomes[broken.pk].label) == ("labelled", Decimal("1"))
+    assert len(fake_llm.log) == calls + 1
+    assert run.failed_count == 0 and run.labelled_count == 4
+
+
+def test_half_confirmations_count_when_the_run_accepts_them(fake_llm, endpoints, admin):
+    verifier, meta = endpoints
+    target = proof("half")
+    replies.script_proof(fake_llm, target, replies.analysis("0.5", "Half: a gap in step 2."))
+    replies.script_meta(fake_llm, "Half: a gap", replies.HALF)
+    strict = labelling.labelling_run_start(
+        proofs=[target], verifier=verifier, meta_verifier=meta, n=1, m=1, k=1, user=admin
+    )
+    assert run_loop(strict)[target.pk].label == Decimal("1")  # 0.5 does not confirm: no issue
+    lenient = labelling.labelling_run_start(
+        proofs=[target],
+        verifier=verifier,
+        meta_verifier=meta,
+        n=1,
+        m=1,
+        k=1,
+        confirm_at=Decimal("0.5"),
+        user=admin,
+    )
+    assert run_loop(lenient)[target.pk].label == Decimal("0.5")
+
+
+def test_a_transient_error_is_raised_for_a_job_retry_then_recorded(fake_llm, endpoints, admin):
+    verifier, meta = endpoints
+    target = proof("flaky")
+    fake_llm.on(target.text, status(503))
+    run = labelling.labelling_run_start(
+        proofs=[target], verifier=verifier, meta_verifier=meta, n=1, m=1, k=1, user=admin
+    )
+    outcome = run.outcomes.get()
+    with pytest.raises(Exception, match="503"):
+        labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=False)
+    outcome.refresh_from_db()
+    assert outcome.outcome == "pending" and "retrying later" in outcome.reason
+    outcome = labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=True)
+    assert outcome.outcome == "failed" and "503" in outcome.reason
+
+
+def test_start_refuses_impossible_settings(endpoints, admin):
+    verifier, meta = endpoints
+    with pytest.raises(labelling.LabellingError) as refused:
+        labelling.labelling_run_start(
+            proofs=[],
+            verifier=verifier,
+            meta_verifier=meta,
+            n=2,
+            m=1,
+            k=3,
+            confirm_at=Decimal("0.7"),
+            user=admin,
+        )
+    message = str(refused.value)
+    assert "k: 3 valid analyses can never be found among n = 2" in message
+    assert "confirm_at" in message and "selection: no proofs selected" in message
+
+
+def test_audit_sends_a_sample_to_experts_and_reports_agreement(fake_llm, endpoints, admin):
+    verifier, meta = endpoints
+    proofs = [proof(f"audit {i}") for i in range(4)]
+    for p in proofs:
+        replies.script_proof(fake_llm, p, replies.CLEAN)
+    run = labelling.labelling_run_start(
+        proofs=proofs, verifier=verifier, meta_verifier=meta, n=1, m=1, k=1, user=admin
+    )
+    run_loop(run)
+    experts = CampaignFactory(scale="0-7", double_share=Decimal("0"))
+    items = labelling.labelling_audit_send(run=run, campaign=experts, size=3, seed=7)
+    assert len(items) == 3 and {i.campaign_id for i in items} == {experts.pk}
+    again = labelling.labelling_audit_send(run=run, campaign=experts, size=3, seed=7)
+    assert len(again) == 1  # only the one not sent yet
+    from adjudication.services import final_label_set
+
+    for item, value in zip(items, ["7", "7", "5"], strict=True):
+        final_label_set(
+            item=item, value=Decimal(value), source="single", policy="test", grade_ids=[]
+        )
+    report = labelling.labelling_audit_agreement(run)
+    assert (report.sent, report.labelled_by_experts) == (4, 3)
+    assert report.exact == pytest.approx(2 / 3)
+    assert report.matrix[2] == [0, 1, 2]  # automatic 1 vs expert 0.5 once, 1 twice
+    assert "7 -> 1, 5-6 -> 0.5" in report.conversion
+    assert LabellingOutcome.objects.filter(audit_item__isnull=False).count() == 4
+
+
+@pytest.fixture
+def dead_broker():
+    """The Celery app pointed at a port where no broker listens (restored afterwards)."""
+    from config.celery import app
+
+    saved = (app.conf.broker_write_url, app.conf.task_publish_retry)
+    app.conf.broker_write_url = "redis://127.0.0.1:1/0"
+    app.conf.task_publish_retry = False
+    app._pool = None
+    app.amqp._producer_pool = None
+    yield
+    app.conf.broker_write_url, app.conf.task_publish_retry = saved
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
+    endpoints, admin, dead_broker, django_capture_on_commit_callbacks
+):
+    verifier, meta = endpoints
+    with django_capture_on_commit_callbacks(execute=True):
+        run = labelling.labelling_run_start(
+            proofs=[proof("unqueued")], verifier=verifier, meta_verifier=meta, n=1, m=1, k=1,
+            user=admin,
+        )  # fmt: skip
+        vrun = verifier_runs.verifier_run_start(
+            kind="verify", endpoint=verifier, targets=[proof("unqueued 2")], samples=1, user=admin
+        )
+    outcome = run.outcomes.get()
+    assert outcome.outcome == "failed" and "could not be queued" in outcome.reason
+    run.refresh_from_db()
+    assert run.status == "done" and run.failed_count == 1
+    vrun.refresh_from_db()
+    assert vrun.status == "failed" and "could not be queued" in vrun.error
