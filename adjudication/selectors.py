@@ -111,7 +111,9 @@ def case_for_expert(user: AbstractBaseUser, case_id: int) -> AdjudicationCase:
     case = _case_qs().filter(pk=case_id).first()
     if case is None or user.pk not in item_grader_ids(case.item_id):
         raise Http404("No such case.")
-    if case.status != CaseStatus.RETURNED and not case.item.judgements_visible:
+    if not (
+        case.status == CaseStatus.RETURNED or case.item.judgements_visible or case.item.is_final
+    ):
         raise Http404("No such case.")
     return case
 

@@ -6,7 +6,9 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import F
+from django.db.models.lookups import LessThan
 from django.utils import timezone
 
 from annotation import scales
@@ -241,6 +243,36 @@ def _send_signals(item: Item, grade: Grade, *, revised: bool) -> None:
     transaction.on_commit(send)
 
 
+# The submission's bookkeeping (under the item's row lock): the assignment is done and the item
+# holds one more submitted judgement; one statement on PostgreSQL.
+_DONE_SQL = """
+WITH done AS (
+  UPDATE annotation_assignment SET status = 'done', updated_at = %(now)s
+  WHERE id = %(assignment)s
+)
+UPDATE annotation_item
+SET submitted_count = submitted_count + 1,
+    needs_work = submitted_count + 1 < required_judgements
+WHERE id = %(item)s
+RETURNING submitted_count, needs_work
+"""
+
+
+def _mark_done(assignment_id: int, item_id: int, now) -> tuple[int, bool]:
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(_DONE_SQL, {"assignment": assignment_id, "item": item_id, "now": now})
+            count, needs_work = cursor.fetchone()
+            return count, bool(needs_work)
+    Assignment.objects.filter(pk=assignment_id).update(status=AssignmentStatus.DONE, updated_at=now)
+    Item.objects.filter(pk=item_id).update(
+        submitted_count=F("submitted_count") + 1,
+        needs_work=LessThan(F("submitted_count") + 1, F("required_judgements")),
+    )
+    count, needs_work = Item.objects.values_list("submitted_count", "needs_work").get(pk=item_id)
+    return count, needs_work
+
+
 @transaction.atomic
 def grade_submit(
     *, item: Item, expert: AbstractBaseUser, data: GradeInput, submit_key: str = ""
@@ -253,11 +285,17 @@ def grade_submit(
     if grade is not None and grade.is_submitted:
         return grade
     _check_open(item)
-    assignment = Assignment.objects.select_for_update().filter(item=item, expert=expert).first()
-    if assignment is None or assignment.status == AssignmentStatus.RELEASED:
+    assignment = (
+        Assignment.objects.select_for_update()
+        .filter(item=item, expert=expert)
+        .values_list("id", "status", "leased_until")
+        .first()
+    )
+    if assignment is None or assignment[1] == AssignmentStatus.RELEASED:
         raise GradeError("This item is not assigned to you (it was skipped or moved).")
+    assignment_id, _, leased_until = assignment
     now = timezone.now()
-    if not item.is_gold and assignment.leased_until <= now:
+    if not item.is_gold and leased_until <= now:
         taken = _taken_count(item.pk, now, exclude_expert_id=expert.pk)
         if taken >= item.required_judgements:
             raise GradeError(
@@ -277,11 +315,7 @@ def grade_submit(
     created = grade.pk is None
     grade.save()
     _replace_spans(grade, data.spans, fresh=created)
-    assignment.status = AssignmentStatus.DONE
-    assignment.save(update_fields=["status", "updated_at"])
-    item.submitted_count += 1
-    item.needs_work = item.submitted_count < item.required_judgements
-    item.save(update_fields=["submitted_count", "needs_work"])
+    item.submitted_count, item.needs_work = _mark_done(assignment_id, item.pk, now)
     _send_signals(item, grade, revised=False)
     return grade
 

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from adjudication.models import AdjudicationCase, CaseStatus, FinalLabel
-from adjudication.services import case_return
+from adjudication.services import case_resolve, case_return
 from annotation.models import Item
 from tests.adjudication.factories import (
     CampaignFactory,
@@ -265,3 +265,15 @@ def test_only_admins_send_items_and_mark_gold(client, adjudicator):
         client.post(reverse("adjudication:gold", args=[item.pk]), {"gold": "1"}).status_code == 403
     )
     assert not AdjudicationCase.objects.filter(item=item).exists()
+
+
+def test_once_the_label_is_final_the_experts_may_read_the_case(client):
+    case, (a, b) = disputed()
+    b.comment = "OTHER-VIEW"
+    b.save()
+    client.force_login(a.expert)
+    assert client.get(reverse("adjudication:discussion", args=[case.pk])).status_code == 404
+    case_resolve(case=case, user=UserFactory(roles=["adjudicator"]), action="accept", grade_id=b.pk)
+    response = client.get(reverse("adjudication:discussion", args=[case.pk]))
+    assert response.status_code == 200 and "OTHER-VIEW" in response.content.decode()
+    assert 'id="reply"' not in response.content.decode()  # the thread is closed
