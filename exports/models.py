@@ -1,0 +1,161 @@
+"""Dataset exports (one row per export job) and automatic graders scored against the final labels.
+
+Writes go through exports.services; reads through exports.selectors.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class ExportFormat(models.TextChoices):
+    PROOFBENCH = "proofbench", "ProofBench (0-7 expert rating per proof)"
+    DV = "dv", "D_v (problem, proof, score in 0 / 0.5 / 1)"
+    DMV = "dmv", "D_mv (problem, proof, analysis, meta score in 0 / 0.5 / 1)"
+    ANNOTATIONS = "annotations", "Annotations (every judgement, for audits)"
+
+
+class FileType(models.TextChoices):
+    JSONL = "jsonl", "JSON Lines"
+    CSV = "csv", "CSV"
+    PARQUET = "parquet", "Parquet"
+
+
+class JobStatus(models.TextChoices):
+    PENDING = "pending", "Waiting"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Done"
+    FAILED = "failed", "Failed"
+
+
+class ExportJob(models.Model):
+    """One export: the row its page polls for progress and the download reads.
+
+    `file` names the data file only once it is complete (written under a temporary name and
+    renamed); the manifest and the dataset card sit beside it.
+    """
+
+    campaign = models.ForeignKey(
+        "annotation.Campaign", on_delete=models.CASCADE, related_name="export_jobs"
+    )
+    format = models.CharField(max_length=20, choices=ExportFormat.choices)
+    file_type = models.CharField(max_length=10, choices=FileType.choices)
+    filters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
+    processed = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(null=True, blank=True)
+    file = models.CharField(
+        max_length=500, blank=True, help_text="Data file, relative to MEDIA_ROOT."
+    )
+    size = models.PositiveBigIntegerField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    manifest = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="export_jobs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(status="succeeded") | ~Q(file=""), name="export_done_has_file"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} ({self.format}, {self.file_type})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (JobStatus.PENDING, JobStatus.RUNNING)
+
+    @property
+    def active_filters(self) -> dict:
+        """The filters that narrow the export (empty values and the cut points left out)."""
+        return {
+            k: v
+            for k, v in self.filters.items()
+            if v not in (None, "", [], False, 0) and k not in ("cuts", "split_seed")
+        }
+
+    @property
+    def percent(self) -> int:
+        if self.status == JobStatus.SUCCEEDED:
+            return 100
+        if not self.total:
+            return 0
+        return min(100, int(100 * self.processed / self.total))
+
+
+class PredictionSource(models.TextChoices):
+    PROOFGRADER_JSONL = (
+        "proofgrader_jsonl",
+        "ProofGrader-style JSONL {problem_id, generator, score}",
+    )
+    DEEPSEEK_OUTPUTS = "deepseek_outputs", "DeepSeekMath-V2 outputs (average_automatic_rating)"
+    ENDPOINT = "endpoint", "A grader endpoint run over the campaign's labelled proofs"
+
+
+class GraderEvaluation(models.Model):
+    """An automatic grader's predictions for a campaign's proofs, and the report against the final
+    labels. Predictions are on `prediction_scale` ("0-7" or "0-1")."""
+
+    campaign = models.ForeignKey(
+        "annotation.Campaign", on_delete=models.CASCADE, related_name="grader_evaluations"
+    )
+    name = models.CharField(max_length=200, help_text="The grader, e.g. o3 REF+MS x5.")
+    source = models.CharField(max_length=30, choices=PredictionSource.choices)
+    prediction_scale = models.CharField(max_length=10, default="0-7")
+    aggregation = models.CharField(max_length=10, default="mean")
+    runs = models.PositiveSmallIntegerField(default=1)
+    endpoint = models.ForeignKey(
+        "rubrics.LLMEndpoint", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    parameters = models.JSONField(
+        default=dict, blank=True, help_text="Endpoint, model and prompt of an endpoint run."
+    )
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
+    processed = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(null=True, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    report = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.campaign_id}"
+
+
+class GraderPrediction(models.Model):
+    """One run's score of one item (k runs of a grader give k rows per item)."""
+
+    evaluation = models.ForeignKey(
+        GraderEvaluation, on_delete=models.CASCADE, related_name="predictions"
+    )
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="+")
+    run_index = models.PositiveSmallIntegerField(default=0)
+    score = models.FloatField()
+    assessment = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["evaluation_id", "item_id", "run_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation", "item", "run_index"], name="prediction_unique_run"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.evaluation_id}: item {self.item_id} run {self.run_index} = {self.score}"

@@ -1,0 +1,109 @@
+"""Exports API: create an export, read its status, download its files (researchers and admins)."""
+
+from django.http import FileResponse, Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Campaign
+from config.roles import Role, api_permission
+from exports import selectors
+from exports.formats import FORMATS, ExportError
+from exports.models import ExportJob, FileType
+from exports.services import export_create, export_file_path
+
+Readers = api_permission(Role.ADMIN, Role.RESEARCHER)
+
+
+class ExportOutputSerializer(serializers.ModelSerializer):
+    campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    created_by = serializers.CharField(source="created_by.username", default=None)
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ExportJob
+        fields = [
+            "id",
+            "campaign",
+            "format",
+            "file_type",
+            "filters",
+            "status",
+            "processed",
+            "total",
+            "size",
+            "sha256",
+            "manifest",
+            "error",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "download_url",
+        ]
+
+    def get_download_url(self, job: ExportJob) -> str | None:
+        if job.status != "succeeded":
+            return None
+        return self.context["request"].build_absolute_uri(f"/api/v1/exports/{job.pk}/download/")
+
+
+class ExportCreateApi(APIView):
+    permission_classes = [Readers]
+
+    class InputSerializer(serializers.Serializer):
+        campaign = serializers.SlugRelatedField(slug_field="slug", queryset=Campaign.objects.all())
+        format = serializers.ChoiceField(choices=FORMATS)
+        file_type = serializers.ChoiceField(choices=FileType.values)
+        filters = serializers.DictField(required=False, default=dict)
+
+    @extend_schema(
+        request=InputSerializer, responses={201: ExportOutputSerializer}, tags=["exports"]
+    )
+    def post(self, request):
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            job = export_create(
+                user=request.user,
+                campaign=data.validated_data["campaign"],
+                fmt=data.validated_data["format"],
+                file_type=data.validated_data["file_type"],
+                filters=data.validated_data["filters"],
+            )
+        except ExportError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        body = ExportOutputSerializer(job, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ExportDetailApi(APIView):
+    permission_classes = [Readers]
+
+    @extend_schema(responses=ExportOutputSerializer, tags=["exports"])
+    def get(self, request, job_id: int):
+        job = selectors.export_job_for_user(request.user, job_id)
+        return Response(ExportOutputSerializer(job, context={"request": request}).data)
+
+
+class ExportDownloadApi(APIView):
+    permission_classes = [Readers]
+
+    @extend_schema(
+        responses={(200, "application/octet-stream"): bytes},
+        tags=["exports"],
+        description="The data file; `?part=manifest` or `?part=card` for the others.",
+    )
+    def get(self, request, job_id: int):
+        job = selectors.export_job_for_user(request.user, job_id)
+        part = request.query_params.get("part", "data")
+        try:
+            path = export_file_path(job, part)
+        except ExportError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        except KeyError as exc:
+            raise Http404("part is data, manifest or card") from exc
+        if not path.is_file():
+            raise Http404("the file is no longer on the server")
+        return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)

@@ -1,0 +1,85 @@
+"""python manage.py export_dataset --campaign SLUG --format F --file-type T --out PATH"""
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Campaign
+from exports.formats import FORMATS, ExportError, ExportOptions
+from exports.services import companion_paths, dataset_write
+from exports.writers import FILE_TYPES
+
+
+class Command(BaseCommand):
+    help = (
+        "Exports a campaign's labelled dataset to PATH, with its manifest (PATH stem + "
+        ".manifest.json) and dataset card (stem + .README.md) beside it."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True, help="Campaign slug.")
+        parser.add_argument("--format", required=True, choices=FORMATS)
+        parser.add_argument("--file-type", required=True, choices=FILE_TYPES)
+        parser.add_argument("--out", required=True, type=Path)
+        parser.add_argument("--contest", default="")
+        parser.add_argument("--year", type=int)
+        parser.add_argument("--generator", default="")
+        parser.add_argument(
+            "--label-source",
+            action="append",
+            default=[],
+            dest="label_sources",
+            help="Keep labels from this source (repeatable).",
+        )
+        parser.add_argument("--min-agreement", type=float)
+        parser.add_argument("--test-fraction", type=float)
+        parser.add_argument("--split-seed", type=int, default=0)
+        parser.add_argument("--split", choices=["train", "test"], default="")
+        parser.add_argument("--cuts", type=int, nargs=2, default=[5, 7], metavar=("HALF", "ONE"))
+        parser.add_argument(
+            "--expert-names",
+            action="store_true",
+            help="Usernames instead of pseudonyms in the annotations format.",
+        )
+
+    def handle(self, *args, **opts):
+        try:
+            campaign = Campaign.objects.get(slug=opts["campaign"])
+        except Campaign.DoesNotExist as exc:
+            raise CommandError(f"no campaign with slug {opts['campaign']!r}") from exc
+        try:
+            options = ExportOptions.from_dict(
+                {
+                    k: opts[k]
+                    for k in (
+                        "contest",
+                        "year",
+                        "generator",
+                        "label_sources",
+                        "min_agreement",
+                        "test_fraction",
+                        "split_seed",
+                        "split",
+                        "cuts",
+                        "expert_names",
+                    )
+                }
+            )
+            manifest = dataset_write(
+                campaign=campaign,
+                fmt=opts["format"],
+                file_type=opts["file_type"],
+                options=options,
+                out=opts["out"],
+            )
+        except ExportError as exc:
+            raise CommandError(str(exc)) from exc
+        manifest_path, card_path = companion_paths(opts["out"])
+        info = manifest["files"][opts["out"].name]
+        self.stdout.write(
+            f"{info['rows']} rows to {opts['out']} ({info['size']} bytes, sha256 "
+            f"{info['sha256']}); manifest {manifest_path.name}, card {card_path.name}"
+        )
+        if manifest["conversions"]:
+            self.stdout.write(json.dumps([c["description"] for c in manifest["conversions"]]))

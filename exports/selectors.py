@@ -1,0 +1,43 @@
+"""Reads of the exports app. Researchers and admins see every export and evaluation (researchers
+read every campaign's final labels); other roles see none."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from annotation.models import Campaign
+from config.roles import Role, has_role
+from exports.models import ExportJob, GraderEvaluation
+
+READERS = (Role.ADMIN, Role.RESEARCHER)
+
+
+def _check(user: AbstractBaseUser) -> None:
+    if not has_role(user, *READERS):
+        raise PermissionDenied("Exports are for researchers and admins.")
+
+
+def export_jobs_for_user(user: AbstractBaseUser) -> QuerySet[ExportJob]:
+    _check(user)
+    return ExportJob.objects.select_related("campaign", "created_by").order_by("-created_at", "-id")
+
+
+def export_job_for_user(user: AbstractBaseUser, job_id: int) -> ExportJob:
+    return get_object_or_404(export_jobs_for_user(user), pk=job_id)
+
+
+def campaigns_for_export(user: AbstractBaseUser) -> QuerySet[Campaign]:
+    _check(user)
+    return Campaign.objects.order_by("name", "id")
+
+
+def evaluations_for_user(user: AbstractBaseUser) -> QuerySet[GraderEvaluation]:
+    _check(user)
+    return GraderEvaluation.objects.select_related("campaign", "created_by").order_by(
+        "-created_at", "-id"
+    )
+
+
+def evaluation_for_user(user: AbstractBaseUser, evaluation_id: int) -> GraderEvaluation:
+    return get_object_or_404(evaluations_for_user(user), pk=evaluation_id)

@@ -1,0 +1,17 @@
+"""Writes of the exports app: datasets and their jobs, grader evaluations."""
+
+from exports.services.datasets import (
+    companion_paths,
+    dataset_write,
+    export_create,
+    export_file_path,
+    export_run,
+)
+
+__all__ = [
+    "companion_paths",
+    "dataset_write",
+    "export_create",
+    "export_file_path",
+    "export_run",
+]

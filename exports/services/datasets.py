@@ -1,0 +1,216 @@
+"""Writing a dataset (data file, manifest, card) and the export jobs that do it in the background."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import Campaign
+from config.roles import Role, has_role
+from exports.formats import ExportError, ExportOptions, plan_for
+from exports.models import ExportJob, FileType, JobStatus
+from exports.writers import (
+    FILE_TYPES,
+    SCHEMA_VERSION,
+    manifest_bytes,
+    render_card,
+    write_rows,
+    write_text_atomic,
+)
+
+logger = logging.getLogger(__name__)
+PROGRESS_SAVE_EVERY = 2000
+
+
+def companion_paths(data_path: Path) -> tuple[Path, Path]:
+    """The manifest and the dataset card that go beside a data file."""
+    stem = data_path.name.rsplit(".", 1)[0]
+    return (
+        data_path.with_name(f"{stem}.manifest.json"),
+        data_path.with_name(f"{stem}.README.md"),
+    )
+
+
+def dataset_write(
+    *,
+    campaign: Campaign,
+    fmt: str,
+    file_type: str,
+    options: ExportOptions,
+    out: Path,
+    on_total: Callable[[int], None] | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> dict:
+    """Streams one campaign's dataset into `out`, then writes its card and manifest beside it.
+
+    Every file appears under its final name only when complete. Returns the manifest.
+    """
+    if file_type not in FILE_TYPES:
+        raise ExportError(f"unknown file type {file_type!r}: choose one of {', '.join(FILE_TYPES)}")
+    plan = plan_for(fmt, campaign, options)
+    if on_total:
+        on_total(plan.total)
+    sample: list[dict] = []
+    licences: set[str] = set()
+
+    def rows():
+        for row in plan.rows():
+            if not sample:
+                sample.append(row)
+            if row.get("licence"):
+                licences.add(row["licence"])
+            yield row
+
+    data = write_rows(
+        rows=rows(), fields=plan.fields, file_type=file_type, path=out, on_progress=on_progress
+    )
+    manifest_path, card_path = companion_paths(out)
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "format": fmt,
+        "file_type": file_type,
+        "campaign": campaign.slug,
+        "scale": campaign.scale,
+        "task_kind": campaign.task_kind,
+        "created_at": timezone.now().isoformat(),
+        "filters": options.to_dict(),
+        "counts": {"rows": data.rows, "rows_before_split_filter": plan.total},
+        "conversions": plan.conversions,
+        "split": (
+            {
+                "test_fraction": options.test_fraction,
+                "seed": options.split_seed,
+                "exported": options.split or "train and test",
+            }
+            if options.test_fraction is not None
+            else None
+        ),
+        "licences": sorted(licences),
+        "columns": [
+            {"name": f.name, "type": f.kind, "description": f.description} for f in plan.fields
+        ],
+        "files": {out.name: {"rows": data.rows, "size": data.size, "sha256": data.sha256}},
+    }
+    title = f"{campaign.name}: {fmt} dataset"
+    card = render_card(
+        title=title,
+        summary=plan.summary,
+        fields=plan.fields,
+        manifest=manifest,
+        sample=_shorten(sample[0]) if sample else None,
+    )
+    card_result = write_text_atomic(card_path, card)
+    manifest["files"][card_path.name] = {
+        "rows": 0,
+        "size": card_result.size,
+        "sha256": card_result.sha256,
+    }
+    with_manifest = manifest_bytes(manifest)
+    write_text_atomic(manifest_path, with_manifest.decode("utf-8"))
+    return manifest
+
+
+def _shorten(row: dict, limit: int = 160) -> dict:
+    """A sample record for the card, long texts cut."""
+    return {
+        key: (value[:limit] + "…" if isinstance(value, str) and len(value) > limit else value)
+        for key, value in row.items()
+    }
+
+
+# --- Jobs ------------------------------------------------------------------------------------
+
+
+def export_dir() -> Path:
+    return Path(settings.MEDIA_ROOT) / "exports"
+
+
+@transaction.atomic
+def export_create(
+    *, user: AbstractBaseUser, campaign: Campaign, fmt: str, file_type: str, filters: dict
+) -> ExportJob:
+    """Checks the request, records the job and queues it once the row is committed."""
+    options = ExportOptions.from_dict(filters)
+    if file_type not in FileType.values:
+        raise ExportError(f"unknown file type {file_type!r}: choose one of {', '.join(FILE_TYPES)}")
+    if options.expert_names and not has_role(user, Role.ADMIN):
+        raise ExportError("only an admin may export experts' names instead of pseudonyms")
+    plan_for(fmt, campaign, options)  # raises ExportError when the format does not fit
+    job = ExportJob.objects.create(
+        campaign=campaign,
+        format=fmt,
+        file_type=file_type,
+        filters=options.to_dict(),
+        created_by=user,
+    )
+    from exports.tasks import export_run_task
+
+    transaction.on_commit(lambda: export_run_task.delay(job.pk))
+    return job
+
+
+def export_run(*, job_id: int) -> ExportJob:
+    """Builds the job's files. Idempotent: a finished job is left alone; a job found running
+    (a worker died) starts again from nothing, its partial files never having been renamed."""
+    job = ExportJob.objects.select_related("campaign").get(pk=job_id)
+    if job.status == JobStatus.SUCCEEDED:
+        return job
+    ExportJob.objects.filter(pk=job.pk).update(
+        status=JobStatus.RUNNING, started_at=timezone.now(), processed=0, error=""
+    )
+    relative = Path("exports") / str(job.pk) / f"{job.campaign.slug}-{job.format}.{job.file_type}"
+    out = Path(settings.MEDIA_ROOT) / relative
+
+    def on_total(total: int) -> None:
+        ExportJob.objects.filter(pk=job.pk).update(total=total)
+
+    def on_progress(count: int) -> None:
+        if count % PROGRESS_SAVE_EVERY == 0 or count == 0:
+            ExportJob.objects.filter(pk=job.pk).update(processed=count)
+
+    try:
+        manifest = dataset_write(
+            campaign=job.campaign,
+            fmt=job.format,
+            file_type=job.file_type,
+            options=ExportOptions.from_dict(job.filters),
+            out=out,
+            on_total=on_total,
+            on_progress=on_progress,
+        )
+    except Exception as exc:
+        logger.exception("export %s failed", job.pk)
+        ExportJob.objects.filter(pk=job.pk).update(
+            status=JobStatus.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
+        )
+        job.refresh_from_db()
+        return job
+    info = manifest["files"][out.name]
+    ExportJob.objects.filter(pk=job.pk).update(
+        status=JobStatus.SUCCEEDED,
+        processed=info["rows"],
+        file=str(relative),
+        size=info["size"],
+        sha256=info["sha256"],
+        manifest=manifest,
+        finished_at=timezone.now(),
+    )
+    job.refresh_from_db()
+    return job
+
+
+def export_file_path(job: ExportJob, part: str) -> Path:
+    """The data file, or its `manifest` or `card`; ExportError while the job is not done."""
+    if job.status != JobStatus.SUCCEEDED or not job.file:
+        raise ExportError("this export has no file yet")
+    data = Path(settings.MEDIA_ROOT) / job.file
+    manifest, card = companion_paths(data)
+    return {"data": data, "manifest": manifest, "card": card}[part]

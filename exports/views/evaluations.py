@@ -1,0 +1,155 @@
+"""Evaluation pages: import a grader's predictions, read its report (tables and inline SVG
+charts) and download the report as JSON."""
+
+from django import forms
+from django.contrib import messages
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+from django_htmx.http import HttpResponseClientRefresh
+
+from config.roles import Role, role_required
+from exports import charts, selectors
+from exports.metrics import AGGREGATIONS
+from exports.models import PredictionSource
+from exports.services.evaluations import (
+    MAX_RUNS,
+    PredictionError,
+    evaluation_import,
+    evaluation_run_create,
+)
+from rubrics.models import LLMEndpoint
+
+READERS = (Role.ADMIN, Role.RESEARCHER)
+MAX_PREDICTIONS_BYTES = 50 * 1024 * 1024
+
+
+class PredictionsForm(forms.Form):
+    campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
+    name = forms.CharField(max_length=200, label="Grader name")
+    source = forms.ChoiceField(
+        choices=[
+            (PredictionSource.PROOFGRADER_JSONL, PredictionSource.PROOFGRADER_JSONL.label),
+            (PredictionSource.DEEPSEEK_OUTPUTS, PredictionSource.DEEPSEEK_OUTPUTS.label),
+        ],
+        label="File format",
+    )
+    aggregation = forms.ChoiceField(
+        choices=[(a, a) for a in AGGREGATIONS], label="Aggregate k runs by"
+    )
+    file = forms.FileField(label="Predictions (JSON Lines)")
+
+    def __init__(self, *args, campaigns, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["campaign"].queryset = campaigns
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_PREDICTIONS_BYTES:
+            raise forms.ValidationError("The file is over 50 MB.")
+        return upload
+
+
+class EndpointRunForm(forms.Form):
+    campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
+    name = forms.CharField(max_length=200, label="Grader name")
+    endpoint = forms.ModelChoiceField(queryset=LLMEndpoint.objects.order_by("name"))
+    runs = forms.IntegerField(min_value=1, max_value=MAX_RUNS, initial=1, label="Runs (k)")
+    aggregation = forms.ChoiceField(
+        choices=[(a, a) for a in AGGREGATIONS], label="Aggregate k runs by"
+    )
+
+    def __init__(self, *args, campaigns, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["campaign"].queryset = campaigns
+        for name in self.fields:
+            self.fields[name].widget.attrs["id"] = f"run_{name}"
+
+
+def _list_page(request, *, form=None, run_form=None, status=200):
+    campaigns = selectors.campaigns_for_export(request.user)
+    return render(
+        request,
+        "exports/evaluation_list.html",
+        {
+            "form": form or PredictionsForm(campaigns=campaigns),
+            "run_form": run_form or EndpointRunForm(campaigns=campaigns),
+            "evaluations": selectors.evaluations_for_user(request.user)[:50],
+        },
+        status=status,
+    )
+
+
+@role_required(*READERS)
+@require_http_methods(["POST"])
+def evaluation_run(request):
+    form = EndpointRunForm(request.POST, campaigns=selectors.campaigns_for_export(request.user))
+    if form.is_valid():
+        try:
+            evaluation = evaluation_run_create(
+                user=request.user,
+                campaign=form.cleaned_data["campaign"],
+                endpoint=form.cleaned_data["endpoint"],
+                name=form.cleaned_data["name"],
+                runs=form.cleaned_data["runs"],
+                aggregation=form.cleaned_data["aggregation"],
+            )
+        except PredictionError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "The grader run is queued.")
+            return redirect("exports:evaluation", evaluation_id=evaluation.pk)
+    return _list_page(request, run_form=form, status=400)
+
+
+@role_required(*READERS)
+@require_http_methods(["GET", "POST"])
+def evaluation_list(request):
+    form = PredictionsForm(
+        request.POST or None,
+        request.FILES or None,
+        campaigns=selectors.campaigns_for_export(request.user),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            evaluation = evaluation_import(
+                user=request.user,
+                campaign=form.cleaned_data["campaign"],
+                name=form.cleaned_data["name"],
+                source=form.cleaned_data["source"],
+                data=form.cleaned_data["file"].read(),
+                aggregation=form.cleaned_data["aggregation"],
+            )
+        except PredictionError as exc:
+            form.add_error("file", str(exc))
+        else:
+            messages.success(request, f"{evaluation.counts['predictions']} predictions read.")
+            return redirect("exports:evaluation", evaluation_id=evaluation.pk)
+    return _list_page(request, form=form, status=400 if form.errors else 200)
+
+
+@role_required(*READERS)
+def evaluation_detail(request, evaluation_id: int):
+    evaluation = selectors.evaluation_for_user(request.user, evaluation_id)
+    report = evaluation.report
+    context = {"evaluation": evaluation, "report": report}
+    if request.htmx:
+        if evaluation.status == "succeeded":
+            return HttpResponseClientRefresh()
+        return render(request, "exports/_evaluation_status.html", context)
+    if report.get("confusion_matrix"):
+        context["heatmap"] = charts.confusion_heatmap(
+            report["confusion_matrix"], report["categories"]
+        )
+        context["bon_chart"] = charts.best_of_n_chart(
+            report["best_of_n"], max(report["categories"])
+        )
+    return render(request, "exports/evaluation_detail.html", context)
+
+
+@role_required(*READERS)
+def evaluation_report_json(request, evaluation_id: int):
+    evaluation = selectors.evaluation_for_user(request.user, evaluation_id)
+    response = JsonResponse(evaluation.report, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="evaluation-{evaluation.pk}.json"'
+    return response

@@ -1,0 +1,63 @@
+"""Export pages: the list with its form, a job's page with live progress, and the downloads."""
+
+from django.contrib import messages
+from django.http import FileResponse, Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from config.roles import Role, has_role, role_required
+from exports import selectors
+from exports.formats import ExportError
+from exports.forms import ExportForm
+from exports.services import export_create, export_file_path
+
+READERS = (Role.ADMIN, Role.RESEARCHER)
+JOBS_SHOWN = 50
+
+
+@role_required(*READERS)
+@require_http_methods(["GET", "POST"])
+def export_list(request):
+    form = ExportForm(
+        request.POST or None,
+        campaigns=selectors.campaigns_for_export(request.user),
+        can_name=has_role(request.user, Role.ADMIN),
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            job = export_create(
+                user=request.user,
+                campaign=form.cleaned_data["campaign"],
+                fmt=form.cleaned_data["format"],
+                file_type=form.cleaned_data["file_type"],
+                filters=form.filters(),
+            )
+        except ExportError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Export {job.pk} queued.")
+            return redirect("exports:detail", job_id=job.pk)
+    jobs = list(selectors.export_jobs_for_user(request.user)[:JOBS_SHOWN])
+    context = {"form": form, "jobs": jobs, "any_active": any(j.is_active for j in jobs)}
+    if request.htmx and request.method == "GET":
+        return render(request, "exports/_jobs.html", context)
+    return render(request, "exports/export_list.html", context, status=400 if form.errors else 200)
+
+
+@role_required(*READERS)
+def export_detail(request, job_id: int):
+    job = selectors.export_job_for_user(request.user, job_id)
+    template = "exports/_job_status.html" if request.htmx else "exports/export_detail.html"
+    return render(request, template, {"job": job})
+
+
+@role_required(*READERS)
+def export_download(request, job_id: int, part: str = "data"):
+    job = selectors.export_job_for_user(request.user, job_id)
+    try:
+        path = export_file_path(job, part)
+    except (ExportError, KeyError) as exc:
+        raise Http404(str(exc)) from exc
+    if not path.is_file():
+        raise Http404("the file is no longer on the server")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)

@@ -1,0 +1,109 @@
+"""The streaming writers: each file type reads back with the declared columns; Parquet row groups
+are bounded; an error while writing leaves no file under the final name."""
+
+import csv
+import hashlib
+import json
+from decimal import Decimal
+
+import pyarrow.parquet as pq
+import pytest
+
+from exports.writers import Field, render_card, write_rows
+
+FIELDS = [
+    Field("id", "string", "row id"),
+    Field("score", "float", "a score"),
+    Field("count", "int", "a count"),
+    Field("flag", "bool", "a flag"),
+    Field("extra", "json", "nested data"),
+    Field(
+        "meta", "struct", "fixed nested", (Field("contest", "string", ""), Field("year", "int", ""))
+    ),
+]
+
+
+def rows(n):
+    for i in range(n):
+        yield {
+            "id": f"r{i}",
+            "score": Decimal("0.5") if i % 2 else 7,
+            "count": i,
+            "flag": i % 3 == 0,
+            "extra": {"awards": {"c1": i}, "spans": [[0, 4]]},
+            "meta": {"contest": "IMO", "year": 2025 if i else None},
+        }
+
+
+@pytest.mark.parametrize("file_type", ["jsonl", "csv", "parquet"])
+def test_each_file_type_reads_back(tmp_path, file_type):
+    path = tmp_path / f"data.{file_type}"
+    seen = []
+    result = write_rows(
+        rows=rows(12), fields=FIELDS, file_type=file_type, path=path, on_progress=seen.append
+    )
+    assert result.rows == 12
+    assert result.size == path.stat().st_size
+    assert result.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert seen[-1] == 12
+    if file_type == "jsonl":
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        assert records[1]["score"] == 0.5 and records[0]["meta"]["year"] is None
+        assert records[3]["extra"] == {"awards": {"c1": 3}, "spans": [[0, 4]]}
+    elif file_type == "csv":
+        records = list(csv.DictReader(path.open()))
+        assert records[1]["score"] == "0.5" and records[0]["flag"] == "true"
+        assert json.loads(records[3]["extra"])["awards"] == {"c1": 3}
+        assert json.loads(records[2]["meta"]) == {"contest": "IMO", "year": 2025}
+    else:
+        table = pq.read_table(path)
+        assert table.column_names == [f.name for f in FIELDS]
+        assert str(table.schema.field("meta").type) == "struct<contest: string, year: int64>"
+        assert table.column("score").to_pylist()[:2] == [7.0, 0.5]
+        assert json.loads(table.column("extra")[3].as_py())["awards"] == {"c1": 3}
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def test_parquet_row_groups_are_bounded(tmp_path):
+    path = tmp_path / "data.parquet"
+    write_rows(rows=rows(25), fields=FIELDS, file_type="parquet", path=path, row_group_size=10)
+    meta = pq.ParquetFile(path).metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [10, 10, 5]
+
+
+@pytest.mark.parametrize("file_type", ["jsonl", "csv", "parquet"])
+def test_a_failure_midway_leaves_no_file(tmp_path, file_type):
+    def broken():
+        yield from rows(3)
+        raise RuntimeError("database went away")
+
+    path = tmp_path / f"data.{file_type}"
+    with pytest.raises(RuntimeError, match="went away"):
+        write_rows(rows=broken(), fields=FIELDS, file_type=file_type, path=path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_file_type(tmp_path):
+    with pytest.raises(ValueError, match="unknown file type 'xlsx'"):
+        write_rows(rows=rows(1), fields=FIELDS, file_type="xlsx", path=tmp_path / "x")
+
+
+def test_card_lists_columns_conversions_and_checksums():
+    manifest = {
+        "schema_version": 1,
+        "created_at": "2026-01-01T00:00:00Z",
+        "scale": "0-7",
+        "files": {"data.jsonl": {"rows": 3, "size": 10, "sha256": "ab" * 32}},
+        "counts": {"rows": 3, "problems": 2},
+        "filters": {"campaign": "pilot", "contest": ""},
+        "conversions": [{"description": "0-7 -> {0, 0.5, 1}: 7 -> 1, 5-6 -> 0.5, 0-4 -> 0"}],
+        "licences": ["CC-BY-4.0"],
+    }
+    card = render_card(
+        title="Pilot", summary="Rows.", fields=FIELDS, manifest=manifest, sample={"id": "r0"}
+    )
+    assert "| `meta` | struct{contest: string, year: int} |" in card
+    assert "- campaign: pilot" in card and "- contest:" not in card
+    assert "Converted: 0-7 -> {0, 0.5, 1}" in card
+    assert "sha256 `" + "ab" * 32 in card
+    assert '"id": "r0"' in card
