@@ -118,7 +118,8 @@ def demo_accounts_ensure() -> tuple[DemoAccount, ...]:
         user.is_staff = is_admin
         user.is_superuser = is_admin
         user.email = f"{account.username}@proofmark.invalid"
-        user.set_password(account.password)
+        if not user.check_password(account.password):
+            user.set_password(account.password)
         user.save()
         user.groups.add(Group.objects.get(name=account.role.value))
     return DEMO_ACCOUNTS
