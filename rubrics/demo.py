@@ -8,7 +8,7 @@ from django.db import transaction
 from problems.demo.loader import DEMO_PROBLEMS, DEMO_SOURCE
 from problems.models import Problem
 from rubrics.demo_schemes import COPRIME_EDIT, DEMO_SCHEMES
-from rubrics.models import MarkingScheme, SchemeMethod
+from rubrics.models import MarkingScheme, SchemeMethod, SchemeRating
 from rubrics.selectors import scheme_approved_for_problem
 from rubrics.services import scheme_approve, scheme_edit, scheme_rate, scheme_version_create
 
@@ -52,9 +52,11 @@ def demo_load() -> str:
             scheme_approve(scheme=scheme, user=admin)
     for (external_id, username), (score, comment) in RATINGS.items():
         scheme = _version_with_text(problems[external_id], DEMO_SCHEMES[external_id])
-        scheme_rate(
-            scheme=scheme, rater=User.objects.get(username=username), score=score, comment=comment
-        )
+        rater = User.objects.get(username=username)
+        if not SchemeRating.objects.filter(
+            scheme=scheme, rater=rater, score=score, comment=comment
+        ).exists():
+            scheme_rate(scheme=scheme, rater=rater, score=score, comment=comment)
     external_id, edited_text = COPRIME_EDIT
     if _version_with_text(problems[external_id], edited_text) is None:
         scheme_edit(
@@ -63,6 +65,6 @@ def demo_load() -> str:
             user=admin,
         )
     return (
-        f"Marking schemes: {len(DEMO_SCHEMES)} approved, {len(RATINGS)} ratings, one later "
-        f"draft ({external_id} version 2)."
+        f"Marking schemes: {len(DEMO_SCHEMES)} approved, {len(RATINGS)} ratings, a later draft "
+        f"of {external_id}'s (history and diff)."
     )
