@@ -17,6 +17,7 @@ from django.db import transaction
 from annotation.models import Campaign, Grade, GradeStatus, Item, MemberRole, TaskKind
 from annotation.services import (
     GradeInput,
+    SpanInput,
     assignment_create_manual,
     campaign_create,
     campaign_member_add,
@@ -51,29 +52,93 @@ AWARDS: dict[str, dict[str, tuple[dict[str, str], list[str]]]] = {
     },
     "DEMO-2025-A2": {
         "correct": ({"c1": "2", "c2": "2", "c3": "2", "c4": "1"}, []),
-        "gap": ({"c1": "2", "c2": "2"}, []),
+        "gap": ({"c2": "2", "c3": "2", "c4": "1"}, ["d1"]),
         "wrong": ({}, []),
     },
     "DEMO-2024-C1": {
         "correct": ({"c1": "2", "c2": "2", "c3": "3"}, []),
-        "gap": ({"c1": "2", "c2": "2", "c3": "3"}, ["d1"]),
+        "gap": ({"c2": "2", "c3": "3"}, []),
         "wrong": ({}, []),
     },
     "DEMO-2025-C2": {
         "correct": ({"c1": "2", "c2.1": "2", "c2.2": "2", "c3": "1"}, []),
-        "gap": ({"c1": "2", "c2.1": "2"}, []),
+        "gap": ({"c2.1": "2", "c2.2": "2"}, []),
         "wrong": ({}, []),
     },
     "DEMO-2024-G1": {
         "correct": ({"B1": "3", "B2": "4"}, []),
         "gap": ({"A1": "3", "A2": "3"}, ["d1"]),
-        "wrong": ({}, []),
+        "wrong": ({}, ["d2"]),
     },
     "DEMO-2025-N1": {
         "correct": ({"s1": "1", "A1": "2", "A2.1": "4"}, []),
         "gap": ({"s1": "1", "A1": "2", "A2.2": "2"}, []),
         "wrong": ({}, []),
     },
+}
+
+# The passage each careful grader marks in the flawed proofs: (quote, category, note).
+SPANS: dict[tuple[str, str], tuple[str, str, str]] = {
+    ("DEMO-2024-A1", "gap"): (
+        "which vanishes only at $t=1$",
+        "skipped_steps",
+        "One critical point is not a global minimum: the sign of f' is never checked.",
+    ),
+    ("DEMO-2024-A1", "wrong"): (
+        "is symmetric in $a,b,c$",
+        "inventing_wrong_facts",
+        "The expression is cyclic, not symmetric.",
+    ),
+    ("DEMO-2025-A2", "gap"): (
+        "$f$ must be a polynomial of",
+        "proposal_without_verification",
+        "The form of f is assumed, not derived.",
+    ),
+    ("DEMO-2025-A2", "wrong"): (
+        r"=\frac{x^2-4x+2}{3}\cdot(-1)",
+        "calculation_mistake",
+        "A sign appears from nowhere.",
+    ),
+    ("DEMO-2024-C1", "gap"): (
+        "two of the chosen numbers must be consecutive",
+        "skipped_steps",
+        "The pigeonhole pairs are never named.",
+    ),
+    ("DEMO-2024-C1", "wrong"): (
+        "Two odd numbers have no common factor $2$, so they are coprime",
+        "wrong_logical_conclusion",
+        "3 and 9 are odd and not coprime.",
+    ),
+    ("DEMO-2025-C2", "gap"): (
+        "$P$ has at least three friends",
+        "missing_cases",
+        "P may have three strangers instead.",
+    ),
+    ("DEMO-2025-C2", "wrong"): (
+        "must create a triangle",
+        "wrong_logical_conclusion",
+        "Asserted, not shown: this is the whole problem.",
+    ),
+    ("DEMO-2024-G1", "gap"): (
+        "Angles subtending the same arc are equal",
+        "skipped_steps",
+        "Which arc M lies on is never justified.",
+    ),
+    ("DEMO-2024-G1", "wrong"): (
+        "Also $AB = AC$",
+        "inventing_wrong_facts",
+        "The triangle is not isosceles in general.",
+    ),
+    ("DEMO-2025-N1", "gap"): (
+        "This covers all cases",
+        "missing_cases",
+        "The residue 3 modulo 5 is missing.",
+    ),
+    ("DEMO-2025-N1", "wrong"): (
+        "is a multiple of $5$, hence the whole",
+        "wrong_logical_conclusion",
+        "A multiple of 5 added to a multiple of 30 need not be a multiple of 30.",
+    ),
 }
 
 COMMENTS = {
@@ -141,6 +206,11 @@ def _grade_input(item: Item, planned: PlannedGrade) -> GradeInput:
     if planned.offset:
         score = total - planned.offset if total >= planned.offset else total + planned.offset
         note = "One point apart from the checklist: the write-up is looser than it needs to be."
+    spans = []
+    if planned.view == "own" and (item.proof.problem.external_id, quality) in SPANS:
+        quote, category, span_note = SPANS[(item.proof.problem.external_id, quality)]
+        start = item.proof.text.index(quote)
+        spans.append(SpanInput(start, start + len(quote), quote, category, span_note))
     return GradeInput(
         score=Decimal(score),
         awards=dict(awards),
@@ -148,6 +218,7 @@ def _grade_input(item: Item, planned: PlannedGrade) -> GradeInput:
         score_note=note,
         comment=COMMENTS[quality],
         seconds_spent=420,
+        spans=spans,
     )
 
 

@@ -15,7 +15,7 @@ from django.test import override_settings
 from adjudication.models import AdjudicationCase, CaseStatus, FinalLabel
 from adjudication.selectors import cases_for_user
 from annotation.demo import GRADING_SLUG, REVIEW_SLUG
-from annotation.models import Campaign, Grade, GradeStatus, Item
+from annotation.models import Campaign, ErrorSpan, Grade, GradeStatus, Item
 from annotation.services import assignment_next
 from config.roles import Role, user_roles
 from problems.demo.text import CLOSING, OPENING
@@ -88,6 +88,13 @@ def test_demo_setup_loads_every_app_and_a_second_run_changes_nothing():
     submitted = Grade.objects.filter(item__campaign=grading, status=GradeStatus.SUBMITTED)
     assert submitted.count() == 14
     assert all(g.computed_score is not None for g in submitted)
+    # the careful grades (all but the two disagreeing and the one a point off) score each
+    # proof as its demo rating, and mark the flawed passages
+    ratings = [g.item.proof.metadata["ratings"][0]["value"] for g in submitted]
+    assert sum(g.score == r for g, r in zip(submitted, ratings, strict=True)) == 11
+    spans = ErrorSpan.objects.filter(grade__in=submitted).select_related("grade__item__proof")
+    assert spans.exists()
+    assert all(s.grade.item.proof.text[s.start : s.end] == s.quote for s in spans)
     review = Campaign.objects.get(slug=REVIEW_SLUG)
     assert review.task_kind == "analysis_review"
     assert Item.objects.filter(campaign=review, analysis__isnull=False).count() == 18
