@@ -23,8 +23,11 @@
   var submitKey = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + Math.random();
   var baseSeconds = state.seconds_spent || 0;
   var visibleMs = 0, visibleSince = document.visibilityState === "visible" ? Date.now() : null;
-  var scoreTouched = state.score !== null && state.score !== undefined;
   var computed = state.computed_score;
+  // The final score follows the computed one until the expert chooses another; a restored
+  // score equal to the computed one (rounded down) is still following.
+  var scoreTouched = state.score !== null && state.score !== undefined &&
+    !(computed !== null && computed !== undefined && String(parseFloat(state.score)) === String(Math.floor(parseFloat(computed))));
   var activeRow = null;
   var saveTimer = null, saving = false, pendingSave = false, dirty = false;
   var segments = [];
@@ -310,7 +313,10 @@
     var el = document.getElementById("computed-score");
     if (el) el.textContent = computed === null || computed === undefined ? "\u2013" : computed;
     if (!scoreTouched && computed !== null && computed !== undefined && scale === "0-7") {
+      var before = q("input[name=score]:checked");
       setScore(Math.floor(parseFloat(computed)), false);
+      // The score moved with the checklist: save it too.
+      if (before !== q("input[name=score]:checked") && editable && !submitted) changed(300);
     }
     var score = q("input[name=score]:checked");
     var differs = computed !== null && computed !== undefined && score && normalise(score.value) !== normalise(computed);

@@ -150,7 +150,11 @@ def test_closed_tab_loses_nothing(browser, live_server, login, graded_setup, scr
     page.click("input[name='step-2'][value='wrong']")
     wait_for(
         lambda: Grade.objects.filter(
-            item=item, comment="Half done", step_verdicts={"2": "wrong"}, spans__isnull=False
+            item=item,
+            comment="Half done",
+            step_verdicts={"2": "wrong"},
+            spans__isnull=False,
+            score=2,
         ).exists()
     )
     first.close()
@@ -161,6 +165,9 @@ def test_closed_tab_loses_nothing(browser, live_server, login, graded_setup, scr
         login(page, expert)
         open_item(page, live_server, campaign)
         assert page.locator("input[name='award-c1'][value='2']").is_checked()
+        # the final score followed the checklist and still does
+        assert page.locator("input[name=score][value='2']").is_checked()
+        assert page.locator("#score-note-box").is_hidden()
         assert page.locator("#comment").input_value() == "Half done"
         assert page.locator("#span-list li").count() == 1
         assert page.locator("mark.err").first.inner_text() == "the claim follows"
