@@ -23,9 +23,6 @@ from adjudication.services.labels import final_label_set
 from annotation.models import Grade, GradeStatus, Item
 from annotation.scales import scale_spec
 
-# Labels that a later revision of an expert's grade never overrides.
-SETTLED_SOURCES = {LabelSource.ADJUDICATION, LabelSource.IMPORTED, LabelSource.AUTOMATIC}
-
 
 class AdjudicationError(ValueError):
     """A request the adjudication rules refuse, in words fit to show."""
@@ -63,13 +60,14 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
 
     One judgement: a "single" label. Within the campaign tolerance: a label by the campaign's
     policy (the policy and arithmetic recorded on it), and an unresolved disagreement case is
-    closed as "agreed". Beyond it: a case opens (or the open one records the new difference)
-    and a label derived from the old scores is withdrawn. Labels set by adjudication, import or
-    automation, and cases an admin opened by hand, are left for an adjudicator.
+    closed as "agreed". Beyond it: a case opens (or the open one records the new difference).
+    An item that already has its final label keeps it (a gold item goes on taking judgements
+    that are checked against it), and a case an admin opened by hand waits for an adjudicator.
     """
     item = Item.objects.select_for_update().select_related("campaign").get(pk=item_id)
     label = FinalLabel.objects.filter(item=item).first()
-    if label is not None and label.source in SETTLED_SOURCES:
+    if label is not None:
+        # Final: only adjudication changes it (gold items keep taking judgements afterwards).
         return label
     grades = _submitted(item)
     if len(grades) < item.required_judgements or not grades:
@@ -111,8 +109,6 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
             grade_ids=[g.pk for g in grades],
             case=case,
         )
-    if label is not None:
-        label.delete()
     if case is None:
         case = AdjudicationCase.objects.create(
             item=item, opened_reason=OpenedReason.DISAGREEMENT, disagreement=difference

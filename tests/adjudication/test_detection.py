@@ -1,13 +1,15 @@
 """Detection: labels within tolerance by policy, cases beyond it, revisions, manual sending."""
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from adjudication.models import AdjudicationCase, CaseEvent, CaseStatus, FinalLabel
 from adjudication.services import AdjudicationError, case_open_manual, item_evaluate
-from annotation.models import Grade, GradeStatus, Item
+from annotation.models import Assignment, Grade, GradeStatus, Item
 from annotation.services import GradeInput, assignment_create_manual, grade_revise, grade_submit
 from tests.adjudication.factories import CampaignFactory, GradeFactory, ItemFactory, judge
 from tests.factories import UserFactory
@@ -165,3 +167,30 @@ def test_manual_sending_opens_a_case_on_an_agreed_item_and_keeps_it_open():
 def test_manual_sending_needs_a_judgement():
     with pytest.raises(AdjudicationError, match="no submitted judgement"):
         case_open_manual(item=ItemFactory(), user=UserFactory(roles=["admin"]))
+
+
+def test_gold_judgements_after_the_label_never_change_it():
+    """Gold items keep taking judgements once final (annotation); they are checked against the
+    label, they do not move it."""
+    item = ItemFactory(is_gold=True)
+    judge(item, 5, 6)
+    GradeFactory(item=item, score=0)
+    assert item_evaluate(item_id=item.pk) == FinalLabel.objects.get(item=item)
+    label = FinalLabel.objects.get(item=item)
+    assert (label.value, label.source, len(label.grade_ids)) == (Decimal("5"), "agreement", 2)
+    assert not AdjudicationCase.objects.filter(item=item).exists()
+
+
+def test_gold_grade_through_annotation_keeps_the_label(django_capture_on_commit_callbacks):
+    item = ItemFactory(is_gold=True, required_judgements=1)
+    judge(item, 7)
+    checker = UserFactory(roles=["expert"])
+    # Annotation serves final gold items from the queue; the lease is written here directly.
+    Assignment.objects.create(
+        item=item, expert=checker, leased_until=timezone.now() + timedelta(hours=1)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        grade_submit(item=item, expert=checker, data=_grade_input(2))
+    label = FinalLabel.objects.get(item=item)
+    assert (label.value, label.source) == (Decimal("7"), "single")
+    assert not AdjudicationCase.objects.filter(item=item).exists()
