@@ -81,3 +81,14 @@ def analyses_with_meta(*, proof_id: int | None = None, verifier: str = "") -> Qu
     if verifier:
         qs = qs.filter(verifier=verifier)
     return qs.order_by("-proof_id", "verifier", "sample_key")
+
+
+def verifier_run_samples(run: VerifierRun, limit: int = 200) -> list:
+    """What the run produced (newest first): analyses, meta-verifications or suggestions."""
+    if run.kind == "verify":
+        qs = VerifierAnalysis.objects.filter(metadata__run=run.pk).select_related("proof__problem")
+    elif run.kind == "meta_verify":
+        qs = MetaVerification.objects.filter(run=run).select_related("analysis__proof__problem")
+    else:
+        return []
+    return list(qs.order_by("-id")[:limit])

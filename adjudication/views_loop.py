@@ -70,7 +70,10 @@ def verifier_run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         if request.htmx and not request.htmx.history_restore_request
         else "adjudication/verifier_run.html"
     )
-    response = render(request, template, {"run": run})
+    context = {"run": run}
+    if template == "adjudication/verifier_run.html":
+        context["samples"] = loop_selectors.verifier_run_samples(run)
+    response = render(request, template, context)
     patch_vary_headers(response, ["HX-Request"])
     return response
 

@@ -200,3 +200,14 @@ def test_analysis_items_are_created_once_and_double_scored_by_the_seeded_share()
     grading = review_campaign(task_kind="proof_grading")
     with pytest.raises(services.GradeError, match="analysis review campaign"):
         analysis_items_create(campaign=grading, analyses=analyses)
+
+
+def test_an_analysis_review_campaign_rates_on_the_ternary_scale(admin_user):
+    with pytest.raises(services.CampaignError, match="analysis review campaign rates"):
+        services.campaign_create(
+            name="Meta 0-7", created_by=admin_user, task_kind="analysis_review", scale="0-7"
+        )
+    campaign = services.campaign_create(
+        name="Meta", created_by=admin_user, task_kind="analysis_review", scale="0-0.5-1"
+    )
+    assert campaign.task_kind == "analysis_review"

@@ -293,3 +293,24 @@ def test_adjudicator_sees_the_analysis_and_both_reviews_side_by_side(
     assert "does not exist" in page and "x is positive" in page
     assert "none: the analysis claims no defect" in page
     assert "case-a" not in page and "case-b" not in page  # anonymised
+
+
+def test_verifier_run_page_lists_the_samples_with_broken_contracts(
+    client, admin, fake_llm, settings, django_assert_max_num_queries
+):
+    settings.LLM_BACKOFF_SECONDS = 0
+    from adjudication import verifier_runs
+    from tests.llm.fake_openai import text
+
+    endpoint = LLMEndpointFactory(base_url=fake_llm.base_url, api_key_env="")
+    target = ProofFactory(text="A proof for the samples table.")
+    fake_llm.on(target.text, text(replies.GAP), text(replies.BROKEN))
+    run = verifier_runs.verifier_run_start(
+        kind="verify", endpoint=endpoint, targets=[target], samples=2, user=admin
+    )
+    verifier_runs.verifier_run_execute(run_id=run.pk)
+    client.force_login(admin)
+    with django_assert_max_num_queries(10):
+        page = client.get(reverse("adjudication:verifier-run", args=[run.pk])).content.decode()
+    assert 'data-score="0.5"' in page and 'data-score="none"' in page
+    assert "no \\boxed{} score in the text" in page
