@@ -3,7 +3,8 @@
 A proof-grading campaign (0-7, 40% double-scored) over the demo proofs, where some items are
 already graded by both experts (agreeing, within the tolerance, and two disagreeing beyond it,
 which open adjudication cases), some once, and the rest wait for the experts; and an analysis
-review campaign over the demo verifier analyses, not started. Running it again changes nothing.
+review campaign over the demo verifier analyses, two of them reviewed. Running it again
+changes nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ from annotation.services import (
     grade_submit,
     items_create_from_selection,
 )
-from annotation.services.review import analysis_items_create
+from annotation.services.review import (
+    MetaReviewInput,
+    analysis_items_create,
+    meta_review_submit,
+)
 from problems.demo.loader import DEMO_PROBLEMS, DEMO_VERIFIER
 from problems.models import Proof, VerifierAnalysis
 from rubrics.structure import Scheme, compute_score
@@ -235,6 +240,26 @@ def _grade(item: Item, planned: PlannedGrade, admin: User) -> None:
     )
 
 
+def _review(item: Item, username: str, admin: User) -> None:
+    """A meta-review of an analysis that found no defect in a correct proof: no defect to
+    judge, no expression error, and its score (1) fits."""
+    expert = User.objects.get(username=username)
+    if Grade.objects.filter(item=item, expert=expert, status=GradeStatus.SUBMITTED).exists():
+        return
+    assignment_create_manual(item=item, expert=expert, assigned_by=admin)
+    meta_review_submit(
+        item=item,
+        expert=expert,
+        data=MetaReviewInput(
+            expression_error=False,
+            score_fits=True,
+            comment="The analysis checks each step and rightly finds nothing wrong.",
+            seconds_spent=240,
+        ),
+        submit_key=f"demo-{item.pk}-{expert.pk}",
+    )
+
+
 def demo_load() -> str:
     """Creates (once) the two demo campaigns, their members and items, and submits the planned
     grades not yet submitted; returns a one-line summary. Each grade is its own transaction,
@@ -282,9 +307,18 @@ def demo_load() -> str:
             verifier=DEMO_VERIFIER, proof__in=[item.proof for item in items]
         ).order_by("pk")
         analysis_items_create(campaign=review, analyses=analyses)
+    reviewed = [
+        item
+        for item in Item.objects.filter(campaign=review, required_judgements=1)
+        .select_related("campaign", "proof__problem", "analysis")
+        .order_by("proof__problem__external_id", "proof__generator")
+        if item.proof.metadata["demo_quality"] == "correct"
+    ][:2]
+    for item in reviewed:
+        _review(item, "expert1", admin)
     submitted = Grade.objects.filter(item__campaign=grading, status=GradeStatus.SUBMITTED).count()
     return (
         f"Campaigns: '{grading.name}' ({len(items)} items, {len(doubles)} double-scored, "
         f"{submitted} grades submitted); '{review.name}' "
-        f"({Item.objects.filter(campaign=review).count()} analyses to review)."
+        f"({Item.objects.filter(campaign=review).count()} analyses, {len(reviewed)} reviewed)."
     )

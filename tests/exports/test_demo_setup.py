@@ -15,7 +15,7 @@ from django.test import override_settings
 from adjudication.models import AdjudicationCase, CaseStatus, FinalLabel
 from adjudication.selectors import cases_for_user
 from annotation.demo import GRADING_SLUG, REVIEW_SLUG
-from annotation.models import Campaign, ErrorSpan, Grade, GradeStatus, Item
+from annotation.models import Campaign, ErrorSpan, Grade, GradeStatus, Item, MetaReview
 from annotation.services import assignment_next
 from config.roles import Role, user_roles
 from problems.demo.text import CLOSING, OPENING
@@ -98,6 +98,10 @@ def test_demo_setup_loads_every_app_and_a_second_run_changes_nothing():
     review = Campaign.objects.get(slug=REVIEW_SLUG)
     assert review.task_kind == "analysis_review"
     assert Item.objects.filter(campaign=review, analysis__isnull=False).count() == 18
+    reviews = MetaReview.objects.filter(grade__item__campaign=review).select_related("grade__item")
+    assert [r.grade.score for r in reviews] == [1, 1]
+    assert all(r.grade.item.proof.metadata["demo_quality"] == "correct" for r in reviews)
+    assert FinalLabel.objects.filter(item__campaign=review, source="single").count() == 2
 
     # adjudication: labels of each kind, one resolved case and one open
     labels = FinalLabel.objects.filter(item__campaign=grading)
