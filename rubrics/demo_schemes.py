@@ -13,8 +13,8 @@ ALGEBRA_CYCLIC = r"""## Checkpoints (max 7 pts total)
 **Total (max 7):** Chain A: 3 + 3 + 1 = 7.
 
 ## Zero-credit items
-- Checking the inequality for particular values of $a$, $b$, $c$.
-- Claiming that the expression is symmetric, or that its extremum is at $a=b=c$, without proof.
+- Checking the inequality for particular values of the variables.
+- Claiming that the expression is symmetric, or that its extremum is where the variables are equal, without proof.
 
 ## Deductions
 - **Cap at 5/7:** the equality case is stated without any argument.
@@ -23,7 +23,7 @@ ALGEBRA_CYCLIC = r"""## Checkpoints (max 7 pts total)
 
 ALGEBRA_FUNCTIONAL = r"""## Checkpoints (max 7 pts total)
 
-**Chain A (substitute $1-x$ and eliminate)** [additive]
+**Chain A (substitute and eliminate)** [additive]
 - (2 pts) **Second equation**: replaces $x$ by $1-x$ to get $f(1-x)+2f(x)=(1-x)^2$. [additive]
 - (2 pts) **Elimination**: solves the two linear equations for $f(x)$, obtaining $f(x)=\frac{x^2-4x+2}{3}$, with no assumption on the form of $f$. [additive]
 - (2 pts) **Verification**: checks that this function satisfies the equation for every real $x$. [additive]
@@ -32,11 +32,11 @@ ALGEBRA_FUNCTIONAL = r"""## Checkpoints (max 7 pts total)
 **Total (max 7):** Chain A: 2 + 2 + 2 + 1 = 7.
 
 ## Zero-credit items
-- Guessing $f$ from a few values of $x$.
+- Guessing the function from a few of its values.
 - Stating the answer without derivation.
 
 ## Deductions
-- **Cap at 4/7:** assumes without proof that $f$ is a polynomial (or quadratic).
+- **Cap at 4/7:** assumes without proof that the function is a polynomial (or quadratic).
 - **−1:** arithmetic error in the verification that is corrected or harmless.
 """
 
@@ -50,7 +50,7 @@ COMBINATORICS_COPRIME = r"""## Checkpoints (max 7 pts total)
 **Total (max 7):** Chain A: 2 + 2 + 3 = 7.
 
 ## Zero-credit items
-- Verifying the claim for small $n$ only.
+- Verifying the claim for small cases only.
 - Asserting that "some two numbers must be close" without a counting argument.
 
 ## Deductions
@@ -69,8 +69,8 @@ COMBINATORICS_PARTY = r"""## Checkpoints (max 7 pts total)
 **Total (max 7):** Chain A: 2 + 4 + 1 = 7.
 
 ## Zero-credit items
-- Drawing one colouring of $K_6$ and pointing at a triangle.
-- Stating Ramsey's theorem $R(3,3)=6$ without proof.
+- Drawing one pattern of friendships and pointing at a triple.
+- Quoting Ramsey's theorem without proof.
 
 ## Deductions
 - **Cap at 6/7:** only one of the two cases is treated and symmetry is not mentioned.
@@ -91,11 +91,11 @@ GEOMETRY_BISECTOR = r"""## Checkpoints (max 7 pts total)
 
 ## Zero-credit items
 - A figure with measured lengths.
-- Stating that $M$ is the midpoint of the arc without any reason.
+- Stating without reason that the bisector meets the circle at the midpoint of an arc.
 
 ## Deductions
 - **−1:** a configuration fact used without justification.
-- **Cap at 3/7:** the argument assumes $AB=AC$.
+- **Cap at 3/7:** the argument assumes that the triangle is isosceles.
 """
 
 NUMBER_THEORY_FIFTH = r"""## Checkpoints (max 7 pts total)
@@ -115,8 +115,8 @@ NUMBER_THEORY_FIFTH = r"""## Checkpoints (max 7 pts total)
 **Total (max 7):** Chain A: 1 + 2 + 4 = 7; Chain B: 1 + 6 = 7.
 
 ## Zero-credit items
-- Checking $n=1,\dots,10$ numerically.
-- Stating Fermat's little theorem without applying it to $n^5$.
+- Checking the first few values numerically.
+- Stating Fermat's little theorem without applying it.
 
 ## Deductions
 - **−1:** a residue computed wrongly but not used.
