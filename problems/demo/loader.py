@@ -37,12 +37,26 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _upsert(model, defaults: dict, **lookup):
+    """update_or_create that leaves an unchanged row alone (its updated_at included)."""
+    row = model.objects.filter(**lookup).first()
+    if row is None:
+        return model.objects.create(**lookup, **defaults)
+    changed = [name for name, value in defaults.items() if getattr(row, name) != value]
+    if changed:
+        for name in changed:
+            setattr(row, name, defaults[name])
+        row.save()
+    return row
+
+
 @transaction.atomic
 def demo_corpus_load() -> dict[str, int]:
     """Upserts the demo problems, reference solutions, proofs and analyses; returns counts."""
     counts = {"problems": 0, "reference_solutions": 0, "proofs": 0, "analyses": 0}
     for spec in DEMO_PROBLEMS:
-        problem, _ = Problem.objects.update_or_create(
+        problem = _upsert(
+            Problem,
             external_id=spec["external_id"],
             defaults={
                 "contest": spec["contest"],
@@ -57,7 +71,8 @@ def demo_corpus_load() -> dict[str, int]:
         )
         counts["problems"] += 1
         solution_hash = _hash(spec["solution"])
-        ReferenceSolution.objects.update_or_create(
+        _upsert(
+            ReferenceSolution,
             problem=problem,
             text_hash=solution_hash,
             defaults={"text": spec["solution"], "source": DEMO_SOURCE},
@@ -67,7 +82,8 @@ def demo_corpus_load() -> dict[str, int]:
         ).delete()
         counts["reference_solutions"] += 1
         for proof_spec in spec["proofs"]:
-            proof, _ = Proof.objects.update_or_create(
+            proof = _upsert(
+                Proof,
                 problem=problem,
                 generator=proof_spec["generator"],
                 sample_key="0",
@@ -90,7 +106,8 @@ def demo_corpus_load() -> dict[str, int]:
                 },
             )
             counts["proofs"] += 1
-            VerifierAnalysis.objects.update_or_create(
+            _upsert(
+                VerifierAnalysis,
                 proof=proof,
                 verifier=DEMO_VERIFIER,
                 sample_key="0",
@@ -118,7 +135,8 @@ def demo_accounts_ensure() -> tuple[DemoAccount, ...]:
         user.is_staff = is_admin
         user.is_superuser = is_admin
         user.email = f"{account.username}@proofmark.invalid"
-        user.set_password(account.password)
+        if not user.check_password(account.password):
+            user.set_password(account.password)
         user.save()
         user.groups.add(Group.objects.get(name=account.role.value))
     return DEMO_ACCOUNTS
