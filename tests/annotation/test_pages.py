@@ -48,6 +48,28 @@ def test_grading_page_shows_checklist_proof_and_keys(client):
     assert "<kbd>Enter</kbd>" in html and "toggle panes" in html
 
 
+def test_checklist_texts_are_rendered_with_their_math(client):
+    math_scheme = """\
+## Checkpoints (7 pts total)
+
+**Chain A**
+1. **Bound $a_n \\le 2^n$** (7 pts): by induction on $n$. [additive]
+
+## Zero-credit items
+- Checking $n = 1$ only.
+
+## Deductions
+- Claims $a_n < 2^n$ without proof: -1
+"""
+    proof = ProofFactory()
+    item, expert = leased_item(proof=proof, scheme=approved_scheme(proof.problem, math_scheme))
+    client.force_login(expert)
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    checklist = html[html.index('data-id="c1"') :]
+    assert "$a_n" not in checklist and "$n = 1$" not in checklist
+    assert checklist.count('class="math') >= 3
+
+
 @pytest.mark.parametrize("scale,needle", [("0-0.5-1", "Citing a paper"), ("1-4", "2x-1")])
 def test_other_scales_show_their_definitions(client, scale, needle):
     campaign = CampaignFactory(scale=scale)
