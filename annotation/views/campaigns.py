@@ -47,7 +47,9 @@ def campaign_edit(request, slug):
     form = CampaignForm(request.POST or None, initial=CampaignForm.initial_from(campaign))
     if request.method == "POST" and form.is_valid():
         try:
-            campaign = services.campaign_update(campaign=campaign, **form.cleaned_data)
+            campaign = services.campaign_update(
+                campaign=campaign, updated_by=request.user, **form.cleaned_data
+            )
         except services.CampaignError as exc:
             form.add_error(None, str(exc))
         else:
