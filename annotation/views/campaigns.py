@@ -143,7 +143,8 @@ def items_create(request, slug):
                 required_judgements=data["required_judgements"],
                 is_gold=data["is_gold"],
             )
-            messages.success(request, result.summary())
+            level = messages.WARNING if result.not_from_config else messages.SUCCESS
+            messages.add_message(request, level, result.summary())
             return redirect("annotation:campaign", slug=slug)
         preview = {"count": proofs.count(), "proofs": proofs[:20]}
     return render(

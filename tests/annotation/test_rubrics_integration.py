@@ -268,5 +268,6 @@ def test_items_page_names_problems_off_the_configuration(client, admin_user):
     )
     html = response.content.decode()
     assert "2 item(s) created" in html
+    assert '<li class="warning">' in html
     assert "not generated with “frozen-pb” for WARN-OFF." in html
     assert Item.objects.filter(campaign=campaign).count() == 2
