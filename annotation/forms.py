@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import Campaign, LabelPolicy, MemberRole, Scale, TaskKind
 from annotation.services import CampaignError, taxonomy_from_text
+from rubrics.models import GeneratorConfig
 
 
 class CampaignForm(forms.Form):
@@ -31,6 +32,14 @@ class CampaignForm(forms.Form):
     )
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), required=False)
     status = forms.ChoiceField(choices=[("open", "Open"), ("closed", "Closed")], initial="open")
+    generator_config = forms.ModelChoiceField(
+        queryset=GeneratorConfig.objects.all(),
+        required=False,
+        label="Generator configuration",
+        empty_label="None",
+        help_text="Schemes for this campaign should come from this configuration (method, prompt "
+        "version, endpoint). Choosing one freezes it if it is not frozen yet.",
+    )
 
     def clean_error_taxonomy(self):
         try:
@@ -44,6 +53,7 @@ class CampaignForm(forms.Form):
 
         data = {name: getattr(campaign, name) for name in cls.base_fields}
         data["error_taxonomy"] = taxonomy_to_text(campaign.error_taxonomy)
+        data["generator_config"] = campaign.generator_config_id
         return data
 
 

@@ -100,6 +100,14 @@ class Campaign(models.Model):
     fast_seconds = models.PositiveIntegerField(
         default=60, help_text="Grades submitted faster than this are flagged."
     )
+    generator_config = models.ForeignKey(
+        "rubrics.GeneratorConfig",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="campaigns",
+        help_text="The frozen generator configuration the campaign's schemes should come from.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -44,7 +44,7 @@ def campaign_list_for_user(user: AbstractBaseUser) -> QuerySet[Campaign]:
 
 
 def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False) -> Campaign:
-    campaign = Campaign.objects.filter(slug=slug).first()
+    campaign = Campaign.objects.filter(slug=slug).select_related("generator_config").first()
     if campaign is None:
         raise Http404("No such campaign.")
     if has_role(user, Role.ADMIN):

@@ -10,6 +10,7 @@ from rubrics.services import TEXT_FORMATS
 class SchemeFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Search")
     contest = forms.CharField(required=False, max_length=100)
+    problem = forms.CharField(required=False, max_length=100, label="Problem id")
     status = forms.ChoiceField(required=False, choices=[("", "Any status"), *SchemeStatus.choices])
     method = forms.ChoiceField(required=False, choices=[("", "Any method"), *SchemeMethod.choices])
     valid = forms.ChoiceField(
@@ -29,6 +30,7 @@ class SchemeFilterForm(forms.Form):
             valid=valid,
             contest=data["contest"].strip(),
             search=data["q"].strip(),
+            problem=data["problem"].strip(),
         )
 
 

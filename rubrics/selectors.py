@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -39,11 +40,17 @@ class SchemeFilters:
     valid: bool | None = None
     contest: str = ""
     search: str = ""
+    problem: str = ""  # a problem's external id, exactly
 
     @property
     def active(self) -> bool:
         return bool(
-            self.status or self.method or self.valid is not None or self.contest or self.search
+            self.status
+            or self.method
+            or self.valid is not None
+            or self.contest
+            or self.search
+            or self.problem
         )
 
 
@@ -88,6 +95,8 @@ def scheme_list(*, filters: SchemeFilters | None = None) -> QuerySet[MarkingSche
         schemes = schemes.filter(is_valid=filters.valid)
     if filters.contest:
         schemes = schemes.filter(problem__contest=filters.contest)
+    if filters.problem:
+        schemes = schemes.filter(problem__external_id=filters.problem)
     if filters.search:
         schemes = schemes.filter(
             Q(problem__external_id__icontains=filters.search) | Q(text__icontains=filters.search)
@@ -199,6 +208,30 @@ def scheme_approved_for_problem(problem_id: int) -> MarkingScheme | None:
         .order_by("status", "-version")  # approved sorts before frozen
         .first()
     )
+
+
+def schemes_approved_for_problems(problem_ids: Iterable[int]) -> dict[int, MarkingScheme]:
+    """`scheme_approved_for_problem` for many problems in one query: problem id -> its
+    approved version, or else its newest frozen one (problems with neither are left out)."""
+    chosen: dict[int, MarkingScheme] = {}
+    schemes = (
+        MarkingScheme.objects.filter(
+            problem_id__in=list(problem_ids),
+            status__in=[SchemeStatus.APPROVED, SchemeStatus.FROZEN],
+        )
+        .only("id", "problem_id", "version", "status", "provenance")
+        .order_by("problem_id", "status", "-version")  # approved sorts before frozen
+    )
+    for scheme in schemes:
+        chosen.setdefault(scheme.problem_id, scheme)
+    return chosen
+
+
+def scheme_generator_config_id(scheme: MarkingScheme) -> int | None:
+    """The generator configuration a version was generated with (its provenance, written by
+    `rubrics.generation`), None for imported, hand-written or edited versions."""
+    config = (scheme.provenance or {}).get("config")
+    return config.get("id") if isinstance(config, dict) else None
 
 
 @dataclass

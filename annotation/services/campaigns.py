@@ -6,6 +6,7 @@ import re
 from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.text import slugify
 
@@ -19,6 +20,7 @@ from annotation.models import (
     TaskKind,
     default_error_taxonomy,
 )
+from rubrics.generation import generator_config_freeze
 
 KEY_RE = re.compile(r"^[a-z0-9_]+$")
 
@@ -84,7 +86,20 @@ CAMPAIGN_FIELDS = (
     "lease_minutes",
     "gold_rate",
     "fast_seconds",
+    "generator_config",
 )
+
+
+def _freeze_generator_config(campaign: Campaign, user: AbstractBaseUser | None) -> None:
+    """Freezes the campaign's generator configuration if it is not frozen yet, so that all
+    later schemes for the campaign come from the same one."""
+    config = campaign.generator_config
+    if config is None or config.is_frozen:
+        return
+    try:
+        campaign.generator_config = generator_config_freeze(config=config, user=user)
+    except ValidationError as exc:
+        raise CampaignError(f"generator_config: {' '.join(exc.messages)}") from exc
 
 
 @transaction.atomic
@@ -103,6 +118,7 @@ def campaign_create(
     if Campaign.objects.filter(slug=campaign.slug).exists():
         raise CampaignError(f"slug: a campaign called {campaign.slug!r} exists already")
     _check(campaign)
+    _freeze_generator_config(campaign, created_by)
     campaign.save()
     if created_by is not None:
         CampaignMember.objects.create(campaign=campaign, user=created_by, role=MemberRole.ADMIN)
@@ -110,7 +126,11 @@ def campaign_create(
 
 
 @transaction.atomic
-def campaign_update(*, campaign: Campaign, **fields) -> Campaign:
+def campaign_update(
+    *, campaign: Campaign, updated_by: AbstractBaseUser | None = None, **fields
+) -> Campaign:
+    """Changes the campaign's settings; its generator configuration is frozen (by
+    `updated_by`) if it is not frozen yet."""
     unknown = set(fields) - set(CAMPAIGN_FIELDS)
     if unknown:
         raise CampaignError(f"unknown campaign field(s): {', '.join(sorted(unknown))}")
@@ -118,6 +138,7 @@ def campaign_update(*, campaign: Campaign, **fields) -> Campaign:
     for key, value in fields.items():
         setattr(campaign, key, value)
     _check(campaign)
+    _freeze_generator_config(campaign, updated_by)
     if Campaign.objects.filter(slug=campaign.slug).exclude(pk=campaign.pk).exists():
         raise CampaignError(f"slug: a campaign called {campaign.slug!r} exists already")
     campaign.save()

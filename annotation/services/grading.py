@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.lookups import LessThan
@@ -24,6 +25,8 @@ from annotation.models import (
 from annotation.services.assignment import _taken_count
 from annotation.signals import item_judged, judgement_submitted
 from annotation.spans import SpanError, locate_span
+from rubrics.models import SchemeStatus
+from rubrics.services import scheme_freeze
 from rubrics.structure import AwardError, Scheme, check_awards, compute_score
 
 VERDICTS = {"correct", "wrong", "unclear"}
@@ -273,13 +276,28 @@ def _mark_done(assignment_id: int, item_id: int, now) -> tuple[int, bool]:
     return count, needs_work
 
 
+def _freeze_scheme(item: Item) -> None:
+    """Freezes the item's scheme version once a submitted grade points at it, so that its
+    status never changes again (`rubrics.services.scheme_freeze`; frozen already: nothing).
+    A version that is no longer approved (another version of the problem was approved since
+    the item was created) stays as it is: only the approved version can be frozen."""
+    if item.scheme is None or item.scheme.status != SchemeStatus.APPROVED:
+        return
+    try:
+        item.scheme = scheme_freeze(scheme=item.scheme)
+    except ValidationError:
+        # approval moved to another version between the item lock and the scheme lock
+        return
+
+
 @transaction.atomic
 def grade_submit(
     *, item: Item, expert: AbstractBaseUser, data: GradeInput, submit_key: str = ""
 ) -> Grade:
     """Submits the expert's judgement of the item. Idempotent: a repeat (double click, retry)
     returns the grade already submitted. Holds the item's row lock so that a submission after
-    an expired lease never takes a slot another expert holds."""
+    an expired lease never takes a slot another expert holds. The first grade pointing at the
+    item's approved scheme version freezes it, in the same transaction."""
     item = _lock_item(item)
     grade = Grade.objects.select_for_update().filter(item=item, expert=expert).first()
     if grade is not None and grade.is_submitted:
@@ -315,6 +333,7 @@ def grade_submit(
     created = grade.pk is None
     grade.save()
     _replace_spans(grade, data.spans, fresh=created)
+    _freeze_scheme(item)
     item.submitted_count, item.needs_work = _mark_done(assignment_id, item.pk, now)
     _send_signals(item, grade, revised=False)
     return grade

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from annotation.models import Campaign, Item
 from problems.models import Proof
-from rubrics.models import MarkingScheme, SchemeStatus
+from rubrics.selectors import scheme_generator_config_id, schemes_approved_for_problems
 
 
 @dataclass
@@ -23,6 +23,8 @@ class ItemsCreated:
     already_present: int = 0
     double_scored: int = 0
     without_scheme: list[str] = field(default_factory=list)  # problem external ids
+    generator_config: str = ""  # the campaign's generator configuration, by name
+    not_from_config: list[str] = field(default_factory=list)  # problem external ids
 
     def summary(self) -> str:
         parts = [f"{len(self.created)} item(s) created"]
@@ -33,6 +35,11 @@ class ItemsCreated:
             parts.append(
                 "no approved marking scheme (items pinned to none) for "
                 + ", ".join(sorted(set(self.without_scheme)))
+            )
+        if self.not_from_config:
+            parts.append(
+                f"warning: the pinned scheme was not generated with “{self.generator_config}” "
+                "for " + ", ".join(sorted(set(self.not_from_config)))
             )
         return "; ".join(parts) + "."
 
@@ -60,7 +67,9 @@ def items_create_from_selection(
     is_gold: bool = False,
 ) -> ItemsCreated:
     """One item per proof not yet in the campaign, each pinned to its problem's approved scheme
-    (or to none, reported). The double-scored share comes from the campaign's seeded sample
+    (else its newest frozen one; or to none, reported). When the campaign names a generator
+    configuration, problems whose pinned scheme was not generated with it are named as a
+    warning. The double-scored share comes from the campaign's seeded sample
     unless `required_judgements` fixes it for every item."""
     proofs = list(proofs)
     result = ItemsCreated()
@@ -71,11 +80,10 @@ def items_create_from_selection(
     )
     fresh = [p for p in proofs if p.pk not in existing]
     result.already_present = len(proofs) - len(fresh)
-    approved = dict(
-        MarkingScheme.objects.filter(
-            problem_id__in={p.problem_id for p in fresh}, status=SchemeStatus.APPROVED
-        ).values_list("problem_id", "id")
-    )
+    approved = schemes_approved_for_problems({p.problem_id for p in fresh})
+    config = campaign.generator_config
+    if config is not None:
+        result.generator_config = config.name
     doubles = double_scored_keys(
         seed=campaign.sample_seed,
         share=campaign.double_share,
@@ -87,14 +95,16 @@ def items_create_from_selection(
             required = required_judgements
         else:
             required = 2 if (proof.pk, None) in doubles else 1
-        scheme_id = approved.get(proof.problem_id)
-        if scheme_id is None:
+        scheme = approved.get(proof.problem_id)
+        if scheme is None:
             result.without_scheme.append(proof.problem.external_id)
+        elif config is not None and scheme_generator_config_id(scheme) != config.pk:
+            result.not_from_config.append(proof.problem.external_id)
         rows.append(
             Item(
                 campaign=campaign,
                 proof=proof,
-                scheme_id=scheme_id,
+                scheme=scheme,
                 required_judgements=required,
                 is_gold=is_gold,
             )

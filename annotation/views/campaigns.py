@@ -47,7 +47,9 @@ def campaign_edit(request, slug):
     form = CampaignForm(request.POST or None, initial=CampaignForm.initial_from(campaign))
     if request.method == "POST" and form.is_valid():
         try:
-            campaign = services.campaign_update(campaign=campaign, **form.cleaned_data)
+            campaign = services.campaign_update(
+                campaign=campaign, updated_by=request.user, **form.cleaned_data
+            )
         except services.CampaignError as exc:
             form.add_error(None, str(exc))
         else:
@@ -141,7 +143,8 @@ def items_create(request, slug):
                 required_judgements=data["required_judgements"],
                 is_gold=data["is_gold"],
             )
-            messages.success(request, result.summary())
+            level = messages.WARNING if result.not_from_config else messages.SUCCESS
+            messages.add_message(request, level, result.summary())
             return redirect("annotation:campaign", slug=slug)
         preview = {"count": proofs.count(), "proofs": proofs[:20]}
     return render(
