@@ -64,8 +64,10 @@ def test_demo_setup_loads_every_app_and_a_second_run_changes_nothing():
             assert analysis.text.rstrip().endswith(f"{CLOSING} \\boxed{{{expected}}}")
             assert analysis.score == float(expected) and analysis.kept_contract
 
-    # rubrics: one approved valid scheme per problem, ProofBench features, ratings, a later draft
-    approved = MarkingScheme.objects.filter(status=SchemeStatus.APPROVED)
+    # rubrics: one approved valid scheme per problem (frozen once a grade points at it),
+    # ProofBench features, ratings, a later draft
+    in_use = (SchemeStatus.APPROVED, SchemeStatus.FROZEN)
+    approved = MarkingScheme.objects.filter(status__in=in_use)
     assert approved.count() == Problem.objects.count() == 6
     assert all(s.is_valid and s.validation == [] for s in approved)
     schemes = [Scheme.from_dict(s.structure) for s in approved]
@@ -74,7 +76,7 @@ def test_demo_setup_loads_every_app_and_a_second_run_changes_nothing():
     assert all(s.zero_credit and s.deductions for s in schemes)
     assert SchemeRating.objects.count() == 6
     [draft] = MarkingScheme.objects.filter(status=SchemeStatus.DRAFT)
-    assert draft.previous.status == SchemeStatus.APPROVED and draft.is_valid
+    assert draft.previous.status in in_use and draft.is_valid
     assert draft.previous.problem_id == draft.problem_id and draft.text != draft.previous.text
 
     # annotation: 18 items, 40% double-scored, each pinned to its approved scheme
