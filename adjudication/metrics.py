@@ -145,9 +145,13 @@ def campaign_agreement(
     by_item: dict[int, dict[int, float]] = defaultdict(dict)
     for j in judgements:
         by_item[j.item_id][j.expert_id] = j.score
-    units = [[scores.get(eid) for eid, _ in experts] for scores in by_item.values()]
-    alpha = agreement.krippendorff_alpha_ordinal(units, labels)
-    alpha_ci = agreement.bootstrap_alpha(units, labels, n_resamples=n_resamples, seed=seed)
+    units = {
+        item_id: [scores.get(eid) for eid, _ in experts] for item_id, scores in by_item.items()
+    }
+    alpha = agreement.krippendorff_alpha_ordinal(list(units.values()), labels)
+    alpha_ci = agreement.bootstrap_alpha(
+        list(units.values()), labels, n_resamples=n_resamples, seed=seed
+    )
 
     confusion = agreement.confusion_matrix(
         [p.a.score for p in pairs] + [p.b.score for p in pairs],
@@ -174,6 +178,9 @@ def campaign_agreement(
         {
             "week": week,
             "figures": pair_figures(rows, labels, tolerance, n_resamples=n_resamples, seed=seed),
+            "alpha": agreement.krippendorff_alpha_ordinal(
+                [units[item] for item in dict.fromkeys(row.item_id for row in rows)], labels
+            ),
         }
         for week, rows in sorted(weeks.items())
     ]

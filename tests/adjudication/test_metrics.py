@@ -3,6 +3,8 @@
 from datetime import timedelta
 from decimal import Decimal
 
+import krippendorff
+import numpy as np
 import pytest
 from django.utils import timezone
 
@@ -53,6 +55,14 @@ def test_campaign_figures_by_hand():
     assert experts["x"]["distribution"] == [0, 1, 0, 0, 1, 0, 0, 1]
     assert len(a.weeks) == 2
     assert [row["figures"].n for row in a.weeks] == [1, 2]
+    # Krippendorff's alpha by week, over that week's items (the krippendorff package as reference)
+    second_week = krippendorff.alpha(
+        reliability_data=np.array([[7.0, 4.0], [6.0, 4.0]]),
+        level_of_measurement="ordinal",
+        value_domain=list(range(8)),
+    )
+    assert a.weeks[1]["alpha"] == pytest.approx(second_week)
+    assert a.weeks[0]["alpha"] != a.weeks[1]["alpha"]
     assert sum(map(sum, a.confusion)) == 6
     assert a.confusion[1][5] == a.confusion[5][1] == 1
 
