@@ -72,15 +72,15 @@ def test_a_failed_job_records_the_error_and_leaves_no_file(db, media, monkeypatc
     job = ExportJob.objects.create(
         campaign=corpus.campaign, format="proofbench", file_type="jsonl", created_by=user
     )
-    from exports import formats
+    from exports.formats import labelled
 
-    real = formats.first_references
+    real = labelled.first_references
 
     def broken(problem_ids):
         real(problem_ids)
         raise ConnectionError("database connection lost mid-export")
 
-    monkeypatch.setattr(formats, "first_references", broken)
+    monkeypatch.setattr(labelled, "first_references", broken)
     job = export_run(job_id=job.pk)
     assert job.status == "failed"
     assert "database connection lost" in job.error

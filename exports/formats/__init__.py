@@ -1,0 +1,55 @@
+"""The export formats: their columns and the rows they stream from the database.
+
+Each format reads the final labels (or, for `annotations`, the submitted judgements) of one
+campaign in keyset-paginated batches of plain values, so memory stays flat however many rows there
+are. Filters: contest, year, generator, label source, minimum agreement, split.
+"""
+
+from __future__ import annotations
+
+from annotation.models import Campaign
+from exports.formats.annotations import plan_annotations
+from exports.formats.base import (
+    DEFAULT_CUTS,
+    FORMATS,
+    LABEL_SOURCES,
+    ExportError,
+    ExportOptions,
+    Plan,
+    first_references,
+    licence_of,
+    pseudonym,
+    split_of,
+)
+from exports.formats.labelled import plan_dmv, plan_dv, plan_proofbench
+
+PLANNERS = {
+    "proofbench": plan_proofbench,
+    "dv": plan_dv,
+    "dmv": plan_dmv,
+    "annotations": plan_annotations,
+}
+
+
+def plan_for(fmt: str, campaign: Campaign, options: ExportOptions) -> Plan:
+    try:
+        planner = PLANNERS[fmt]
+    except KeyError as exc:
+        raise ExportError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}") from exc
+    return planner(campaign, options)
+
+
+__all__ = [
+    "DEFAULT_CUTS",
+    "FORMATS",
+    "LABEL_SOURCES",
+    "PLANNERS",
+    "ExportError",
+    "ExportOptions",
+    "Plan",
+    "first_references",
+    "licence_of",
+    "plan_for",
+    "pseudonym",
+    "split_of",
+]

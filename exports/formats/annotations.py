@@ -1,0 +1,171 @@
+"""The `annotations` format: every submitted judgement with its awards, spans, verdicts and
+history, for audits."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from annotation.models import Campaign, ErrorSpan, Grade, GradeRevision, GradeStatus
+from exports.formats.base import (
+    SPLIT_FIELD,
+    ExportOptions,
+    Plan,
+    _batches,
+    _float,
+    _with_agreement,
+    pseudonym,
+    split_of,
+)
+from exports.writers import Field
+
+GRADE_COLUMNS = {
+    "_pk": "id",
+    "item_id": "item_id",
+    "expert_id": "expert_id",
+    "expert_username": "expert__username",
+    "score": "score",
+    "computed_score": "computed_score",
+    "awards": "awards",
+    "deductions": "deductions",
+    "via_equivalent": "via_equivalent",
+    "score_note": "score_note",
+    "comment": "comment",
+    "step_verdicts": "step_verdicts",
+    "first_wrong_step": "first_wrong_step",
+    "seconds_spent": "seconds_spent",
+    "submitted_at": "submitted_at",
+    "scheme_version": "scheme__version",
+    "problem_id": "item__proof__problem__external_id",
+    "generator": "item__proof__generator",
+    "sample_key": "item__proof__sample_key",
+    "analysis_id": "item__analysis_id",
+    "is_gold": "item__is_gold",
+    "final_value": "item__final_label__value",
+    "final_source": "item__final_label__source",
+}
+
+
+def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
+    fields = [
+        Field("grade_id", "int", "The judgement's id."),
+        Field("item_id", "int", "The campaign item judged."),
+        Field("problem_id", "string", "The problem's external id."),
+        Field("generator", "string", "The model that wrote the proof."),
+        Field(
+            "sample_key",
+            "string",
+            "The proof's sample key (with problem and generator, its natural key).",
+        ),
+        Field("analysis_id", "int", "The verifier analysis reviewed (analysis review only)."),
+        Field("is_gold", "bool", "A gold (calibration) item."),
+        Field(
+            "expert",
+            "string",
+            "Pseudonymised expert id (or the username, if the admin chose names).",
+        ),
+        Field("score", "float", f"The expert's score on the campaign scale ({campaign.scale})."),
+        Field("computed_score", "float", "The score the marking scheme's awards compute."),
+        Field("awards", "json", "Checkpoint awards {checkpoint id: points}."),
+        Field("deductions", "json", "Deductions applied (ids)."),
+        Field("via_equivalent", "json", "Checkpoints awarded for an equivalent argument (ids)."),
+        Field("score_note", "string", "Why the score departs from the computed one."),
+        Field("comment", "string", "The expert's comment."),
+        Field("step_verdicts", "json", "Step-level verdicts {step: CORRECT | WRONG}."),
+        Field("first_wrong_step", "int", "The first wrong step, if any."),
+        Field("seconds_spent", "int", "Time spent grading."),
+        Field("submitted_at", "string", "ISO 8601 time of submission."),
+        Field("scheme_version", "int", "The marking-scheme version shown."),
+        Field(
+            "spans",
+            "json",
+            "Error spans [{start, end, quote, category, note}] (offsets into the proof text).",
+        ),
+        Field("history", "json", "Revisions [{changed_by, changed_at, old, new}]."),
+        Field("final_label", "float", "The item's final label, if any."),
+        Field("final_label_source", "string", "How the final label was reached."),
+        Field("campaign", "string", "Campaign slug."),
+    ] + ([SPLIT_FIELD] if options.test_fraction is not None else [])
+
+    qs = Grade.objects.filter(item__campaign=campaign, status=GradeStatus.SUBMITTED)
+    if options.contest:
+        qs = qs.filter(item__proof__problem__contest=options.contest)
+    if options.year is not None:
+        qs = qs.filter(item__proof__problem__year=options.year)
+    if options.generator:
+        qs = qs.filter(item__proof__generator=options.generator)
+    if options.label_sources:
+        qs = qs.filter(item__final_label__source__in=options.label_sources)
+    if options.min_agreement is not None:
+        qs = _with_agreement(qs, campaign, options.min_agreement, "item_id")
+
+    def who(user_id, username):
+        if user_id is None:
+            return None
+        return username if options.expert_names else pseudonym(user_id)
+
+    def rows() -> Iterator[dict]:
+        for batch in _batches(qs, GRADE_COLUMNS):
+            ids = [raw["_pk"] for raw in batch]
+            spans: dict[int, list] = {}
+            for span in ErrorSpan.objects.filter(grade_id__in=ids).values(
+                "grade_id", "start", "end", "quote", "category", "note"
+            ):
+                spans.setdefault(span.pop("grade_id"), []).append(span)
+            history: dict[int, list] = {}
+            for rev in GradeRevision.objects.filter(grade_id__in=ids).values(
+                "grade_id", "changed_by_id", "changed_by__username", "changed_at", "old", "new"
+            ):
+                history.setdefault(rev["grade_id"], []).append(
+                    {
+                        "changed_by": who(rev["changed_by_id"], rev["changed_by__username"]),
+                        "changed_at": rev["changed_at"].isoformat(),
+                        "old": rev["old"],
+                        "new": rev["new"],
+                    }
+                )
+            for raw in batch:
+                split = ""
+                if options.test_fraction is not None:
+                    split = split_of(raw["problem_id"], options.split_seed, options.test_fraction)
+                    if options.split and split != options.split:
+                        continue
+                row = {
+                    "grade_id": raw["_pk"],
+                    "item_id": raw["item_id"],
+                    "problem_id": raw["problem_id"],
+                    "generator": raw["generator"],
+                    "sample_key": raw["sample_key"],
+                    "analysis_id": raw["analysis_id"],
+                    "is_gold": raw["is_gold"],
+                    "expert": who(raw["expert_id"], raw["expert_username"]),
+                    "score": _float(raw["score"]),
+                    "computed_score": _float(raw["computed_score"]),
+                    "awards": raw["awards"],
+                    "deductions": raw["deductions"],
+                    "via_equivalent": raw["via_equivalent"],
+                    "score_note": raw["score_note"],
+                    "comment": raw["comment"],
+                    "step_verdicts": raw["step_verdicts"],
+                    "first_wrong_step": raw["first_wrong_step"],
+                    "seconds_spent": raw["seconds_spent"],
+                    "submitted_at": raw["submitted_at"].isoformat()
+                    if raw["submitted_at"]
+                    else None,
+                    "scheme_version": raw["scheme_version"],
+                    "spans": spans.get(raw["_pk"], []),
+                    "history": history.get(raw["_pk"], []),
+                    "final_label": _float(raw["final_value"]),
+                    "final_label_source": raw["final_source"] or "",
+                    "campaign": campaign.slug,
+                }
+                if options.test_fraction is not None:
+                    row["split"] = split
+                yield row
+
+    return Plan(
+        fields=fields,
+        rows=rows,
+        total=qs.count(),
+        summary="Every submitted expert judgement of the campaign, for audits: checkpoint "
+        "awards, error spans with offsets and categories, step verdicts and revision history.",
+    )

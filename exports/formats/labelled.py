@@ -1,0 +1,207 @@
+"""The label formats: `proofbench` (graded proofs with the ProofBench columns), `dv` (D_v) and
+`dmv` (D_mv)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from annotation.models import Campaign
+from annotation.scales import to_0_7, to_ternary
+from exports.formats.base import (
+    LABEL_COLUMNS,
+    ExportError,
+    ExportOptions,
+    Plan,
+    _labels,
+    _stream,
+    _tail,
+    first_references,
+)
+from exports.writers import Field
+
+# --- proofbench ------------------------------------------------------------------------------
+
+
+def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
+    if campaign.task_kind != "proof_grading":
+        raise ExportError("the proofbench format needs a proof-grading campaign")
+    if campaign.scale == "0-0.5-1":
+        raise ExportError(
+            "the proofbench format rates proofs 0-7 and the 0 / 0.5 / 1 scale has no map onto "
+            "0-7: export this campaign as dv"
+        )
+    conversions = []
+    if campaign.scale == "1-4":
+        conversions.append(
+            {
+                "field": "expert_rating",
+                "from": "1-4",
+                "to": "0-7",
+                "description": "expert_rating from RefGrader's 1-4 onto 0-7 by 2x - 1",
+            }
+        )
+    rating_kind = "float" if campaign.label_policy == "mean" else "int"
+    fields = [
+        Field("problem_id", "string", "The problem's external id."),
+        Field("problem", "string", "Problem statement (Markdown + LaTeX)."),
+        Field("reference_solution", "string", "A reference solution (the first recorded)."),
+        Field("marking_scheme", "string", "The marking-scheme version the label was given under."),
+        Field("generator", "string", "The model that wrote the proof."),
+        Field("model_solution", "string", "The proof."),
+        Field("expert_rating", rating_kind, "Final expert label on 0-7."),
+        Field(
+            "metadata",
+            "struct",
+            "Contest and year of the problem.",
+            (Field("contest", "string", ""), Field("contest_year", "int", "")),
+        ),
+        Field("response_number", "int", "The proof's sample index for this problem and model."),
+        Field("generation_prompt", "string", "The prompt the proof was generated from, if known."),
+        Field("scheme_version", "int", "Version number of the marking scheme used."),
+    ] + _tail(options)
+
+    def build(raw, batch, context):
+        if context["references"] is None:
+            context["references"] = first_references({r["problem_pk"] for r in batch})
+        value = raw["value"] if campaign.scale == "0-7" else to_0_7(raw["value"], campaign.scale)
+        meta = raw["proof_meta"] or {}
+        return {
+            "problem_id": raw["problem_id"],
+            "problem": raw["statement"],
+            "reference_solution": context["references"].get(raw["problem_pk"], ""),
+            "marking_scheme": raw["scheme_text"] or raw["item_scheme_text"] or "",
+            "generator": raw["generator"],
+            "model_solution": raw["proof_text"],
+            "expert_rating": float(value) if rating_kind == "float" else int(value),
+            "metadata": {"contest": raw["contest"], "contest_year": raw["year"]},
+            "response_number": raw["sample_index"],
+            "generation_prompt": meta.get("generation_prompt", ""),
+            "scheme_version": raw["scheme_version"] or raw["item_scheme_version"],
+        }
+
+    qs = _labels(campaign, options).filter(item__analysis__isnull=True)
+    return Plan(
+        fields=fields,
+        rows=lambda: _stream(campaign, options, qs, LABEL_COLUMNS, build),
+        total=qs.count(),
+        conversions=conversions,
+        summary="One row per graded proof, with ProofBench's columns and the final expert "
+        "rating on 0-7.",
+    )
+
+
+# --- dv --------------------------------------------------------------------------------------
+
+
+def _ternary(value: Decimal, scale: str, cuts: tuple[int, int]) -> Decimal:
+    if scale == "0-0.5-1":
+        return value
+    return to_ternary(to_0_7(value, scale), cuts)
+
+
+def _ternary_conversions(scale: str, cuts: tuple[int, int], field_name: str) -> list[dict]:
+    if scale == "0-0.5-1":
+        return []
+    low, high = cuts
+
+    def span(a: int, b: int) -> str:
+        return str(a) if a == b else f"{a}-{b}"
+
+    text = (
+        f"{field_name} from 0-7 onto 0 / 0.5 / 1 by cut points {low} and {high}: "
+        f"{span(high, 7)} -> 1, {span(low, high - 1)} -> 0.5, {span(0, low - 1)} -> 0"
+    )
+    if scale == "1-4":
+        text = f"{field_name} from 1-4 onto 0-7 by 2x - 1, then " + text.split(" from 0-7 ")[1]
+    return [
+        {
+            "field": field_name,
+            "from": scale,
+            "to": "0-0.5-1",
+            "cuts": [low, high],
+            "description": text,
+        }
+    ]
+
+
+def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
+    if campaign.task_kind != "proof_grading":
+        raise ExportError("the dv format needs a proof-grading campaign (dmv is for analyses)")
+    fields = [
+        Field("problem_id", "string", "The problem's external id."),
+        Field("problem", "string", "Problem statement (X)."),
+        Field("proof", "string", "The proof (Y)."),
+        Field("score", "float", "Expert score s in {0, 0.5, 1}."),
+        Field("generator", "string", "The model that wrote the proof."),
+        Field(
+            "native_score", "float", f"The final label on the campaign's {campaign.scale} scale."
+        ),
+    ] + _tail(options)
+
+    def build(raw, batch, context):
+        return {
+            "problem_id": raw["problem_id"],
+            "problem": raw["statement"],
+            "proof": raw["proof_text"],
+            "score": float(_ternary(raw["value"], campaign.scale, options.cuts)),
+            "generator": raw["generator"],
+            "native_score": float(raw["value"]),
+        }
+
+    qs = _labels(campaign, options).filter(item__analysis__isnull=True)
+    return Plan(
+        fields=fields,
+        rows=lambda: _stream(campaign, options, qs, LABEL_COLUMNS, build),
+        total=qs.count(),
+        conversions=_ternary_conversions(campaign.scale, options.cuts, "score"),
+        summary="DeepSeekMath-V2's D_v: one row per proof, (problem, proof, expert score in "
+        "{0, 0.5, 1}).",
+    )
+
+
+# --- dmv -------------------------------------------------------------------------------------
+
+DMV_COLUMNS = LABEL_COLUMNS | {
+    "analysis_text": "item__analysis__text",
+    "verifier": "item__analysis__verifier",
+    "verifier_score": "item__analysis__score",
+}
+
+
+def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
+    if campaign.task_kind != "analysis_review":
+        raise ExportError("the dmv format needs an analysis-review campaign")
+    if campaign.scale != "0-0.5-1":
+        raise ExportError("the dmv format needs meta scores on the 0 / 0.5 / 1 scale")
+    fields = [
+        Field("problem_id", "string", "The problem's external id."),
+        Field("problem", "string", "Problem statement (X)."),
+        Field("proof", "string", "The proof (Y)."),
+        Field("analysis", "string", "The verifier's analysis of the proof (V)."),
+        Field("meta_score", "float", "Expert meta-verification score ms in {0, 0.5, 1}."),
+        Field("verifier", "string", "The model that wrote the analysis."),
+        Field("verifier_score", "float", "The score the analysis itself gave (null if none)."),
+        Field("generator", "string", "The model that wrote the proof."),
+    ] + _tail(options)
+
+    def build(raw, batch, context):
+        score = raw["verifier_score"]
+        return {
+            "problem_id": raw["problem_id"],
+            "problem": raw["statement"],
+            "proof": raw["proof_text"],
+            "analysis": raw["analysis_text"],
+            "meta_score": float(raw["value"]),
+            "verifier": raw["verifier"],
+            "verifier_score": None if score is None else float(score),
+            "generator": raw["generator"],
+        }
+
+    qs = _labels(campaign, options).filter(item__analysis__isnull=False)
+    return Plan(
+        fields=fields,
+        rows=lambda: _stream(campaign, options, qs, DMV_COLUMNS, build),
+        total=qs.count(),
+        summary="DeepSeekMath-V2's D_mv: one row per reviewed verifier analysis, (problem, proof, "
+        "analysis, expert meta score in {0, 0.5, 1}).",
+    )
