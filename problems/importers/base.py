@@ -455,6 +455,26 @@ def unknown_columns(
     )
 
 
+def object_rows(
+    rows: Iterable[tuple[Where, object]], known: Iterable[str], fmt: str
+) -> Iterator[tuple[Where, dict] | Issue]:
+    """The rows that are objects, as (where, data); the reader's issues pass through, a row that
+    is not an object is an error, and each unknown column is warned about once, where first seen."""
+    warned: set[str] = set()
+    for where, data in rows:
+        if isinstance(data, Issue):
+            yield data
+            continue
+        if not isinstance(data, dict):
+            yield error(where, "The line is not a JSON object.")
+            continue
+        unknown = unknown_columns(where, data.keys() - warned, known, fmt)
+        if unknown:
+            warned.update(data.keys())
+            yield unknown
+        yield where, data
+
+
 def topic_of(value: str) -> str:
     return TOPICS.get(value.strip().lower(), "")
 

@@ -23,6 +23,7 @@ from problems.importers.base import (
     Where,
     error,
     jsonl_rows,
+    object_rows,
     read_json,
     topic_of,
     unknown_columns,
@@ -106,19 +107,11 @@ def read_inputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
 
 def read_outputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
-    warned: set[str] = set()
-    for where, data in jsonl_rows(path, progress, name):
-        if isinstance(data, Issue):
-            yield data
-            continue
-        if not isinstance(data, dict):
-            yield error(where, "The line is not a JSON object.")
-            continue
-        unknown = unknown_columns(where, data.keys() - warned, OUTPUT_KEYS, NAME)
-        if unknown:
-            warned.update(data.keys())
-            yield unknown
-        yield from output_records(where, data, source)
+    for entry in object_rows(jsonl_rows(path, progress, name), OUTPUT_KEYS, NAME):
+        if isinstance(entry, Issue):
+            yield entry
+        else:
+            yield from output_records(*entry, source)
 
 
 def output_records(where: Where, data: dict, source: str) -> Iterator[Item]:

@@ -18,8 +18,8 @@ from problems.importers.base import (
     SolutionIn,
     Where,
     error,
+    object_rows,
     tabular_rows,
-    unknown_columns,
 )
 
 NAME = "proofbench"
@@ -40,19 +40,11 @@ UNKNOWN_GENERATOR = "unknown"
 
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
-    warned: set[str] = set()
-    for where, data in tabular_rows(path, progress, name):
-        if isinstance(data, Issue):
-            yield data
-            continue
-        if not isinstance(data, dict):
-            yield error(where, "The line is not a JSON object.")
-            continue
-        unknown = unknown_columns(where, data.keys() - warned, COLUMNS, NAME)
-        if unknown:
-            warned.update(data.keys())
-            yield unknown
-        yield from row_records(where, data, source)
+    for entry in object_rows(tabular_rows(path, progress, name), COLUMNS, NAME):
+        if isinstance(entry, Issue):
+            yield entry
+        else:
+            yield from row_records(*entry, source)
 
 
 def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
