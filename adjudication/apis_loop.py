@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from adjudication import labelling, loop_selectors, verifier_runs
 from adjudication.models import VerifierRunKind
 from annotation.models import Campaign
+from annotation.selectors import proof_selection
 from config.roles import Role, api_permission
 from problems.models import Proof
 from rubrics.models import LLMEndpoint
@@ -37,7 +38,7 @@ class SelectionInput(serializers.Serializer):
                     {"proof_ids": [f"no such proof: {', '.join(map(str, sorted(missing)))}"]}
                 )
             return found
-        return loop_selectors.proofs_selected(
+        return proof_selection(
             contest=data["contest"], year=data["year"], generator=data["generator"],
             problem=data["problem"],
         )  # fmt: skip

@@ -6,6 +6,7 @@ from decimal import Decimal
 from django import forms
 
 from adjudication import loop_selectors
+from annotation.selectors import proof_selection
 
 
 class ProofSelectionForm(forms.Form):
@@ -16,7 +17,7 @@ class ProofSelectionForm(forms.Form):
 
     def proofs(self):
         data = self.cleaned_data
-        return loop_selectors.proofs_selected(
+        return proof_selection(
             contest=data["contest"], year=data["year"], generator=data["generator"],
             problem=data["problem"],
         )  # fmt: skip

@@ -12,21 +12,6 @@ from problems.models import Proof, VerifierAnalysis
 from rubrics.models import LLMEndpoint
 
 
-def proofs_selected(
-    *, contest: str = "", year: int | None = None, generator: str = "", problem: str = ""
-) -> QuerySet[Proof]:
-    qs = Proof.objects.select_related("problem")
-    if contest:
-        qs = qs.filter(problem__contest=contest)
-    if year:
-        qs = qs.filter(problem__year=year)
-    if generator:
-        qs = qs.filter(generator=generator)
-    if problem:
-        qs = qs.filter(problem__external_id=problem)
-    return qs.order_by("problem__external_id", "generator", "sample_key")
-
-
 def analyses_selected(*, proofs: QuerySet[Proof], verifier: str = "") -> QuerySet:
     qs = VerifierAnalysis.objects.filter(proof__in=proofs).select_related("proof__problem")
     if verifier:
