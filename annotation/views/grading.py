@@ -3,8 +3,6 @@
 The page's script (static/js/grading.js) posts JSON; every endpoint answers JSON with either
 the saved state or `problems`, a list of what is wrong, in words."""
 
-import json
-
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -13,6 +11,7 @@ from django.views.decorators.http import require_POST
 from annotation import selectors, services
 from annotation.models import Assignment, Grade
 from annotation.page import grading_page_context
+from annotation.views.jsonio import json_payload, problems_response
 from annotation.views.review import review_page
 from config.roles import ALL_ROLES, role_required
 from rubrics.structure import AwardError, Scheme, score_breakdown
@@ -28,19 +27,6 @@ def item_page(request, item_id):
     context = grading_page_context(view)
     context["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
     return render(request, "annotation/grade.html", context)
-
-
-def _payload(request) -> dict:
-    try:
-        data = json.loads(request.body or b"{}")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _problems(exc: Exception) -> JsonResponse:
-    problems = getattr(exc, "problems", None) or [str(exc)]
-    return JsonResponse({"ok": False, "problems": problems}, status=400)
 
 
 def _breakdown(grade: Grade) -> dict | None:
@@ -82,14 +68,14 @@ def _grade_json(grade: Grade) -> dict:
 def item_draft(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
     if view.item.analysis_id is not None:
-        return _problems(services.GradeError(ANALYSIS_ITEM))
+        return problems_response(services.GradeError(ANALYSIS_ITEM))
     try:
-        data = services.GradeInput.from_data(_payload(request))
+        data = services.GradeInput.from_data(json_payload(request))
         if view.grade is not None and view.grade.is_submitted:
             return JsonResponse(_preview_json(view.item, data))
         grade = services.grade_save_draft(item=view.item, expert=request.user, data=data)
     except (services.GradeError, ValueError, KeyError, TypeError) as exc:
-        return _problems(exc)
+        return problems_response(exc)
     return JsonResponse(_grade_json(grade))
 
 
@@ -114,8 +100,8 @@ def _preview_json(item, data: services.GradeInput) -> dict:
 def item_submit(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
     if view.item.analysis_id is not None:
-        return _problems(services.GradeError(ANALYSIS_ITEM))
-    payload = _payload(request)
+        return problems_response(services.GradeError(ANALYSIS_ITEM))
+    payload = json_payload(request)
     try:
         data = services.GradeInput.from_data(payload)
         if view.grade is not None and view.grade.is_submitted and payload.get("revise"):
@@ -128,7 +114,7 @@ def item_submit(request, item_id):
                 submit_key=str(payload.get("submit_key", "")),
             )
     except (services.GradeError, ValueError, KeyError, TypeError) as exc:
-        return _problems(exc)
+        return problems_response(exc)
     body = _grade_json(grade)
     body["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
     return JsonResponse(body)
@@ -145,7 +131,7 @@ def item_heartbeat(request, item_id):
     try:
         assignment = services.assignment_heartbeat(assignment=assignment)
     except services.AssignmentError as exc:
-        return _problems(exc)
+        return problems_response(exc)
     return JsonResponse({"ok": True, "leased_until": assignment.leased_until.isoformat()})
 
 
@@ -157,5 +143,5 @@ def item_skip(request, item_id):
         try:
             services.assignment_release(assignment=view.assignment)
         except services.AssignmentError as exc:
-            return _problems(exc)
+            return problems_response(exc)
     return redirect("annotation:next", slug=view.item.campaign.slug)

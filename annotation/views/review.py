@@ -1,8 +1,6 @@
 """The analysis review page (meta-verification) and its JSON endpoints (autosave, submit).
 Lease heartbeat and skip are the grading page's endpoints (an analysis review is a grade)."""
 
-import json
-
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -17,6 +15,7 @@ from annotation.services.review import (
     meta_review_snapshot,
     meta_review_submit,
 )
+from annotation.views.jsonio import json_payload, problems_response
 from config.roles import ALL_ROLES, role_required
 
 
@@ -26,19 +25,6 @@ def review_page(request, item_id, grading=None):
     context = review_page_context(view)
     context["next_url"] = reverse("annotation:next", args=[view.grading.item.campaign.slug])
     return render(request, "annotation/review.html", context)
-
-
-def _payload(request) -> dict:
-    try:
-        data = json.loads(request.body or b"{}")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _problems(exc: Exception) -> JsonResponse:
-    problems = getattr(exc, "problems", None) or [str(exc)]
-    return JsonResponse({"ok": False, "problems": problems}, status=400)
 
 
 def _review_json(review) -> dict:
@@ -54,10 +40,10 @@ def review_draft(request, item_id):
     if view.grading.grade is not None and view.grading.grade.is_submitted:
         return JsonResponse({"ok": True, "preview": True})
     try:
-        data = MetaReviewInput.from_data(_payload(request))
+        data = MetaReviewInput.from_data(json_payload(request))
         review = meta_review_save_draft(item=view.grading.item, expert=request.user, data=data)
     except (GradeError, ValueError, KeyError, TypeError) as exc:
-        return _problems(exc)
+        return problems_response(exc)
     return JsonResponse(_review_json(review))
 
 
@@ -65,7 +51,7 @@ def review_draft(request, item_id):
 @role_required(*ALL_ROLES)
 def review_submit(request, item_id):
     view = review_view_for_user(item_id=item_id, user=request.user)
-    payload = _payload(request)
+    payload = json_payload(request)
     try:
         data = MetaReviewInput.from_data(payload)
         if view.review is not None and view.grading.grade.is_submitted and payload.get("revise"):
@@ -78,7 +64,7 @@ def review_submit(request, item_id):
                 submit_key=str(payload.get("submit_key", "")),
             )
     except (GradeError, ValueError, KeyError, TypeError) as exc:
-        return _problems(exc)
+        return problems_response(exc)
     body = _review_json(review)
     body["next_url"] = reverse("annotation:next", args=[view.grading.item.campaign.slug])
     return JsonResponse(body)
