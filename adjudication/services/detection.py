@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from adjudication import agreement
@@ -19,8 +21,8 @@ from adjudication.models import (
     OpenedReason,
     Resolution,
 )
-from adjudication.services.labels import final_label_set
-from annotation.models import Grade, GradeStatus, Item
+from adjudication.services.labels import label_write
+from annotation.models import Campaign, Grade, GradeStatus, Item
 from annotation.scales import scale_spec
 
 
@@ -50,8 +52,65 @@ def _log(case: AdjudicationCase, kind: str, actor=None, text: str = "", **data) 
     CaseEvent.objects.create(case=case, kind=kind, actor=actor, text=text, data=data)
 
 
-def _scores(grades: list[Grade]) -> dict[str, str]:
-    return {str(g.pk): format(g.score.normalize(), "f") for g in grades}
+def _scores(grades: list[tuple[int, Decimal]]) -> dict[str, str]:
+    return {str(pk): format(score.normalize(), "f") for pk, score in grades}
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """The item as its evaluation sees it, read in one statement under its row lock."""
+
+    required: int
+    scheme_id: int | None
+    scale: str
+    tolerance: Decimal
+    policy: str
+    label_id: int | None
+    case_id: int | None
+
+
+def _judged_sql(*, lock: bool) -> str:
+    return f"""
+SELECT i.required_judgements, i.scheme_id, c.scale, c.tolerance, c.label_policy,
+       (SELECT l.id FROM {FinalLabel._meta.db_table} l WHERE l.item_id = i.id),
+       (SELECT k.id FROM {AdjudicationCase._meta.db_table} k
+        WHERE k.item_id = i.id AND k.status <> %(resolved)s ORDER BY k.id LIMIT 1)
+FROM {Item._meta.db_table} i
+JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id
+WHERE i.id = %(item)s
+{"FOR UPDATE OF i" if lock else ""}"""
+
+
+def _judged(item_id: int) -> _Judged:
+    """Locks the item's row (PostgreSQL) and reads what its evaluation needs: a hand-written
+    join, since every submission that completes an item runs it."""
+    sql = _judged_sql(lock=connection.features.has_select_for_update_of)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"item": item_id, "resolved": CaseStatus.RESOLVED})
+        row = cursor.fetchone()
+    if row is None:
+        raise Item.DoesNotExist(f"item {item_id} does not exist")
+    required, scheme_id, scale, tolerance, policy, label_id, case_id = row
+    return _Judged(
+        required=required,
+        scheme_id=scheme_id,
+        scale=scale,
+        tolerance=Decimal(str(tolerance)),
+        policy=policy,
+        label_id=label_id,
+        case_id=case_id,
+    )
+
+
+def _submitted_scores(item_id: int) -> list[tuple[int, Decimal]]:
+    """(grade id, score) of the item's submitted judgements, oldest first."""
+    sql = (
+        f"SELECT id, score FROM {Grade._meta.db_table} "
+        "WHERE item_id = %s AND status = %s ORDER BY id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [item_id, GradeStatus.SUBMITTED])
+        return [(pk, Decimal(str(score))) for pk, score in cursor.fetchall()]
 
 
 @transaction.atomic
@@ -64,34 +123,33 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
     An item that already has its final label keeps it (a gold item goes on taking judgements
     that are checked against it), and a case an admin opened by hand waits for an adjudicator.
     """
-    item = Item.objects.select_for_update().select_related("campaign").get(pk=item_id)
-    label = FinalLabel.objects.filter(item=item).first()
-    if label is not None:
+    item = _judged(item_id)
+    if item.label_id is not None:
         # Final: only adjudication changes it (gold items keep taking judgements afterwards).
-        return label
-    grades = _submitted(item)
-    if len(grades) < item.required_judgements or not grades:
+        return FinalLabel.objects.get(pk=item.label_id)
+    grades = _submitted_scores(item_id)
+    if len(grades) < item.required or not grades:
         return None
-    campaign = item.campaign
-    case = _unresolved_case(item)
-    scores = [g.score for g in grades]
+    case = None
+    if item.case_id is not None:
+        case = AdjudicationCase.objects.select_for_update().get(pk=item.case_id)
+    scores = [score for _, score in grades]
+    grade_ids = [pk for pk, _ in grades]
     difference = agreement.disagreement(scores)
     if case is not None and case.opened_reason == OpenedReason.MANUAL:
         _log(case, EventKind.REVISED, scores=_scores(grades))
         return case
+    write_label = partial(label_write, item_id=item_id, scale=item.scale, scheme_id=item.scheme_id)
     if len(grades) == 1:
-        return final_label_set(
-            item=item,
+        return write_label(
             value=scores[0],
             source=LabelSource.SINGLE,
             policy="single judgement",
-            grade_ids=[grades[0].pk],
+            grade_ids=grade_ids,
         )
-    tolerance = effective_tolerance(scale=campaign.scale, tolerance=campaign.tolerance)
+    tolerance = effective_tolerance(scale=item.scale, tolerance=item.tolerance)
     if difference <= tolerance:
-        value, how = agreement.apply_policy(
-            scores, campaign.label_policy, scale_spec(campaign.scale).values
-        )
+        value, how = agreement.apply_policy(scores, item.policy, scale_spec(item.scale).values)
         if case is not None:
             case.status = CaseStatus.RESOLVED
             case.resolution = Resolution.AGREED
@@ -100,18 +158,17 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
             case.resolved_at = timezone.now()
             case.save()
             _log(case, EventKind.RESOLVED, text=how, scores=_scores(grades), resolution="agreed")
-        return final_label_set(
-            item=item,
+        return write_label(
             value=value,
             source=LabelSource.AGREEMENT,
             policy=f"{how} (difference {difference.normalize():f} within tolerance "
             f"{tolerance.normalize():f})",
-            grade_ids=[g.pk for g in grades],
+            grade_ids=grade_ids,
             case=case,
         )
     if case is None:
         case = AdjudicationCase.objects.create(
-            item=item, opened_reason=OpenedReason.DISAGREEMENT, disagreement=difference
+            item_id=item_id, opened_reason=OpenedReason.DISAGREEMENT, disagreement=difference
         )
         _log(
             case, EventKind.OPENED, text="disagreement beyond the tolerance", scores=_scores(grades)

@@ -11,6 +11,57 @@ from annotation.models import Item
 from annotation.services import item_finalize
 
 
+def label_write(
+    *,
+    item_id: int,
+    scale: str,
+    scheme_id: int | None,
+    value: Decimal,
+    source: str,
+    policy: str,
+    grade_ids: list[int],
+    case: AdjudicationCase | None = None,
+    native_value: Decimal | None = None,
+    native_max: Decimal | None = None,
+) -> FinalLabel:
+    """Creates or replaces the item's final label in one statement (an upsert on the item),
+    then marks the item final. Runs inside the caller's transaction, which holds the item's
+    row lock: `final_label_set` and `item_evaluate` call it."""
+    label = FinalLabel(
+        item_id=item_id,
+        value=value,
+        scale=scale,
+        source=LabelSource(source).value,
+        policy=policy,
+        scheme_id=scheme_id,
+        grade_ids=sorted(grade_ids),
+        case=case,
+        native_value=native_value,
+        native_max=native_max,
+    )
+    FinalLabel.objects.bulk_create(
+        [label],
+        update_conflicts=True,
+        unique_fields=["item"],
+        update_fields=[*_REPLACED, "updated_at"],
+    )
+    item_finalize(item_id=item_id)
+    return label
+
+
+_REPLACED = [
+    "value",
+    "scale",
+    "source",
+    "policy",
+    "scheme",
+    "grade_ids",
+    "case",
+    "native_value",
+    "native_max",
+]
+
+
 @transaction.atomic
 def final_label_set(
     *,
@@ -24,19 +75,15 @@ def final_label_set(
     native_max: Decimal | None = None,
 ) -> FinalLabel:
     """Creates or replaces the item's final label, then marks the item final (annotation)."""
-    label, _ = FinalLabel.objects.update_or_create(
-        item=item,
-        defaults={
-            "value": value,
-            "scale": item.campaign.scale,
-            "source": LabelSource(source).value,
-            "policy": policy,
-            "scheme_id": item.scheme_id,
-            "grade_ids": sorted(grade_ids),
-            "case": case,
-            "native_value": native_value,
-            "native_max": native_max,
-        },
+    return label_write(
+        item_id=item.pk,
+        scale=item.campaign.scale,
+        scheme_id=item.scheme_id,
+        value=value,
+        source=source,
+        policy=policy,
+        grade_ids=grade_ids,
+        case=case,
+        native_value=native_value,
+        native_max=native_max,
     )
-    item_finalize(item=item)
-    return label

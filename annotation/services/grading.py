@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -16,6 +17,8 @@ from annotation import scales
 from annotation.models import (
     Assignment,
     AssignmentStatus,
+    Campaign,
+    CampaignStatus,
     ErrorSpan,
     Grade,
     GradeRevision,
@@ -25,7 +28,8 @@ from annotation.models import (
 from annotation.services.assignment import _taken_count
 from annotation.signals import item_judged, judgement_submitted
 from annotation.spans import SpanError, locate_span
-from rubrics.models import SchemeStatus
+from problems.models import Proof
+from rubrics.models import MarkingScheme, SchemeStatus
 from rubrics.services import scheme_freeze
 from rubrics.structure import AwardError, Scheme, check_awards, compute_score
 
@@ -130,14 +134,33 @@ def _scheme_of(item: Item) -> Scheme | None:
     return Scheme.from_dict(item.scheme.structure)
 
 
-def _clean(item: Item, data: GradeInput, *, final: bool) -> tuple[Decimal | None, list[str]]:
-    """Validates `data` against the item (scale, scheme, taxonomy, proof text); returns the
-    computed score and the problems. Spans are re-anchored to the proof's source text."""
+@dataclass(frozen=True)
+class _Rules:
+    """What a judgement of an item is checked against: the campaign's scale and error
+    taxonomy, the proof's source text and the pinned scheme version's structure."""
+
+    scale: str
+    taxonomy: dict[str, str]
+    text: str
+    scheme: Scheme | None
+
+    @classmethod
+    def of(cls, item: Item) -> _Rules:
+        return cls(
+            scale=item.campaign.scale,
+            taxonomy=item.campaign.taxonomy_labels(),
+            text=item.proof.text,
+            scheme=_scheme_of(item),
+        )
+
+
+def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> tuple[Decimal | None, list[str]]:
+    """Validates `data` against the item's rules (scale, scheme, taxonomy, proof text); returns
+    the computed score and the problems. Spans are re-anchored to the proof's source text."""
     problems: list[str] = []
-    campaign = item.campaign
     computed: Decimal | None = None
-    scheme = _scheme_of(item)
-    if scheme is not None and campaign.scale == "0-7":
+    scheme = rules.scheme
+    if scheme is not None and rules.scale == "0-7":
         award_problems = check_awards(scheme, data.awards, data.deductions)
         if award_problems:
             problems.extend(award_problems)
@@ -154,18 +177,18 @@ def _clean(item: Item, data: GradeInput, *, final: bool) -> tuple[Decimal | None
         )
     if data.score is not None:
         try:
-            scales.check_value(data.score, campaign.scale)
+            scales.check_value(data.score, rules.scale)
         except scales.ScaleError as exc:
             problems.append(f"score: {exc}")
     elif final:
         problems.append("score: give a score before submitting")
-    categories = campaign.taxonomy_labels()
-    text = item.proof.text
     for index, span in enumerate(data.spans, start=1):
-        if span.category not in categories:
+        if span.category not in rules.taxonomy:
             problems.append(f"error span {index}: unknown category {span.category!r}")
         try:
-            span.start, span.end, span.quote = locate_span(text, span.start, span.end, span.quote)
+            span.start, span.end, span.quote = locate_span(
+                rules.text, span.start, span.end, span.quote
+            )
         except SpanError as exc:
             problems.append(f"error span {index}: {exc}")
     for key, verdict in data.step_verdicts.items():
@@ -174,7 +197,7 @@ def _clean(item: Item, data: GradeInput, *, final: bool) -> tuple[Decimal | None
     return computed, problems
 
 
-def _apply(grade: Grade, data: GradeInput, computed: Decimal | None) -> None:
+def _apply(grade: Grade, data: GradeInput, computed: Decimal | None, scheme_id: int | None) -> None:
     grade.score = data.score
     grade.computed_score = computed
     grade.awards = data.awards
@@ -185,13 +208,14 @@ def _apply(grade: Grade, data: GradeInput, computed: Decimal | None) -> None:
     grade.step_verdicts = data.step_verdicts
     grade.first_wrong_step = data.first_wrong_step
     grade.seconds_spent = max(grade.seconds_spent, data.seconds_spent)
-    grade.scheme_id = grade.item.scheme_id
+    grade.scheme_id = scheme_id
 
 
 def _replace_spans(grade: Grade, spans: list[SpanInput], *, fresh: bool = False) -> None:
     if not fresh:
         grade.spans.all().delete()
-    ErrorSpan.objects.bulk_create(ErrorSpan(grade=grade, **asdict(span)) for span in spans)
+    if spans:
+        ErrorSpan.objects.bulk_create(ErrorSpan(grade=grade, **asdict(span)) for span in spans)
 
 
 def _lock_item(item: Item) -> Item:
@@ -202,11 +226,17 @@ def _lock_item(item: Item) -> Item:
     )
 
 
-def _check_open(item: Item) -> None:
-    if not item.campaign.is_open:
+def _refuse_if_closed(*, campaign_open: bool, is_final: bool, is_gold: bool) -> None:
+    if not campaign_open:
         raise GradeError("The campaign is closed: grades can no longer change.")
-    if item.is_final and not item.is_gold:
+    if is_final and not is_gold:
         raise GradeError("This item's label is final: its grades can no longer change.")
+
+
+def _check_open(item: Item) -> None:
+    _refuse_if_closed(
+        campaign_open=item.campaign.is_open, is_final=item.is_final, is_gold=item.is_gold
+    )
 
 
 @transaction.atomic
@@ -223,13 +253,13 @@ def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) 
     if grade.is_submitted:
         raise GradeError("This grade is submitted: save changes as a revision.")
     grade.item = item
-    computed, problems = _clean(item, data, final=False)
+    computed, problems = _clean(_Rules.of(item), data, final=False)
     span_problems = [p for p in problems if p.startswith("error span")]
     if span_problems:
         raise GradeError(span_problems)
     if data.score is not None and any(p.startswith("score:") for p in problems):
         data.score = None
-    _apply(grade, data, computed)
+    _apply(grade, data, computed, item.scheme_id)
     grade.save()
     _replace_spans(grade, data.spans)
     return grade
@@ -244,6 +274,93 @@ def _send_signals(item: Item, grade: Grade, *, revised: bool) -> None:
             item_judged.send(sender=Item, item_id=item.pk)
 
     transaction.on_commit(send)
+
+
+@dataclass(frozen=True)
+class _Submission:
+    """The item as a submission sees it, read in one statement under the item's row lock:
+    its state, its rules, and the submitting expert's assignment and grade (if any)."""
+
+    rules: _Rules
+    campaign_open: bool
+    is_final: bool
+    is_gold: bool
+    required: int
+    scheme_id: int | None
+    scheme_status: str | None
+    assignment_id: int | None
+    assignment_status: str | None
+    lease_expired: bool
+    grade_id: int | None
+    grade_status: str | None
+
+
+def _submission_sql(*, lock: bool) -> str:
+    tables = {
+        "item": Item._meta.db_table,
+        "campaign": Campaign._meta.db_table,
+        "proof": Proof._meta.db_table,
+        "scheme": MarkingScheme._meta.db_table,
+        "assignment": Assignment._meta.db_table,
+        "grade": Grade._meta.db_table,
+    }
+    return f"""
+SELECT c.status, c.scale, c.error_taxonomy, p.text, s.structure, s.status,
+       i.is_final, i.is_gold, i.required_judgements, i.scheme_id,
+       a.id, a.status, a.leased_until <= %(now)s, g.id, g.status
+FROM {tables["item"]} i
+JOIN {tables["campaign"]} c ON c.id = i.campaign_id
+JOIN {tables["proof"]} p ON p.id = i.proof_id
+LEFT JOIN {tables["scheme"]} s ON s.id = i.scheme_id
+LEFT JOIN {tables["assignment"]} a ON a.item_id = i.id AND a.expert_id = %(expert)s
+LEFT JOIN {tables["grade"]} g ON g.item_id = i.id AND g.expert_id = %(expert)s
+WHERE i.id = %(item)s
+{"FOR UPDATE OF i" if lock else ""}"""
+
+
+def _json(value):
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _submission(item_id: int, expert_id: int, now) -> _Submission:
+    """Locks the item's row (PostgreSQL) and reads what the submission needs in one
+    statement: a hand-written join, since this is the hottest write path of the app."""
+    sql = _submission_sql(lock=connection.features.has_select_for_update_of)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            sql,
+            {
+                "item": item_id,
+                "expert": expert_id,
+                "now": connection.ops.adapt_datetimefield_value(now),
+            },
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise Item.DoesNotExist(f"item {item_id} does not exist")
+    (campaign_status, scale, taxonomy, text, structure, scheme_status, is_final, is_gold,
+     required, scheme_id, assignment_id, assignment_status, expired, grade_id,
+     grade_status) = row  # fmt: skip
+    structure = _json(structure)
+    return _Submission(
+        rules=_Rules(
+            scale=scale,
+            taxonomy={entry["key"]: entry["label"] for entry in _json(taxonomy)},
+            text=text,
+            scheme=Scheme.from_dict(structure) if structure else None,
+        ),
+        campaign_open=campaign_status == CampaignStatus.OPEN,
+        is_final=bool(is_final),
+        is_gold=bool(is_gold),
+        required=required,
+        scheme_id=scheme_id,
+        scheme_status=scheme_status,
+        assignment_id=assignment_id,
+        assignment_status=assignment_status,
+        lease_expired=bool(expired),
+        grade_id=grade_id,
+        grade_status=grade_status,
+    )
 
 
 # The submission's bookkeeping (under the item's row lock): the assignment is done and the item
@@ -276,15 +393,13 @@ def _mark_done(assignment_id: int, item_id: int, now) -> tuple[int, bool]:
     return count, needs_work
 
 
-def _freeze_scheme(item: Item) -> None:
-    """Freezes the item's scheme version once a submitted grade points at it, so that its
-    status never changes again (`rubrics.services.scheme_freeze`; frozen already: nothing).
-    A version that is no longer approved (another version of the problem was approved since
-    the item was created) stays as it is: only the approved version can be frozen."""
-    if item.scheme is None or item.scheme.status != SchemeStatus.APPROVED:
-        return
+def _freeze_scheme(scheme_id: int) -> None:
+    """Freezes the item's approved scheme version once a submitted grade points at it, so
+    that its status never changes again (`rubrics.services.scheme_freeze`). A version that is
+    no longer approved (another version of the problem was approved since the item was
+    created) stays as it is: only the approved version can be frozen."""
     try:
-        item.scheme = scheme_freeze(scheme=item.scheme)
+        scheme_freeze(scheme=MarkingScheme.objects.get(pk=scheme_id))
     except ValidationError:
         # approval moved to another version between the item lock and the scheme lock
         return
@@ -298,43 +413,40 @@ def grade_submit(
     returns the grade already submitted. Holds the item's row lock so that a submission after
     an expired lease never takes a slot another expert holds. The first grade pointing at the
     item's approved scheme version freezes it, in the same transaction."""
-    item = _lock_item(item)
-    grade = Grade.objects.select_for_update().filter(item=item, expert=expert).first()
-    if grade is not None and grade.is_submitted:
-        return grade
-    _check_open(item)
-    assignment = (
-        Assignment.objects.select_for_update()
-        .filter(item=item, expert=expert)
-        .values_list("id", "status", "leased_until")
-        .first()
-    )
-    if assignment is None or assignment[1] == AssignmentStatus.RELEASED:
-        raise GradeError("This item is not assigned to you (it was skipped or moved).")
-    assignment_id, _, leased_until = assignment
     now = timezone.now()
-    if not item.is_gold and leased_until <= now:
+    target = _submission(item.pk, expert.pk, now)
+    if target.grade_status == GradeStatus.SUBMITTED:
+        return Grade.objects.get(pk=target.grade_id)
+    _refuse_if_closed(
+        campaign_open=target.campaign_open, is_final=target.is_final, is_gold=target.is_gold
+    )
+    if target.assignment_id is None or target.assignment_status == AssignmentStatus.RELEASED:
+        raise GradeError("This item is not assigned to you (it was skipped or moved).")
+    if not target.is_gold and target.lease_expired:
         taken = _taken_count(item.pk, now, exclude_expert_id=expert.pk)
-        if taken >= item.required_judgements:
+        if taken >= target.required:
             raise GradeError(
                 "Your lease on this item expired and other experts took its judgements: your "
                 "draft is kept, but this grade cannot be submitted."
             )
-    computed, problems = _clean(item, data, final=True)
+    computed, problems = _clean(target.rules, data, final=True)
     if problems:
         raise GradeError(problems)
-    if grade is None:
+    if target.grade_id is None:
         grade = Grade(item=item, expert=expert)
-    grade.item = item
-    _apply(grade, data, computed)
+    else:
+        grade = Grade.objects.get(pk=target.grade_id)
+        grade.item = item
+    _apply(grade, data, computed, target.scheme_id)
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
     grade.submit_key = submit_key[:64]
-    created = grade.pk is None
     grade.save()
-    _replace_spans(grade, data.spans, fresh=created)
-    _freeze_scheme(item)
-    item.submitted_count, item.needs_work = _mark_done(assignment_id, item.pk, now)
+    _replace_spans(grade, data.spans, fresh=target.grade_id is None)
+    if target.scheme_status == SchemeStatus.APPROVED:
+        _freeze_scheme(target.scheme_id)
+    item.submitted_count, item.needs_work = _mark_done(target.assignment_id, item.pk, now)
+    item.required_judgements = target.required
     _send_signals(item, grade, revised=False)
     return grade
 
@@ -350,13 +462,13 @@ def grade_revise(*, grade: Grade, user: AbstractBaseUser, data: GradeInput) -> G
     if not grade.is_submitted:
         raise GradeError("This grade is a draft: submit it instead.")
     _check_open(item)
-    computed, problems = _clean(item, data, final=True)
+    computed, problems = _clean(_Rules.of(item), data, final=True)
     if problems:
         raise GradeError(problems)
     grade.item = item
     old = grade_snapshot(grade)
     seconds = grade.seconds_spent
-    _apply(grade, data, computed)
+    _apply(grade, data, computed, item.scheme_id)
     grade.seconds_spent = seconds + max(0, data.seconds_spent)
     grade.save()
     _replace_spans(grade, data.spans)

@@ -125,15 +125,12 @@ def item_set_gold(*, item: Item, is_gold: bool = True) -> Item:
     return item
 
 
-@transaction.atomic
-def item_finalize(*, item: Item) -> Item:
+@transaction.atomic(savepoint=False)
+def item_finalize(*, item_id: int) -> None:
     """Marks the item's label final: no more assignments or revisions, judgements visible to
-    the experts who made them and to each other. Idempotent."""
-    item = Item.objects.select_for_update().get(pk=item.pk)
-    if not item.is_final:
-        item.is_final = True
-        item.save(update_fields=["is_final"])
-    return item
+    the experts who made them and to each other. Idempotent; one statement, so a caller that
+    holds the item's lock (adjudication) pays no savepoint for it."""
+    Item.objects.filter(pk=item_id, is_final=False).update(is_final=True)
 
 
 @transaction.atomic

@@ -207,7 +207,7 @@ def test_revisions_keep_history_until_final(django_capture_on_commit_callbacks):
     revision = GradeRevision.objects.get(grade=grade)
     assert revision.old["score"] == "5" and revision.new["score"] == "4"
     assert revision.changed_by == expert
-    services.item_finalize(item=item)
+    services.item_finalize(item_id=item.pk)
     with pytest.raises(services.GradeError, match="final"):
         services.grade_revise(grade=grade, user=expert, data=full_grade(score="3"))
     assert Item.objects.get(pk=item.pk).is_final
@@ -268,7 +268,7 @@ def test_final_gold_items_are_still_served_and_stay_blind():
 
     campaign = CampaignFactory(gold_rate=Decimal("1"))
     gold = ItemFactory(campaign=campaign, is_gold=True)
-    services.item_finalize(item=gold)
+    services.item_finalize(item_id=gold.pk)
     a, b = expert_in(campaign), expert_in(campaign)
     assert services.assignment_next(campaign=campaign, expert=a).item == gold
     services.grade_submit(item=gold, expert=a, data=full_grade())

@@ -184,7 +184,7 @@ def test_an_expert_never_sees_another_review_before_the_item_is_final():
     outsider = UserFactory(roles=["expert"])
     with pytest.raises(Exception, match="No such item"):
         review_view_for_user(item_id=item.pk, user=outsider)
-    services.item_finalize(item=item)
+    services.item_finalize(item_id=item.pk)
     view = review_view_for_user(item_id=item.pk, user=b)
     assert [g.expert_id for g in view.others] == [a.pk]
 
