@@ -194,3 +194,31 @@ def test_gold_grade_through_annotation_keeps_the_label(django_capture_on_commit_
     label = FinalLabel.objects.get(item=item)
     assert (label.value, label.source) == (Decimal("7"), "single")
     assert not AdjudicationCase.objects.filter(item=item).exists()
+
+
+def test_setting_a_label_again_replaces_it_in_place_and_keeps_the_item_final():
+    from adjudication.services import final_label_set
+
+    item = ItemFactory(required_judgements=1)
+    (grade,) = judge(item, 4)
+    first = FinalLabel.objects.get(item=item)
+    item = Item.objects.select_related("campaign").get(pk=item.pk)
+    again = final_label_set(
+        item=item, value=Decimal("6"), source="adjudication", policy="by hand", grade_ids=[]
+    )
+    assert FinalLabel.objects.filter(item=item).count() == 1
+    stored = FinalLabel.objects.get(item=item)
+    assert stored.pk == first.pk == again.pk
+    assert (stored.value, stored.source, stored.policy) == (Decimal("6"), "adjudication", "by hand")
+    assert stored.created_at == first.created_at and stored.updated_at > first.updated_at
+    assert Item.objects.get(pk=item.pk).is_final
+
+
+def test_evaluation_reads_scores_of_submitted_judgements_only_oldest_first():
+    item = ItemFactory(required_judgements=2)
+    GradeFactory(item=item, status=GradeStatus.DRAFT, score=Decimal("0"))
+    judge(item, "6.5", 7)  # a draft's score takes no part; 6.5 and 7 agree within 1
+    label = FinalLabel.objects.get(item=item)
+    grades = list(item.grades.filter(status=GradeStatus.SUBMITTED).order_by("id"))
+    assert label.grade_ids == [g.pk for g in grades]
+    assert label.source == "agreement" and "6.5" in label.policy
