@@ -6,6 +6,7 @@ from django.dispatch import Signal
 # revised: bool (True when an already submitted grade changed).
 judgement_submitted = Signal()
 
-# Sent on commit with item_id: int when the item holds all its required submitted judgements,
-# and again after a revision of one of them.
+# Sent inside the submitting transaction, under the item's row lock, with item_id: int when the
+# item holds all its required submitted judgements, and again after a revision of one of them:
+# what receivers write (a final label, a case) commits or rolls back with the judgement itself.
 item_judged = Signal()

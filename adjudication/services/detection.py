@@ -113,7 +113,7 @@ def _submitted_scores(item_id: int) -> list[tuple[int, Decimal]]:
         return [(pk, Decimal(str(score))) for pk, score in cursor.fetchall()]
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
     """Compares the item's submitted judgements once all are in (and again after a revision).
 
@@ -122,6 +122,8 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
     closed as "agreed". Beyond it: a case opens (or the open one records the new difference).
     An item that already has its final label keeps it (a gold item goes on taking judgements
     that are checked against it), and a case an admin opened by hand waits for an adjudicator.
+    Runs inside the submitting transaction (through `item_judged`) without a savepoint of its
+    own: if it fails, the judgement that triggered it is not recorded either.
     """
     item = _judged(item_id)
     if item.label_id is not None:

@@ -266,14 +266,15 @@ def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) 
 
 
 def _send_signals(item: Item, grade: Grade, *, revised: bool) -> None:
-    complete = item.submitted_count >= item.required_judgements
-
-    def send() -> None:
-        judgement_submitted.send(sender=Grade, item_id=item.pk, grade_id=grade.pk, revised=revised)
-        if complete:
-            item_judged.send(sender=Item, item_id=item.pk)
-
-    transaction.on_commit(send)
+    """`item_judged` now, in the transaction (the label or case commits with the judgement);
+    `judgement_submitted` once the transaction commits."""
+    if item.submitted_count >= item.required_judgements:
+        item_judged.send(sender=Item, item_id=item.pk)
+    transaction.on_commit(
+        lambda: judgement_submitted.send(
+            sender=Grade, item_id=item.pk, grade_id=grade.pk, revised=revised
+        )
+    )
 
 
 @dataclass(frozen=True)

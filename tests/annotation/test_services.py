@@ -104,7 +104,9 @@ def test_heartbeat_extends_the_lease():
     assert renewed.leased_until > timezone.now() + timedelta(minutes=4)
 
 
-def test_submit_is_idempotent_and_sends_signals_on_commit(django_capture_on_commit_callbacks):
+def test_submit_is_idempotent_judged_in_the_transaction_submitted_on_commit(
+    django_capture_on_commit_callbacks,
+):
     campaign = CampaignFactory()
     item = ItemFactory(campaign=campaign)
     expert = expert_in(campaign)
@@ -120,18 +122,21 @@ def test_submit_is_idempotent_and_sends_signals_on_commit(django_capture_on_comm
     judgement_submitted.connect(on_submitted, weak=False)
     item_judged.connect(on_judged, weak=False)
     try:
-        with django_capture_on_commit_callbacks(execute=True):
+        with django_capture_on_commit_callbacks(execute=False) as callbacks:
             grade = services.grade_submit(
                 item=item, expert=expert, data=full_grade(), submit_key="k"
             )
             again = services.grade_submit(item=item, expert=expert, data=full_grade(score="1"))
+        assert seen == [("judged", item.pk)]  # in the transaction, before it commits
+        for callback in callbacks:
+            callback()
     finally:
         judgement_submitted.disconnect(on_submitted)
         item_judged.disconnect(on_judged)
     assert again.pk == grade.pk and again.score == Decimal(5)
     assert Grade.objects.filter(item=item).count() == 1
     assert grade.computed_score == Decimal(5)
-    assert seen == [("submitted", False), ("judged", item.pk)]
+    assert seen == [("judged", item.pk), ("submitted", False)]
     assert Assignment.objects.get(item=item, expert=expert).status == "done"
 
 
