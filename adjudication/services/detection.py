@@ -21,7 +21,7 @@ from adjudication.models import (
     OpenedReason,
     Resolution,
 )
-from adjudication.services.labels import label_write
+from adjudication.services.labels import DERIVED_SOURCES, label_write
 from annotation.models import Campaign, Grade, GradeStatus, Item
 from annotation.scales import scale_spec
 
@@ -65,18 +65,29 @@ class _Judged:
     scale: str
     tolerance: Decimal
     policy: str
+    is_gold: bool
     label_id: int | None
+    label_source: str | None
     case_id: int | None
+
+    @property
+    def label_is_kept(self) -> bool:
+        """A label that judgements no longer change: set by an adjudicator, an import or the
+        labelling loop, or the label of a gold item (experts are checked against it)."""
+        return self.label_id is not None and (
+            self.is_gold or self.label_source not in DERIVED_SOURCES
+        )
 
 
 def _judged_sql(*, lock: bool) -> str:
     return f"""
-SELECT i.required_judgements, i.scheme_id, c.scale, c.tolerance, c.label_policy,
-       (SELECT l.id FROM {FinalLabel._meta.db_table} l WHERE l.item_id = i.id),
+SELECT i.required_judgements, i.scheme_id, c.scale, c.tolerance, c.label_policy, i.is_gold,
+       l.id, l.source,
        (SELECT k.id FROM {AdjudicationCase._meta.db_table} k
         WHERE k.item_id = i.id AND k.status <> %(resolved)s ORDER BY k.id LIMIT 1)
 FROM {Item._meta.db_table} i
 JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id
+LEFT JOIN {FinalLabel._meta.db_table} l ON l.item_id = i.id
 WHERE i.id = %(item)s
 {"FOR UPDATE OF i" if lock else ""}"""
 
@@ -90,14 +101,16 @@ def _judged(item_id: int) -> _Judged:
         row = cursor.fetchone()
     if row is None:
         raise Item.DoesNotExist(f"item {item_id} does not exist")
-    required, scheme_id, scale, tolerance, policy, label_id, case_id = row
+    required, scheme_id, scale, tolerance, policy, is_gold, label_id, label_source, case_id = row
     return _Judged(
         required=required,
         scheme_id=scheme_id,
         scale=scale,
         tolerance=Decimal(str(tolerance)),
         policy=policy,
+        is_gold=bool(is_gold),
         label_id=label_id,
+        label_source=label_source,
         case_id=case_id,
     )
 
@@ -120,14 +133,15 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
     One judgement: a "single" label. Within the campaign tolerance: a label by the campaign's
     policy (the policy and arithmetic recorded on it), and an unresolved disagreement case is
     closed as "agreed". Beyond it: a case opens (or the open one records the new difference).
-    An item that already has its final label keeps it (a gold item goes on taking judgements
-    that are checked against it), and a case an admin opened by hand waits for an adjudicator.
+    These derived labels follow the judgements: a revision re-derives the label, or removes it
+    and opens a case when the experts no longer agree. A label set by an adjudicator, an
+    import or the labelling loop is kept, as is a gold item's (experts are checked against
+    it), and a case an admin opened by hand waits for an adjudicator.
     Runs inside the submitting transaction (through `item_judged`) without a savepoint of its
     own: if it fails, the judgement that triggered it is not recorded either.
     """
     item = _judged(item_id)
-    if item.label_id is not None:
-        # Final: only adjudication changes it (gold items keep taking judgements afterwards).
+    if item.label_is_kept:
         return FinalLabel.objects.get(pk=item.label_id)
     grades = _submitted_scores(item_id)
     if len(grades) < item.required or not grades:
@@ -168,6 +182,9 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
             grade_ids=grade_ids,
             case=case,
         )
+    if item.label_id is not None:
+        # a revision undid the agreement: the derived label goes, a case decides
+        FinalLabel.objects.filter(pk=item.label_id).delete()
     if case is None:
         case = AdjudicationCase.objects.create(
             item_id=item_id, opened_reason=OpenedReason.DISAGREEMENT, disagreement=difference

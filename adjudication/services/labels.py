@@ -24,9 +24,11 @@ def label_write(
     native_value: Decimal | None = None,
     native_max: Decimal | None = None,
 ) -> FinalLabel:
-    """Creates or replaces the item's final label in one statement (an upsert on the item),
-    then marks the item final. Runs inside the caller's transaction, which holds the item's
-    row lock: `final_label_set` and `item_evaluate` call it."""
+    """Creates or replaces the item's final label in one statement (an upsert on the item).
+    A label that judgements no longer change (adjudication, import, labelling loop) also marks
+    the item final; a label derived from the judgements (single, agreement) leaves the experts
+    free to revise until the item is adjudicated or the campaign closes. Runs inside the
+    caller's transaction, which holds the item's row lock."""
     label = FinalLabel(
         item_id=item_id,
         value=value,
@@ -45,8 +47,13 @@ def label_write(
         unique_fields=["item"],
         update_fields=[*_REPLACED, "updated_at"],
     )
-    item_finalize(item_id=item_id)
+    if label.source not in DERIVED_SOURCES:
+        item_finalize(item_id=item_id)
     return label
+
+
+# Labels computed from the experts' judgements: they follow revisions (`item_evaluate`).
+DERIVED_SOURCES = frozenset({LabelSource.SINGLE, LabelSource.AGREEMENT})
 
 
 _REPLACED = [
@@ -74,7 +81,8 @@ def final_label_set(
     native_value: Decimal | None = None,
     native_max: Decimal | None = None,
 ) -> FinalLabel:
-    """Creates or replaces the item's final label, then marks the item final (annotation)."""
+    """Creates or replaces the item's final label (`label_write` says when the item becomes
+    final)."""
     return label_write(
         item_id=item.pk,
         scale=item.campaign.scale,

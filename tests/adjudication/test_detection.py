@@ -54,7 +54,7 @@ def test_detection_table(scale, tolerance, policy, scores, label, case):
         assert found.policy.startswith(policy + ":")
         assert found.scale == scale
         assert found.grade_ids == sorted(g.pk for g in grades)
-        assert item.is_final
+        assert not item.is_final  # derived from the judgements: revisions stay open
         assert not AdjudicationCase.objects.filter(item=item).exists()
     assert case == AdjudicationCase.objects.filter(item=item).exists()
 
@@ -123,7 +123,7 @@ def test_revision_through_annotation_closes_the_case_as_agreed(django_capture_on
     assert (case.status, case.resolution) == (CaseStatus.RESOLVED, "agreed")
     label = FinalLabel.objects.get(item=item)
     assert (label.value, label.source, label.case_id) == (Decimal("5"), "agreement", case.pk)
-    assert Item.objects.get(pk=item.pk).is_final
+    assert not Item.objects.get(pk=item.pk).is_final
     kinds = list(case.events.values_list("kind", flat=True))
     assert kinds == ["opened", "revised", "resolved"]
 
@@ -222,3 +222,42 @@ def test_evaluation_reads_scores_of_submitted_judgements_only_oldest_first():
     grades = list(item.grades.filter(status=GradeStatus.SUBMITTED).order_by("id"))
     assert label.grade_ids == [g.pk for g in grades]
     assert label.source == "agreement" and "6.5" in label.policy
+
+
+def test_a_revision_re_derives_a_single_label():
+    item = ItemFactory(required_judgements=1)
+    expert = UserFactory(roles=["expert"])
+    assignment_create_manual(item=item, expert=expert, assigned_by=UserFactory(roles=["admin"]))
+    grade = grade_submit(item=item, expert=expert, data=_grade_input(3))
+    assert FinalLabel.objects.get(item=item).value == Decimal("3")
+    grade_revise(grade=grade, user=expert, data=_grade_input(6))
+    label = FinalLabel.objects.get(item=item)
+    assert (label.value, label.source, label.grade_ids) == (Decimal("6"), "single", [grade.pk])
+    assert not Item.objects.get(pk=item.pk).is_final
+
+
+def test_a_revision_that_breaks_the_agreement_removes_the_label_and_opens_a_case():
+    admin = UserFactory(roles=["admin"])
+    item = ItemFactory()
+    experts = [UserFactory(roles=["expert"]) for _ in range(2)]
+    for expert, score in zip(experts, (5, 6), strict=True):
+        assignment_create_manual(item=item, expert=expert, assigned_by=admin)
+        grade_submit(item=item, expert=expert, data=_grade_input(score))
+    assert FinalLabel.objects.get(item=item).source == "agreement"
+    grade = Grade.objects.get(item=item, expert=experts[0])
+    grade_revise(grade=grade, user=experts[0], data=_grade_input(1))
+    assert not FinalLabel.objects.filter(item=item).exists()
+    case = AdjudicationCase.objects.get(item=item)
+    assert (case.status, case.disagreement) == (CaseStatus.OPEN, Decimal("5"))
+
+
+def test_an_adjudicated_label_is_final_and_kept_through_re_evaluation():
+    from adjudication.services import final_label_set
+
+    item = ItemFactory(required_judgements=1)
+    judge(item, 2)
+    item = Item.objects.select_related("campaign").get(pk=item.pk)
+    final_label_set(item=item, value=Decimal("5"), source="adjudication", policy="", grade_ids=[])
+    assert Item.objects.get(pk=item.pk).is_final
+    assert item_evaluate(item_id=item.pk).value == Decimal("5")
+    assert FinalLabel.objects.get(item=item).source == "adjudication"
