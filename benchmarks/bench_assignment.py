@@ -9,7 +9,9 @@ migrates it, and drops it at the end; real data is never touched.
    item complete (two UPDATEs by primary key in one transaction that, like the lease itself,
    does not wait for the WAL flush; counted in the wall time).
 2. Submitted grades per second: the leases are made beforehand; 32 threads call `grade_submit`
-   (item row lock, validation, score function, spans) for their own items.
+   (item row lock, validation, score function, spans) for their own items. Every item needs one
+   judgement, so every submission also derives the item's label (`item_judged` ->
+   `adjudication.services.item_evaluate`) in the same transaction, as in production.
 3. Grading-page server time: Django's test Client GETs the page of a 30 KB proof with 50 error
    spans and a 7-checkpoint scheme; median of 60 requests after a warm-up.
 Results are appended to benchmarks/RESULTS.md.
