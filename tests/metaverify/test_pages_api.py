@@ -51,9 +51,13 @@ def test_review_page_shows_problem_proof_analysis_scope_and_keys(
         "Any unreasonable defect: 0 if every claimed defect is unreasonable",
         "<kbd>d</kbd> split out the selected analysis text",
         "js/review.js",
+        "js/source-align.js",
+        "select a passage, then <kbd>l</kbd> to link it to the focused defect",
+        "· analysis review",
         item.proof.problem.external_id,
     ):
         assert needle in page, needle
+    assert 'id="span-popup"' not in page
 
 
 def test_review_endpoints_autosave_and_submit(client, django_capture_on_commit_callbacks):
