@@ -11,6 +11,7 @@ from adjudication.models import LabellingRun, VerifierRun
 from annotation import services
 from annotation.models import MetaReview
 from annotation.services.review import MetaReviewInput, meta_review_submit
+from config.serializers import RunStatusOutput
 from tests.annotation.factories import CampaignFactory
 from tests.factories import UserFactory
 from tests.metaverify import replies
@@ -202,6 +203,7 @@ def test_verification_api_starts_and_reads_runs_and_lists_analyses(
     assert started.status_code == 201, started.json()
     body = api.get(reverse("api-labelling-run", args=[started.json()["id"]])).json()
     assert (body["n"], body["confirm_at"], body["status"]) == (2, "0.5", "pending")
+    assert set(RunStatusOutput().fields) <= body.keys()
     assert body["outcomes"][0]["proof_id"] == proof.pk
     with django_capture_on_commit_callbacks(execute=False):
         meta_run = api.post(
@@ -211,7 +213,9 @@ def test_verification_api_starts_and_reads_runs_and_lists_analyses(
             format="json",
         )  # fmt: skip
     assert meta_run.status_code == 201 and meta_run.json()["target_ids"] == [analysis.pk]
-    assert api.get(reverse("api-verifier-run", args=[meta_run.json()["id"]])).status_code == 200
+    run_body = api.get(reverse("api-verifier-run", args=[meta_run.json()["id"]])).json()
+    assert run_body["status"] == "pending" and run_body["total"] == 2
+    assert set(RunStatusOutput().fields) <= run_body.keys()
     unknown = api.post(
         reverse("api-verifier-run-start"),
         {"proof_ids": [proof.pk, 999999], "kind": "verify", "endpoint": "nope"},

@@ -4,6 +4,7 @@ generation API. Jobs run in-process against the fake server where a test needs t
 import pytest
 from django.urls import reverse
 
+from config.serializers import RunStatusOutput
 from rubrics import generation
 from rubrics.models import GenerationRun, GeneratorConfig, LLMEndpoint, TaskStatus
 from tests.factories import UserFactory
@@ -206,6 +207,7 @@ def test_api_starts_a_run_and_reads_its_status(
     assert status["status"] == "done" and status["done"] == 1 and status["finished"]
     assert status["tasks"][0]["scheme_id"] == problem.marking_schemes.get().pk
     assert status["prompt_tokens"] > 0
+    assert set(RunStatusOutput().fields) <= status.keys()
 
 
 def test_api_refuses_bad_input_and_non_admins(api_client_for, admin_user):
