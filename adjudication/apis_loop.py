@@ -14,6 +14,7 @@ from adjudication.models import VerifierRunKind
 from annotation.models import Campaign
 from annotation.selectors import proof_selection
 from config.roles import Role, api_permission
+from config.serializers import RunStatusOutput
 from problems.models import Proof
 from rubrics.models import LLMEndpoint
 
@@ -51,22 +52,16 @@ def _endpoint(name: str, field: str) -> LLMEndpoint:
     return endpoint
 
 
-class VerifierRunOutput(serializers.Serializer):
+class VerifierRunOutput(RunStatusOutput):
     id = serializers.IntegerField()
     kind = serializers.CharField()
     endpoint = serializers.CharField(source="endpoint.name")
     samples = serializers.IntegerField()
     target_ids = serializers.ListField(child=serializers.IntegerField())
-    status = serializers.CharField()
-    total = serializers.IntegerField()
     done_count = serializers.IntegerField()
     failed_count = serializers.IntegerField()
     failures = serializers.ListField(child=serializers.CharField())
     error = serializers.CharField()
-    prompt_tokens = serializers.IntegerField()
-    completion_tokens = serializers.IntegerField()
-    created_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField(allow_null=True)
 
 
 class VerifierRunStartApi(APIView):
@@ -124,7 +119,7 @@ class OutcomeOutput(serializers.Serializer):
     attempts = serializers.IntegerField()
 
 
-class LabellingRunOutput(serializers.Serializer):
+class LabellingRunOutput(RunStatusOutput):
     id = serializers.IntegerField()
     n = serializers.IntegerField()
     m = serializers.IntegerField()
@@ -134,15 +129,9 @@ class LabellingRunOutput(serializers.Serializer):
     meta_verifier = serializers.CharField(source="meta_verifier.name")
     auto_campaign = serializers.CharField(source="auto_campaign.slug")
     route_campaign = serializers.CharField(source="route_campaign.slug", allow_null=True)
-    status = serializers.CharField()
-    total = serializers.IntegerField()
     labelled_count = serializers.IntegerField()
     routed_count = serializers.IntegerField()
     failed_count = serializers.IntegerField()
-    prompt_tokens = serializers.IntegerField()
-    completion_tokens = serializers.IntegerField()
-    created_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField(allow_null=True)
 
 
 class LabellingRunDetailOutput(LabellingRunOutput):

@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from adjudication import selectors
@@ -31,6 +32,8 @@ from adjudication.services import (
 from annotation.models import Campaign, Item
 from config.roles import Role, has_role, role_required
 
+QUEUE_PAGE = 200
+
 
 def _require_adjudicator(request: HttpRequest) -> None:
     if not selectors.may_adjudicate(request.user):
@@ -38,6 +41,7 @@ def _require_adjudicator(request: HttpRequest) -> None:
 
 
 def queue(request: HttpRequest) -> HttpResponse:
+    """The queue, QUEUE_PAGE cases a page; an htmx request gets the table and pager only."""
     _require_adjudicator(request)
     status = request.GET.get("status", "")
     if status not in CaseStatus.values:
@@ -48,19 +52,26 @@ def queue(request: HttpRequest) -> HttpResponse:
         status=status or None,
         campaign_id=int(campaign_id) if campaign_id.isdigit() else None,
         mine=request.GET.get("mine") == "1",
-    )[:200]
-    return render(
-        request,
-        "adjudication/queue.html",
-        {
-            "cases": cases,
+    )
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "page": Paginator(cases, QUEUE_PAGE).get_page(request.GET.get("page")),
+        "query": query.urlencode(),
+    }
+    if request.htmx and not request.htmx.history_restore_request:
+        response = render(request, "adjudication/_case_results.html", context)
+    else:
+        context |= {
             "statuses": CaseStatus.choices,
             "status": status,
             "campaigns": Campaign.objects.order_by("name").only("id", "name"),
             "campaign_id": campaign_id,
             "mine": request.GET.get("mine") == "1",
-        },
-    )
+        }
+        response = render(request, "adjudication/queue.html", context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
 
 
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:

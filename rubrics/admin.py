@@ -25,6 +25,8 @@ class LLMEndpointAdmin(admin.ModelAdmin):
         "concurrency",
         "max_attempts",
         "extra",
+        "input_price_per_million",
+        "output_price_per_million",
     ]
 
     actions = ["check_answers"]

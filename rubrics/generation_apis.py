@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.roles import Role, api_permission
+from config.serializers import RunStatusOutput
 from problems.models import Problem
 
 from . import generation, generation_selectors
@@ -44,22 +45,16 @@ class TaskOutput(serializers.Serializer):
     scheme_version = serializers.IntegerField(source="scheme.version", allow_null=True)
 
 
-class RunOutput(serializers.Serializer):
+class RunOutput(RunStatusOutput):
     id = serializers.IntegerField()
     config = serializers.IntegerField(source="config_id")
     config_frozen = serializers.BooleanField(source="config.is_frozen")
     method = serializers.CharField()
     prompt_version = serializers.CharField()
     model = serializers.CharField(source="parameters.model")
-    status = serializers.CharField()
     finished = serializers.BooleanField()
-    total = serializers.IntegerField()
     done = serializers.IntegerField(source="done_count")
     failed = serializers.IntegerField(source="failed_count")
-    prompt_tokens = serializers.IntegerField()
-    completion_tokens = serializers.IntegerField()
-    created_at = serializers.DateTimeField()
-    finished_at = serializers.DateTimeField(allow_null=True)
     tasks = TaskOutput(many=True, source="tasks_list")
 
 

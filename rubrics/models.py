@@ -1,9 +1,13 @@
 """Marking schemes: versioned per problem, with provenance, ratings and approval."""
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
+
+MILLION = Decimal(1_000_000)
 
 
 class SchemeMethod(models.TextChoices):
@@ -101,6 +105,17 @@ class SchemeRating(models.Model):
 # Generation
 
 
+def _token_price(tokens: str) -> models.DecimalField:
+    return models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text=f"US dollars per million {tokens} tokens; empty when unknown (give both "
+        "prices or neither).",
+    )
+
+
 class LLMEndpoint(models.Model):
     """A named language-model profile, managed by admins. The key itself never lives here:
     `api_key_env` names the environment variable (or setting) that holds it."""
@@ -127,6 +142,8 @@ class LLMEndpoint(models.Model):
     extra = models.JSONField(
         default=dict, blank=True, help_text="Extra request body fields (e.g. top_p)."
     )
+    input_price_per_million = _token_price("input (prompt)")
+    output_price_per_million = _token_price("output (completion)")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -137,10 +154,34 @@ class LLMEndpoint(models.Model):
             models.CheckConstraint(condition=Q(concurrency__gte=1), name="endpoint_concurrency"),
             models.CheckConstraint(condition=Q(max_attempts__gte=1), name="endpoint_attempts"),
             models.CheckConstraint(condition=Q(timeout_seconds__gt=0), name="endpoint_timeout"),
+            models.CheckConstraint(
+                condition=Q(
+                    input_price_per_million__isnull=True, output_price_per_million__isnull=True
+                )
+                | Q(
+                    input_price_per_million__isnull=False,
+                    output_price_per_million__isnull=False,
+                    input_price_per_million__gte=0,
+                    output_price_per_million__gte=0,
+                ),
+                name="endpoint_prices",
+                violation_error_message="Give both token prices (zero or more) or neither.",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.model})"
+
+    def token_cost(self, *, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
+        """What so many tokens cost at this endpoint's prices, in US dollars; None when it has
+        no prices."""
+        if self.input_price_per_million is None or self.output_price_per_million is None:
+            return None
+        spent = (
+            prompt_tokens * self.input_price_per_million
+            + completion_tokens * self.output_price_per_million
+        )
+        return spent / MILLION
 
 
 GENERATION_METHODS = [
@@ -242,6 +283,13 @@ class GenerationRun(models.Model):
     @property
     def failed_percent(self) -> int:
         return self.percent - self.done_percent
+
+    @property
+    def estimated_cost(self) -> Decimal | None:
+        """The tokens spent so far at the endpoint's current prices (None without prices)."""
+        return self.config.endpoint.token_cost(
+            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens
+        )
 
 
 class TaskStatus(models.TextChoices):

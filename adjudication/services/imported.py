@@ -3,10 +3,11 @@
 The corpus import keeps them in `Proof.metadata["imported_ratings"]` (kind "expert" here;
 "automatic" ones are not expert judgements and stay in the metadata) and OPC's human error
 spans in `Proof.metadata["imported_error_spans"]`. Each (source, scale) gets one closed
-"imported" campaign; each rated proof one item there, one grade per rating by a placeholder
-rater account ("imported-rater-1", ...), and a final label of source "imported" that keeps the
-native value and maximum beside the value on the campaign scale. Running it again changes
-nothing (natural keys: campaign slug, item per proof, grade per rater).
+"imported" campaign; each rated proof one item there, pinned as annotation pins items to its
+problem's current scheme version (the approved one, else the newest frozen one); one grade per
+rating by a placeholder rater account ("imported-rater-1", ...), and a final label of source
+"imported" that keeps the native value and maximum beside the value on the campaign scale.
+Running it again changes nothing (natural keys: campaign slug, item per proof, grade per rater).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from annotation.models import (
 )
 from annotation.services import campaign_create
 from problems.models import Proof
-from rubrics.models import MarkingScheme, SchemeStatus
+from rubrics.selectors import schemes_approved_for_problems
 
 RATER_PREFIX = "imported-rater-"
 
@@ -184,11 +185,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
     if proofs is None:
         proofs = Proof.objects.filter(metadata__has_key="imported_ratings")
     proofs = list(proofs)
-    approved = dict(
-        MarkingScheme.objects.filter(
-            problem_id__in={p.problem_id for p in proofs}, status=SchemeStatus.APPROVED
-        ).values_list("problem_id", "id")
-    )
+    current = schemes_approved_for_problems({p.problem_id for p in proofs})
     now = timezone.now()
     raters: dict[int, object] = {}
     for proof in proofs:
@@ -205,7 +202,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                     "required_judgements": len(ratings),
                     "submitted_count": len(ratings),
                     "needs_work": False,
-                    "scheme_id": approved.get(proof.problem_id),
+                    "scheme": current.get(proof.problem_id),
                 },
             )
             report.items_created += int(created)

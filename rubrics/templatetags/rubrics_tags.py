@@ -1,10 +1,13 @@
 """Template filters for the scheme pages: `{% load rubrics_tags %}`."""
 
+from decimal import ROUND_HALF_UP, Decimal
+
 from django import template
 
 from rubrics.structure import Chain, Checkpoint, Rule, format_points
 
 register = template.Library()
+CENT = Decimal("0.01")
 
 
 @register.filter
@@ -29,3 +32,13 @@ def rating_grade(mean) -> str:
     if mean is None:
         return ""
     return "ok" if mean >= 2 else "warn" if mean >= 1 else "bad"
+
+
+@register.filter
+def usd(amount: Decimal | None) -> str:
+    """$1,234.57 for an amount of US dollars, to the cent; "< $0.01" for less than a cent."""
+    if amount is None:
+        return ""
+    if 0 < amount < CENT:
+        return "< $0.01"
+    return f"${amount.quantize(CENT, rounding=ROUND_HALF_UP):,}"

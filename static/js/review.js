@@ -1,11 +1,10 @@
 // The analysis review page (meta-verification): claimed defects split out of the analysis by
 // selecting text, each judged (exists? accurate? note, linked proof passage), expression and
-// score questions, the rubric's rating derived live, an override with its reason; server-side
-// autosave, idempotent submit, lease heartbeat, time on page, keyboard shortcuts.
+// score questions, the rubric's rating derived live, an override with its reason. Autosave,
+// submit, heartbeat, time on page and the common keys are item-page.js's.
 //
-// Selections become offsets into the SOURCE texts (analysis and proof) by aligning each
-// rendered text to its source, as the grading page does (see annotation/spans.py): text nodes
-// and typeset formulas are found in the source in document order; the server re-anchors quotes.
+// Selections become offsets into the SOURCE texts (analysis and proof) through
+// source-align.js's alignment, as on the grading page; the server re-anchors quotes.
 (function () {
   "use strict";
   var root = document.getElementById("review");
@@ -13,126 +12,28 @@
   function json(id) { return JSON.parse(document.getElementById(id).textContent); }
   var state = json("review-state");
   var suggestions = json("defect-suggestions");
-  var editable = root.dataset.editable === "1";
-  var submitted = root.dataset.submitted === "1";
-  var statusEl = document.getElementById("save-status");
-  var submitKey = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + Math.random();
-  var baseSeconds = state.seconds_spent || 0;
-  var visibleMs = 0, visibleSince = document.visibilityState === "visible" ? Date.now() : null;
-  var saveTimer = null, saving = false, pendingSave = false, dirty = false;
+  var page = new Proofmark.ItemPage(root, state.seconds_spent, {
+    payload: payload,
+    changed: function () { readForm(); showRating(); }
+  });
+  var editable = page.editable;
   var active = null;
+  function changed(delay) { page.changed(delay); }
+  function flash(text) { page.flash(text); }
 
-  // ---- alignment of a rendered text to its source ------------------------------------------
-  var DELIMS = [["$$", "$$"], ["\\[", "\\]"], ["\\(", "\\)"], ["$", "$"]];
-  function Aligner(el, source) {
-    el.querySelectorAll(".math").forEach(function (m) { m.dataset.tex = m.textContent; });
-    this.el = el; this.source = source; this.segments = [];
-  }
-  Aligner.prototype.build = function () {
-    var el = this.el, source = this.source, segments = [], cursor = 0;
-    var walker = document.createTreeWalker(el, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT, {
-      acceptNode: function (node) {
-        if (node.nodeType === 1) {
-          if (node.classList.contains("math")) return NodeFilter.FILTER_ACCEPT;
-          return node.closest(".math") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_SKIP;
-        }
-        return node.parentElement.closest(".math") ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
-      }
-    });
-    var node;
-    while ((node = walker.nextNode())) {
-      var isMath = node.nodeType === 1;
-      var key = isMath ? (node.dataset.tex || "") : node.data;
-      if (!key.trim()) continue;
-      var seg = { node: node, math: isMath, start: -1, end: -1 };
-      var pos = source.indexOf(key, cursor);
-      if (pos >= 0 && pos - cursor <= 4000) { seg.start = pos; seg.end = pos + key.length; }
-      if (seg.start >= 0 && isMath) {
-        for (var i = 0; i < DELIMS.length; i++) {
-          var open = DELIMS[i][0], close = DELIMS[i][1];
-          if (source.slice(seg.start - open.length, seg.start) === open && source.slice(seg.end, seg.end + close.length) === close) {
-            seg.start -= open.length; seg.end += close.length; break;
-          }
-        }
-      }
-      if (seg.start >= 0) cursor = seg.end;
-      segments.push(seg);
-    }
-    this.segments = segments;
-  };
-  Aligner.prototype.point = function (node, offset, side) {
-    var segs = this.segments;
-    var mathEl = (node.nodeType === 1 ? node : node.parentElement).closest(".math");
-    for (var i = 0; i < segs.length; i++) {
-      var s = segs[i];
-      if (s.start < 0) continue;
-      if (mathEl && s.node === mathEl) return side === "start" ? s.start : s.end;
-      if (!mathEl && s.node === node && node.nodeType === 3) return Math.min(s.start + offset, s.end);
-    }
-    var probe = document.createRange();
-    probe.setStart(node, offset);
-    var best = null;
-    for (var j = 0; j < segs.length; j++) {
-      var t = segs[j];
-      if (t.start < 0) continue;
-      var cmp = probe.comparePoint(t.node, 0);
-      if (side === "start" && cmp >= 0) return t.start;
-      if (side === "end" && cmp < 0) best = t.end;
-    }
-    return side === "end" ? best : null;
-  };
-  Aligner.prototype.selection = function () {
-    var sel = window.getSelection();
-    if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
-    var range = sel.getRangeAt(0);
-    if (!this.el.contains(range.commonAncestorContainer)) return null;
-    var start = this.point(range.startContainer, range.startOffset, "start");
-    var end = this.point(range.endContainer, range.endOffset, "end");
-    if (start === null || end === null) return null;
-    var src = this.source;
-    while (start < end && /\s/.test(src[start])) start++;
-    while (end > start && /\s/.test(src[end - 1])) end--;
-    if (end <= start) return null;
-    return { start: start, end: end, quote: src.slice(start, end) };
-  };
-  Aligner.prototype.highlight = function (spans) {
-    var el = this.el;
-    el.querySelectorAll("mark.hl").forEach(function (mark) {
-      var parent = mark.parentNode;
-      while (mark.firstChild) parent.insertBefore(mark.firstChild, mark);
-      parent.removeChild(mark);
-    });
-    el.querySelectorAll(".math.hl-math").forEach(function (m) { m.classList.remove("hl-math", "claim", "claim-suggested", "passage"); });
-    el.normalize();
-    this.build();
-    this.segments.forEach(function (seg) {
-      if (seg.start < 0) return;
-      var covering = spans.filter(function (sp) { return sp.start < seg.end && sp.end > seg.start; });
-      if (!covering.length) return;
-      if (seg.math) { seg.node.classList.add("hl-math", covering[0].cls); return; }
-      var len = seg.node.data.length, node = seg.node;
-      var pieces = covering.map(function (sp) {
-        return { from: Math.max(0, sp.start - seg.start), to: Math.min(len, sp.end - seg.start), sp: sp };
-      }).sort(function (a, b) { return b.from - a.from; });
-      var limit = len;
-      pieces.forEach(function (p) {
-        var to = Math.min(p.to, limit);
-        if (to <= p.from) return;
-        var tail = node.splitText(p.from);
-        tail.splitText(to - p.from);
-        var mark = document.createElement("mark");
-        mark.className = "hl " + p.sp.cls;
-        if (p.sp.title) mark.title = p.sp.title;
-        tail.parentNode.insertBefore(mark, tail);
-        mark.appendChild(tail);
-        limit = p.from;
+  var analysis = new Proofmark.Aligner(document.getElementById("analysis-text"), json("analysis-source"));
+  var proof = new Proofmark.Aligner(document.getElementById("proof-text"), json("proof-source"));
+  // A highlight's classes and title are those of the spans it covers.
+  function look(spans) {
+    return function (ids) {
+      var classes = [], titles = [];
+      ids.forEach(function (i) {
+        if (classes.indexOf(spans[i].cls) < 0) classes.push(spans[i].cls);
+        if (spans[i].title) titles.push(spans[i].title);
       });
-    });
-    this.build();
-  };
-
-  var analysis = new Aligner(document.getElementById("analysis-text"), json("analysis-source"));
-  var proof = new Aligner(document.getElementById("proof-text"), json("proof-source"));
+      return { className: classes.join(" "), title: titles.join(", ") };
+    };
+  }
 
   // ---- the rubric (mirror of annotation/meta_rubric.py; the server decides on submit) ------
   function judged(d) { return d.exists === false || (d.exists === true && d.accurate !== null && d.accurate !== undefined); }
@@ -263,10 +164,11 @@
     suggestions.forEach(function (s) {
       if (!state.defects.some(function (d) { return overlaps(d, s); })) spans.push({ start: s.start, end: s.end, cls: "claim-suggested", title: "Suggested defect" });
     });
-    analysis.highlight(spans);
-    proof.highlight(state.defects.filter(function (d) { return d.proof_start !== null && d.proof_start !== undefined; }).map(function (d) {
+    analysis.highlight(spans, look(spans));
+    var passages = state.defects.filter(function (d) { return d.proof_start !== null && d.proof_start !== undefined; }).map(function (d) {
       return { start: d.proof_start, end: d.proof_end, cls: "passage", title: "Defect " + (state.defects.indexOf(d) + 1) };
-    }));
+    });
+    proof.highlight(passages, look(passages));
   }
   function addDefect(found, fromSuggestion) {
     if (!editable) return;
@@ -325,86 +227,17 @@
     document.getElementById(id).addEventListener("input", function () { changed(900); });
   });
 
-  // ---- autosave, submit, heartbeat ----------------------------------------------------------
-  function csrf() { try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; } }
-  function secondsSpent() { return baseSeconds + Math.round((visibleMs + (visibleSince ? Date.now() - visibleSince : 0)) / 1000); }
-  document.addEventListener("visibilitychange", function () {
-    if (document.visibilityState === "visible") { visibleSince = Date.now(); }
-    else { if (visibleSince) { visibleMs += Date.now() - visibleSince; visibleSince = null; } if (dirty) saveNow(true); }
-  });
+  // ---- what is saved ---------------------------------------------------------------------------
   function payload() {
     readForm();
     return {
       defects: state.defects, expression_error: state.expression_error, expression_note: state.expression_note,
       score_fits: state.score_fits, score_note: state.score_note, override: state.override,
-      override_reason: state.override_reason, comment: state.comment, seconds_spent: secondsSpent()
+      override_reason: state.override_reason, comment: state.comment, seconds_spent: page.secondsSpent()
     };
-  }
-  function setStatus(text, bad) { statusEl.textContent = text; statusEl.classList.toggle("bad", !!bad); }
-  function flash(text) { setStatus(text, true); }
-  function showProblems(problems) {
-    var box = document.getElementById("problems");
-    box.innerHTML = "";
-    if (!problems || !problems.length) { box.hidden = true; return; }
-    var ul = document.createElement("ul");
-    problems.forEach(function (p) { var li = document.createElement("li"); li.textContent = p; ul.appendChild(li); });
-    box.appendChild(ul); box.hidden = false;
-  }
-  function post(url, body, keepalive) {
-    return fetch(url, {
-      method: "POST", credentials: "same-origin", keepalive: !!keepalive,
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() }, body: JSON.stringify(body)
-    }).then(function (resp) { return resp.json(); });
-  }
-  function changed(delay) {
-    readForm();
-    showRating();
-    dirty = true;
-    if (!editable || submitted) { if (submitted) setStatus("Not yet saved: press \u201cSave revision\u201d"); return; }
-    clearTimeout(saveTimer);
-    saveTimer = setTimeout(saveNow, delay === undefined ? 300 : delay);
-  }
-  function saveNow(keepalive) {
-    if (!editable || submitted) return Promise.resolve();
-    if (saving) { pendingSave = true; return Promise.resolve(); }
-    clearTimeout(saveTimer);
-    saving = true; dirty = false;
-    setStatus("Saving\u2026");
-    return post(root.dataset.draftUrl, payload(), keepalive).then(function (data) {
-      if (data.ok) { showProblems([]); setStatus("Saved " + new Date().toLocaleTimeString()); }
-      else { dirty = true; setStatus("Not saved", true); showProblems(data.problems); }
-    }).catch(function () { dirty = true; setStatus("Offline: retrying\u2026", true); setTimeout(saveNow, 3000); })
-      .then(function () { saving = false; if (pendingSave) { pendingSave = false; saveNow(); } });
-  }
-  var submitting = false;
-  function submit() {
-    if (!editable || submitting) return;
-    submitting = true;
-    clearTimeout(saveTimer);
-    var body = payload();
-    body.submit_key = submitKey;
-    if (submitted) body.revise = true;
-    var button = document.getElementById("submit-button");
-    button.disabled = true;
-    setStatus(submitted ? "Saving revision\u2026" : "Submitting\u2026");
-    post(root.dataset.submitUrl, body).then(function (data) {
-      if (data.ok) {
-        dirty = false;
-        if (submitted) { setStatus("Revision saved " + new Date().toLocaleTimeString()); showProblems([]); }
-        else { setStatus("Submitted"); window.location.assign(data.next_url || root.dataset.nextUrl); return; }
-      } else { setStatus("Not submitted", true); showProblems(data.problems); }
-      submitting = false; button.disabled = false;
-    }).catch(function () { setStatus("Offline: not submitted, try again", true); submitting = false; button.disabled = false; });
-  }
-  var submitButton = document.getElementById("submit-button");
-  if (submitButton) submitButton.addEventListener("click", submit);
-  window.addEventListener("pagehide", function () { if (dirty && editable && !submitted) saveNow(true); });
-  if (editable && !submitted) {
-    setInterval(function () { post(root.dataset.heartbeatUrl, {}).then(function (d) { if (!d.ok) flash(d.problems.join(" ")); }).catch(function () {}); }, 5 * 60 * 1000);
   }
 
   // ---- keyboard -----------------------------------------------------------------------------
-  function typing(el) { return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName)); }
   function judge(field, value) {
     if (active === null || !state.defects[active] || !editable) { flash("Focus a defect first (j/k)."); return; }
     var d = state.defects[active];
@@ -413,11 +246,8 @@
     if (field === "exists" && value === false) d.accurate = null;
     defectsChanged();
   }
-  function togglePane(id) { var p = document.getElementById(id); if (p) p.open = !p.open; }
-  document.addEventListener("keydown", function (evt) {
-    if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
-    if (typing(evt.target)) { if (evt.key === "Escape") evt.target.blur(); return; }
-    var key = evt.key, handled = true, count = state.defects.length;
+  page.keys(function (key) {
+    var count = state.defects.length;
     if (key === "d") splitSelection();
     else if (key === "l") linkPassage();
     else if (key === "j" && count) { active = active === null ? 0 : (active + 1) % count; markActive(); }
@@ -426,15 +256,9 @@
     else if (key === "2") judge("exists", false);
     else if (key === "3") judge("accurate", true);
     else if (key === "4") judge("accurate", false);
-    else if (key === "Enter") submit();
-    else if (key === "x" && editable && !submitted) saveNow().then(function () { document.getElementById("skip-form").submit(); });
-    else if (key === "n") { var go = function () { window.location.assign(root.dataset.nextUrl); }; if (dirty && editable && !submitted) saveNow().then(go); else go(); }
-    else if (key === "p") togglePane("pane-problem");
-    else if (key === "s") togglePane("pane-scope");
-    else if (key === "c") document.getElementById("comment").focus();
-    else handled = false;
-    if (handled) { evt.preventDefault(); evt.stopImmediatePropagation(); }
-  }, true);
+    else return false;
+    return true;
+  }, { panes: { p: "pane-problem", s: "pane-scope" } });
 
   // ---- start: restore the draft -------------------------------------------------------------
   state.defects = state.defects || [];

@@ -9,6 +9,8 @@ from adjudication.models import FinalLabel
 from adjudication.services import imported_on_scale, imported_ratings_materialise
 from annotation.models import Campaign, ErrorSpan, Grade, Item
 from problems.signals import corpus_imported
+from rubrics.services import scheme_freeze
+from tests.annotation.factories import approved_scheme
 from tests.problems.page_factories import ProofFactory
 
 pytestmark = pytest.mark.django_db
@@ -100,3 +102,20 @@ def test_a_corpus_import_materialises_its_ratings():
     proof = ProofFactory(metadata={"imported_ratings": [rating("proofbench:x.csv", 5, 7)]})
     corpus_imported.send(sender=None, problem_ids=[proof.problem_id])
     assert FinalLabel.objects.get(item__proof=proof).value == Decimal("5")
+
+
+def test_items_are_pinned_to_the_current_scheme_version_approved_or_frozen():
+    frozen_only = ProofFactory(metadata={"imported_ratings": [rating("proofbench:x.csv", 5, 7)]})
+    frozen = scheme_freeze(scheme=approved_scheme(frozen_only.problem))
+    both = ProofFactory(metadata={"imported_ratings": [rating("proofbench:x.csv", 6, 7)]})
+    scheme_freeze(scheme=approved_scheme(both.problem))
+    newer = approved_scheme(both.problem)  # v2 approved after v1 was frozen by grades
+    neither = ProofFactory(metadata={"imported_ratings": [rating("proofbench:x.csv", 2, 7)]})
+
+    imported_ratings_materialise()
+
+    item = Item.objects.get(proof=frozen_only)
+    assert item.scheme_id == frozen.pk and frozen.status == "frozen"
+    assert set(item.grades.values_list("scheme_id", flat=True)) == {frozen.pk}
+    assert Item.objects.get(proof=both).scheme_id == newer.pk
+    assert Item.objects.get(proof=neither).scheme_id is None

@@ -20,6 +20,7 @@ from tests.adjudication.factories import (
     judge,
 )
 from tests.factories import UserFactory
+from tests.problems.page_factories import ProofFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -53,6 +54,42 @@ def test_queue_is_sorted_by_disagreement_and_has_constant_queries(
         disputed(campaign, (0, 4))
     with django_assert_max_num_queries(8):
         assert client.get(reverse("adjudication:queue")).status_code == 200
+
+
+def many_cases(count: int) -> list[AdjudicationCase]:
+    """`count` open cases, each on its own item, disagreement falling with the index."""
+    campaign = CampaignFactory()
+    problem = ProofFactory().problem
+    items = Item.objects.bulk_create(
+        Item(campaign=campaign, proof=proof, required_judgements=2)
+        for proof in ProofFactory.create_batch(count, problem=problem)
+    )
+    return AdjudicationCase.objects.bulk_create(
+        AdjudicationCase(
+            item=item, opened_reason="disagreement", disagreement=Decimal(count - n) / 100
+        )
+        for n, item in enumerate(items)
+    )
+
+
+def test_queue_pages_by_disagreement_with_constant_queries(
+    client, adjudicator, django_assert_num_queries
+):
+    cases = many_cases(201)
+    url = reverse("adjudication:queue")
+    with django_assert_num_queries(6):
+        first = client.get(url, {"status": "open"}).content.decode()
+    assert f"#{cases[0].pk}<" in first and f"#{cases[199].pk}<" in first
+    assert f"#{cases[200].pk}<" not in first
+    assert "Page 1 of 2" in first and "201 cases" in first
+    assert 'href="?status=open&amp;page=2" hx-get="?status=open&amp;page=2"' in first
+    with django_assert_num_queries(6):
+        second = client.get(url, {"status": "open", "page": 2}).content.decode()
+    assert f"#{cases[200].pk}<" in second and f"#{cases[199].pk}<" not in second
+    assert 'href="?status=open&amp;page=1"' in second and "Page 2 of 2" in second
+    fragment = client.get(url, {"page": 2}, headers={"HX-Request": "true"}).content.decode()
+    assert fragment.startswith('<p class="muted result-count">') and "<html" not in fragment
+    assert f"#{cases[200].pk}<" in fragment
 
 
 def test_queue_hides_cases_on_items_the_user_graded(client):

@@ -45,7 +45,10 @@ def test_grading_page_shows_checklist_proof_and_keys(client):
     assert 'data-id="c1"' in html and 'data-id="d2"' in html
     assert "cap at 3/7" in html
     assert 'id="proof-text"' in html and "js/grading.js" in html
+    assert "js/source-align.js" in html and "js/item-page.js" in html
     assert "<kbd>Enter</kbd>" in html and "toggle panes" in html
+    assert "select text, then <kbd>e</kbd> to mark an error" in html
+    assert 'id="span-popup"' in html and f"· proof {item.proof_id}" in html
 
 
 def test_checklist_texts_are_rendered_with_their_math(client):

@@ -57,6 +57,32 @@ def select_text(page, needle: str):
     )
 
 
+def select_across(page, needle: str):
+    """Selects the first occurrence of `needle` in the rendered proof's text, whatever text
+    nodes (highlights) it runs across."""
+    page.evaluate(
+        """(needle) => {
+          const root = document.getElementById('proof-text');
+          const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+          const nodes = [];
+          let node, text = '';
+          while ((node = walker.nextNode())) { nodes.push([node, text.length]); text += node.data; }
+          const at = text.indexOf(needle);
+          if (at < 0) throw new Error('not found: ' + needle);
+          const place = (offset) => {
+            for (let i = nodes.length - 1; i >= 0; i--) {
+              if (nodes[i][1] <= offset) return [nodes[i][0], offset - nodes[i][1]];
+            }
+          };
+          const range = document.createRange();
+          range.setStart(...place(at));
+          range.setEnd(...place(at + needle.length));
+          const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(range);
+        }""",
+        needle,
+    )
+
+
 def test_grade_a_proof_with_the_keyboard_only(
     page, live_server, login, graded_setup, screenshot_dir
 ):
@@ -131,6 +157,46 @@ def test_select_text_and_tag_an_error(page, live_server, login, graded_setup, sc
     assert "attained at $x = 1$" in quotes
     assert page.locator(".math.err-math").count() == 1
     page.screenshot(path=str(screenshot_dir / "grading-error-spans.png"), full_page=True)
+
+
+def test_overlapping_errors_then_a_revision(page, live_server, login, graded_setup):
+    campaign, item, expert = graded_setup
+    item.required_judgements = 2  # not final after this expert's grade: it stays revisable
+    item.save(update_fields=["required_judgements"])
+    login(page, expert)
+    open_item(page, live_server, campaign)
+    for needle, category in [("Clearly the minimum", "skipped_steps"), ("the minimum is", "other")]:
+        select_across(page, needle)
+        page.keyboard.press("e")
+        page.select_option("#span-category", category)
+        page.click("#span-save")
+    page.wait_for_function("document.querySelectorAll('#span-list li').length === 2")
+    assert page.locator("mark.err-multi").inner_text() == "the minimum"
+    assert page.locator("mark.err-multi").get_attribute("title").startswith("#1 ")
+    for key in ["j", "2", "j", "3", "j", "1"]:
+        page.keyboard.press(key)
+    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=No work left in Browser round")
+    assert Grade.objects.get(item=item).score == Decimal(6)
+
+    page.goto(f"{live_server.url}/annotation/items/{item.pk}/")
+    page.wait_for_selector("#proof-text mark.err-multi")
+    assert page.inner_text("#submit-button").startswith("Save revision")
+    page.keyboard.press("j")
+    page.keyboard.press("0")  # the computed score is previewed, nothing saved yet
+    page.wait_for_function("document.getElementById('computed-score').textContent === '4'")
+    page.wait_for_function(
+        "document.getElementById('save-status').textContent.startsWith('Not yet saved')"
+    )
+    assert Grade.objects.get(item=item).score == Decimal(6)
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "document.getElementById('save-status').textContent.startsWith('Revision saved')"
+    )
+    grade = Grade.objects.get(item=item)
+    assert grade.score == Decimal(4) and grade.revisions.count() == 1
 
 
 def test_closed_tab_loses_nothing(browser, live_server, login, graded_setup, screenshot_dir):

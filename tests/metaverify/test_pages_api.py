@@ -11,6 +11,7 @@ from adjudication.models import LabellingRun, VerifierRun
 from annotation import services
 from annotation.models import MetaReview
 from annotation.services.review import MetaReviewInput, meta_review_submit
+from config.serializers import RunStatusOutput
 from tests.annotation.factories import CampaignFactory
 from tests.factories import UserFactory
 from tests.metaverify import replies
@@ -51,9 +52,13 @@ def test_review_page_shows_problem_proof_analysis_scope_and_keys(
         "Any unreasonable defect: 0 if every claimed defect is unreasonable",
         "<kbd>d</kbd> split out the selected analysis text",
         "js/review.js",
+        "js/source-align.js",
+        "select a passage, then <kbd>l</kbd> to link it to the focused defect",
+        "· analysis review",
         item.proof.problem.external_id,
     ):
         assert needle in page, needle
+    assert 'id="span-popup"' not in page
 
 
 def test_review_endpoints_autosave_and_submit(client, django_capture_on_commit_callbacks):
@@ -198,6 +203,7 @@ def test_verification_api_starts_and_reads_runs_and_lists_analyses(
     assert started.status_code == 201, started.json()
     body = api.get(reverse("api-labelling-run", args=[started.json()["id"]])).json()
     assert (body["n"], body["confirm_at"], body["status"]) == (2, "0.5", "pending")
+    assert set(RunStatusOutput().fields) <= body.keys()
     assert body["outcomes"][0]["proof_id"] == proof.pk
     with django_capture_on_commit_callbacks(execute=False):
         meta_run = api.post(
@@ -207,7 +213,9 @@ def test_verification_api_starts_and_reads_runs_and_lists_analyses(
             format="json",
         )  # fmt: skip
     assert meta_run.status_code == 201 and meta_run.json()["target_ids"] == [analysis.pk]
-    assert api.get(reverse("api-verifier-run", args=[meta_run.json()["id"]])).status_code == 200
+    run_body = api.get(reverse("api-verifier-run", args=[meta_run.json()["id"]])).json()
+    assert run_body["status"] == "pending" and run_body["total"] == 2
+    assert set(RunStatusOutput().fields) <= run_body.keys()
     unknown = api.post(
         reverse("api-verifier-run-start"),
         {"proof_ids": [proof.pk, 999999], "kind": "verify", "endpoint": "nope"},

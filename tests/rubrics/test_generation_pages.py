@@ -1,11 +1,18 @@
-"""The generation page, the run page (htmx progress, failures, retry), freezing, and the
-generation API. Jobs run in-process against the fake server where a test needs their result."""
+"""The generation page, the run page (htmx progress, failures, retry, estimated cost), freezing,
+endpoint prices, and the generation API. Jobs run in-process against the fake server where a
+test needs their result."""
+
+from decimal import Decimal
 
 import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 
+from config.serializers import RunStatusOutput
 from rubrics import generation
 from rubrics.models import GenerationRun, GeneratorConfig, LLMEndpoint, TaskStatus
+from rubrics.templatetags.rubrics_tags import usd
 from tests.factories import UserFactory
 from tests.llm import replies
 from tests.llm.fake_openai import text
@@ -129,6 +136,51 @@ def test_run_page_polls_until_finished_then_shows_the_scheme(
     assert reverse("rubrics:detail", args=[scheme.pk]) in fragment
 
 
+def test_run_page_shows_the_estimated_cost_where_the_endpoint_has_prices(
+    admin_client, admin_user, django_assert_max_num_queries
+):
+    priced = LLMEndpointFactory(
+        input_price_per_million=Decimal("3"), output_price_per_million=Decimal("15")
+    )
+    runs = [
+        generation.generation_run_start(
+            config=GeneratorConfigFactory(endpoint=endpoint),
+            problems=[problem_with_solutions("S")],
+            user=admin_user,
+        )
+        for endpoint in (priced, LLMEndpointFactory())
+    ]
+    GenerationRun.objects.update(prompt_tokens=1_200_000, completion_tokens=300_000)
+    with django_assert_max_num_queries(8):
+        body = admin_client.get(reverse("rubrics:generation-run", args=[runs[0].pk])).content
+    page = body.decode()
+    assert "1200000 prompt + 300000 completion tokens, about <strong" in page
+    assert ">$8.10</strong>" in page  # 1.2 M x $3 + 0.3 M x $15
+    assert "at $3.00 a million input and $15.00 a million output tokens" in page
+    unpriced = admin_client.get(reverse("rubrics:generation-run", args=[runs[1].pk])).content
+    assert b"completion tokens</span>" in unpriced and b"run-cost" not in unpriced
+
+
+def test_an_endpoint_has_both_token_prices_or_neither():
+    endpoint = LLMEndpointFactory.build(input_price_per_million=Decimal("0.5"))
+    with pytest.raises(ValidationError, match="both token prices"):
+        endpoint.full_clean()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        endpoint.save()
+    endpoint.output_price_per_million = Decimal("0")
+    endpoint.save()
+    assert endpoint.token_cost(prompt_tokens=3_000, completion_tokens=10) == Decimal("0.0015")
+    assert LLMEndpointFactory().token_cost(prompt_tokens=1, completion_tokens=1) is None
+
+
+@pytest.mark.parametrize(
+    ("amount", "shown"),
+    [("0", "$0.00"), ("0.004", "< $0.01"), ("0.015", "$0.02"), ("1234.567", "$1,234.57")],
+)
+def test_usd_filter(amount, shown):
+    assert usd(Decimal(amount)) == shown
+
+
 def test_failed_task_shows_the_raw_reply_and_retries(admin_client, fake_llm, admin_user):
     endpoint = LLMEndpointFactory(base_url=fake_llm.base_url)
     replies.script_proofbench(
@@ -206,6 +258,7 @@ def test_api_starts_a_run_and_reads_its_status(
     assert status["status"] == "done" and status["done"] == 1 and status["finished"]
     assert status["tasks"][0]["scheme_id"] == problem.marking_schemes.get().pk
     assert status["prompt_tokens"] > 0
+    assert set(RunStatusOutput().fields) <= status.keys()
 
 
 def test_api_refuses_bad_input_and_non_admins(api_client_for, admin_user):

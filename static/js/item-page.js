@@ -1,0 +1,175 @@
+// What the grading and review pages share: server-side autosave (debounced), idempotent submit
+// (one key a page load, so a repeated submit is not a second one), lease heartbeat, time on
+// page, the status line and problems box, and the common keys (Enter submit, x skip, n next,
+// c comment, pane toggles).
+//
+// The page's root element carries data-draft-url, data-submit-url, data-heartbeat-url,
+// data-next-url, data-editable, data-submitted and optionally data-lease-minutes.
+(function () {
+  "use strict";
+
+  function csrf() {
+    try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; }
+  }
+  function post(url, body, keepalive) {
+    return fetch(url, {
+      method: "POST", credentials: "same-origin", keepalive: !!keepalive,
+      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
+      body: JSON.stringify(body)
+    }).then(function (resp) { return resp.json().then(function (data) { data.httpStatus = resp.status; return data; }); });
+  }
+  // Whether a key pressed on el is typed into it. With choicesAreKeys, radios, checkboxes and
+  // buttons do not take keys, so shortcuts work after clicking one.
+  function typing(el, choicesAreKeys) {
+    if (!el) return false;
+    if (el.tagName === "INPUT" && choicesAreKeys) return !/^(radio|checkbox|button|submit)$/.test(el.type);
+    return el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName);
+  }
+  function togglePane(id) { var p = document.getElementById(id); if (p) p.open = !p.open; }
+
+  // options: payload() -> the body to save (seconds_spent included: see secondsSpent);
+  // changed() -> re-reads the form after a change; saved(data) -> after a draft or revision is
+  // saved; preview: once submitted, drafts are still sent, as previews that save nothing
+  // (otherwise a change only says to press "Save revision").
+  function ItemPage(root, seconds, options) {
+    var page = this;
+    this.root = root;
+    this.options = options;
+    this.editable = root.dataset.editable === "1";
+    this.submitted = root.dataset.submitted === "1";
+    this.dirty = false;
+    this.submitKey = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + Math.random();
+    this.statusEl = document.getElementById("save-status");
+    this.baseSeconds = seconds || 0;
+    this.visibleMs = 0;
+    this.visibleSince = document.visibilityState === "visible" ? Date.now() : null;
+    this.saveTimer = null; this.saving = false; this.pendingSave = false; this.submitting = false;
+
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") { page.visibleSince = Date.now(); }
+      else {
+        if (page.visibleSince) { page.visibleMs += Date.now() - page.visibleSince; page.visibleSince = null; }
+        if (page.dirty) page.saveNow(true);
+      }
+    });
+    var button = document.getElementById("submit-button");
+    if (button) button.addEventListener("click", function () { page.submit(); });
+    window.addEventListener("pagehide", function () { if (page.dirty && page.editable && !page.submitted) page.saveNow(true); });
+    if (this.editable && !this.submitted) {
+      // Well inside the lease: every 5 minutes, or a third of a shorter lease.
+      var leaseMs = (parseInt(root.dataset.leaseMinutes, 10) || 60) * 60 * 1000;
+      setInterval(function () {
+        post(root.dataset.heartbeatUrl, {}).then(function (data) { if (!data.ok) page.flash(data.problems.join(" ")); }).catch(function () {});
+      }, Math.min(5 * 60 * 1000, leaseMs / 3));
+    }
+  }
+  ItemPage.prototype.secondsSpent = function () {
+    var ms = this.visibleMs + (this.visibleSince ? Date.now() - this.visibleSince : 0);
+    return this.baseSeconds + Math.round(ms / 1000);
+  };
+  ItemPage.prototype.setStatus = function (text, bad) { this.statusEl.textContent = text; this.statusEl.classList.toggle("bad", !!bad); };
+  ItemPage.prototype.flash = function (text) { this.setStatus(text, true); };
+  ItemPage.prototype.showProblems = function (problems) {
+    var box = document.getElementById("problems");
+    box.innerHTML = "";
+    if (!problems || !problems.length) { box.hidden = true; return; }
+    var ul = document.createElement("ul");
+    problems.forEach(function (p) { var li = document.createElement("li"); li.textContent = p; ul.appendChild(li); });
+    box.appendChild(ul); box.hidden = false;
+  };
+  // After a change: save in `delay` ms (300 by default) unless another change comes first.
+  ItemPage.prototype.changed = function (delay) {
+    this.options.changed();
+    this.dirty = true;
+    if (!this.editable) return;
+    if (this.submitted && !this.options.preview) { this.setStatus("Not yet saved: press \u201cSave revision\u201d"); return; }
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(this.saveNow.bind(this), delay === undefined ? 300 : delay);
+  };
+  ItemPage.prototype.saveNow = function (keepalive) {
+    var page = this, submitted = this.submitted;
+    if (!this.editable || (submitted && !this.options.preview)) return Promise.resolve();
+    if (this.saving) { this.pendingSave = true; return Promise.resolve(); }
+    clearTimeout(this.saveTimer);
+    this.saving = true; this.dirty = false;
+    var body = this.options.payload();
+    if (submitted) body.preview = true;
+    this.setStatus(submitted ? "Computing\u2026" : "Saving\u2026");
+    return post(this.root.dataset.draftUrl, body, keepalive).then(function (data) {
+      if (data.ok) {
+        if (page.options.saved) page.options.saved(data);
+        page.showProblems([]);
+        page.setStatus(submitted ? "Not yet saved: press \u201cSave revision\u201d" : "Saved " + new Date().toLocaleTimeString());
+      } else {
+        page.dirty = true;
+        page.setStatus("Not saved", true);
+        page.showProblems(data.problems);
+      }
+    }).catch(function () {
+      page.dirty = true;
+      page.setStatus("Offline: retrying\u2026", true);
+      setTimeout(page.saveNow.bind(page), 3000);
+    }).then(function () {
+      page.saving = false;
+      if (page.pendingSave) { page.pendingSave = false; page.saveNow(); }
+    });
+  };
+  ItemPage.prototype.submit = function () {
+    var page = this, submitted = this.submitted;
+    if (!this.editable || this.submitting) return;
+    this.submitting = true;
+    clearTimeout(this.saveTimer);
+    var body = this.options.payload();
+    body.submit_key = this.submitKey;
+    if (submitted) body.revise = true;
+    var button = document.getElementById("submit-button");
+    button.disabled = true;
+    this.setStatus(submitted ? "Saving revision\u2026" : "Submitting\u2026");
+    post(this.root.dataset.submitUrl, body).then(function (data) {
+      if (data.ok) {
+        page.dirty = false;
+        if (!submitted) { page.setStatus("Submitted"); window.location.assign(data.next_url || page.root.dataset.nextUrl); return; }
+        page.setStatus("Revision saved " + new Date().toLocaleTimeString());
+        page.showProblems([]);
+        if (page.options.saved) page.options.saved(data);
+      } else {
+        page.setStatus("Not submitted", true);
+        page.showProblems(data.problems);
+      }
+      page.submitting = false; button.disabled = false;
+    }).catch(function () {
+      page.setStatus("Offline: not submitted, try again", true);
+      page.submitting = false; button.disabled = false;
+    });
+  };
+  // The page's shortcuts. handle(key) answers whether it used the key; the common ones come
+  // after it; panes maps keys to the ids of <details> panes they open and close. A key goes
+  // to the field being typed in (Escape leaves the field), and nowhere while paused() holds.
+  ItemPage.prototype.keys = function (handle, options) {
+    var page = this, root = this.root;
+    function common(key) {
+      if (key === "Enter") page.submit();
+      else if (key === "x" && page.editable && !page.submitted) page.saveNow().then(function () { document.getElementById("skip-form").submit(); });
+      else if (key === "n") {
+        var go = function () { window.location.assign(root.dataset.nextUrl); };
+        if (page.dirty && page.editable && !page.submitted) page.saveNow().then(go); else go();
+      }
+      else if (key === "c") document.getElementById("comment").focus();
+      else if (options.panes[key]) togglePane(options.panes[key]);
+      else return false;
+      return true;
+    }
+    document.addEventListener("keydown", function (evt) {
+      if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
+      if (typing(evt.target, options.choicesAreKeys)) {
+        if (evt.key === "Escape") evt.target.blur();
+        return;
+      }
+      if (options.paused && options.paused()) return;
+      if (handle(evt.key) || common(evt.key)) { evt.preventDefault(); evt.stopImmediatePropagation(); }
+    }, true);
+  };
+
+  window.Proofmark = window.Proofmark || {};
+  window.Proofmark.ItemPage = ItemPage;
+})();
