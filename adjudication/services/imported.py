@@ -4,8 +4,8 @@ The corpus import keeps them in `Proof.metadata["imported_ratings"]` (kind "expe
 "automatic" ones are not expert judgements and stay in the metadata) and OPC's human error
 spans in `Proof.metadata["imported_error_spans"]`. Each (source, scale) gets one closed
 "imported" campaign; each rated proof one item there, pinned as annotation pins items to its
-problem's current scheme version (the approved one, else the newest frozen one); one grade per
-rating by a placeholder rater account ("imported-rater-1", ...), and a final label of source
+problem's current scheme version (the approved one, else the newest frozen one; the imported
+grades freeze an approved one, as a first grade does); one grade per rating by a placeholder rater account ("imported-rater-1", ...), and a final label of source
 "imported" that keeps the native value and maximum beside the value on the campaign scale.
 Running it again changes nothing (natural keys: campaign slug, item per proof, grade per rater).
 """
@@ -36,7 +36,9 @@ from annotation.models import (
 )
 from annotation.services import campaign_create
 from problems.models import Proof
+from rubrics.models import MarkingScheme, SchemeStatus
 from rubrics.selectors import schemes_approved_for_problems
+from rubrics.services import scheme_freeze
 
 RATER_PREFIX = "imported-rater-"
 
@@ -188,6 +190,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
     current = schemes_approved_for_problems({p.problem_id for p in proofs})
     now = timezone.now()
     raters: dict[int, object] = {}
+    pinned: set[int] = set()
     for proof in proofs:
         spans = _spans(proof, report)
         first_grade = None
@@ -206,6 +209,8 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                 },
             )
             report.items_created += int(created)
+            if item.scheme_id is not None:
+                pinned.add(item.scheme_id)
             grade_ids, values, hows = [], [], []
             for n, (value, maximum) in enumerate(ratings, start=1):
                 _, scaled, how = imported_on_scale(value, maximum)
@@ -256,4 +261,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                     for s in spans
                 )
                 report.spans += len(spans)
+    # submitted grades now point at these versions: approved ones freeze, as on a first grade
+    for scheme in MarkingScheme.objects.filter(pk__in=pinned, status=SchemeStatus.APPROVED):
+        scheme_freeze(scheme=scheme)
     return report

@@ -119,3 +119,5 @@ def test_items_are_pinned_to_the_current_scheme_version_approved_or_frozen():
     assert set(item.grades.values_list("scheme_id", flat=True)) == {frozen.pk}
     assert Item.objects.get(proof=both).scheme_id == newer.pk
     assert Item.objects.get(proof=neither).scheme_id is None
+    newer.refresh_from_db()
+    assert newer.status == "frozen"  # imported grades point at it, as a first grade would
