@@ -6,7 +6,8 @@ spans in `Proof.metadata["imported_error_spans"]`. Each (source, scale) gets one
 "imported" campaign; each rated proof one item there, pinned as annotation pins items to its
 problem's current scheme version (the approved one, else the newest frozen one; the imported
 grades freeze an approved one, as a first grade does); one grade per rating by a placeholder
-rater account ("imported-rater-1", ...), and a final label of source the native value and maximum beside the value on the campaign scale.
+rater account ("imported-rater-1", ...), and a final label of source "imported" that keeps the
+native value and maximum beside the value on the campaign scale.
 Running it again changes nothing (natural keys: campaign slug, item per proof, grade per rater).
 """
 
