@@ -16,30 +16,23 @@ def label_write(
     item_id: int,
     scale: str,
     scheme_id: int | None,
-    value: Decimal,
     source: str,
-    policy: str,
     grade_ids: list[int],
-    case: AdjudicationCase | None = None,
-    native_value: Decimal | None = None,
-    native_max: Decimal | None = None,
+    **columns: object,
 ) -> FinalLabel:
-    """Creates or replaces the item's final label in one statement (an upsert on the item).
+    """Creates or replaces the item's final label in one statement (an upsert on the item);
+    `columns` are the label's other columns (value, policy, case, native value and maximum).
     A label that judgements no longer change (adjudication, import, labelling loop) also marks
     the item final; a label derived from the judgements (single, agreement) leaves the experts
     free to revise until the item is adjudicated or the campaign closes. Runs inside the
     caller's transaction, which holds the item's row lock."""
     label = FinalLabel(
         item_id=item_id,
-        value=value,
         scale=scale,
-        source=LabelSource(source).value,
-        policy=policy,
         scheme_id=scheme_id,
+        source=LabelSource(source).value,
         grade_ids=sorted(grade_ids),
-        case=case,
-        native_value=native_value,
-        native_max=native_max,
+        **columns,
     )
     FinalLabel.objects.bulk_create(
         [label],
