@@ -17,7 +17,17 @@ class ExportJobAdmin(admin.ModelAdmin):
         "created_at",
     ]
     list_filter = ["status", "format", "file_type"]
-    readonly_fields = ["file", "size", "sha256", "manifest", "error", "started_at", "finished_at"]
+    readonly_fields = [
+        "file",
+        "size",
+        "sha256",
+        "manifest",
+        "error",
+        "started_at",
+        "finished_at",
+        "heartbeat_at",
+        "attempts",
+    ]
 
 
 @admin.register(GraderEvaluation)

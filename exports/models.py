@@ -32,7 +32,10 @@ class ExportJob(models.Model):
     """One export: the row its page polls for progress and the download reads.
 
     `file` names the data file only once it is complete (written under a temporary name and
-    renamed); the manifest and the dataset card sit beside it.
+    renamed); the manifest and the dataset card sit beside it. A running job's worker renews
+    `heartbeat_at` as it goes; `attempts` counts the runs that took the job, and only the latest
+    may write to the row (exports.services.export_jobs_requeue_stale restarts a job whose
+    worker died).
     """
 
     campaign = models.ForeignKey(
@@ -57,6 +60,10 @@ class ExportJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Last sign of life of the worker (or when queued)."
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -23,7 +23,7 @@ import orjson
 SCHEMA_VERSION = 1
 FILE_TYPES = ("jsonl", "csv", "parquet")
 DEFAULT_ROW_GROUP = 5000
-ROW_GROUP_BYTES = 2 * 1024 * 1024  # a row group is also closed once its text reaches this size
+ROW_GROUP_BYTES = 2 * 1024 * 1024  # a row group is also closed once its JSON reaches this size
 PROGRESS_EVERY = 1000
 
 KINDS = ("string", "int", "float", "bool", "json", "struct")
@@ -168,51 +168,72 @@ def _write_csv(rows, fields, temp, row_group_size, on_progress) -> int:
     return count
 
 
-def _parquet_value(field: Field, value: object) -> object:
-    if value is None:
-        return None
-    if field.kind == "json":
-        return dumps(value).decode("utf-8")
-    if field.kind == "float":
-        return float(value)
-    if field.kind == "struct":
-        return {c.name: _parquet_value(c, value.get(c.name)) for c in field.children}
-    return value
+def _parquet_line(fields: list[Field]) -> Callable[[dict], bytes]:
+    """A row as one JSON line for Arrow's JSON reader: `json` columns (at any depth) become
+    JSON text, everything else is written as it is."""
+
+    def convert(field: Field, value: object) -> object:
+        if value is None:
+            return None
+        if field.kind == "json":
+            return dumps(value).decode("utf-8")
+        if field.kind == "struct":
+            return {c.name: convert(c, value.get(c.name)) for c in field.children}
+        return value
+
+    def plain(field: Field) -> bool:
+        return field.kind != "json" and all(plain(c) for c in field.children)
+
+    names = [f.name for f in fields]
+    converted = [f for f in fields if not plain(f)]
+    option = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
+
+    def line(row: dict) -> bytes:
+        record = {n: row[n] for n in names}
+        for f in converted:
+            record[f.name] = convert(f, record[f.name])
+        return orjson.dumps(record, default=_default, option=option)
+
+    return line
 
 
 def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
+    """Each row group is collected as JSON lines (what the JSONL writer writes) and parsed into
+    Arrow columns by Arrow's own JSON reader against the schema: no Python object per cell, and
+    pyarrow never imports pandas (`pa.array` on a Python list does, for about 50 MB)."""
     import pyarrow as pa
+    import pyarrow.json as pa_json
     import pyarrow.parquet as pq
 
     # The system allocator hands each freed row group back; Arrow's default (mimalloc) keeps
-    # arenas that add about 40 MB to the peak.
+    # arenas that add to the peak.
     pool = pa.system_memory_pool()
     schema = arrow_schema(fields)
+    parse = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error")
+    line = _parquet_line(fields)
     count = 0
-    columns: dict[str, list] = {f.name: [] for f in fields}
+    lines: list[bytes] = []
+    pending_bytes = 0
 
     def flush(writer: pq.ParquetWriter) -> None:
-        if columns[fields[0].name]:
-            arrays = [
-                pa.array(columns[f.name], type=arrow_type(f), memory_pool=pool) for f in fields
-            ]
-            writer.write_table(pa.Table.from_arrays(arrays, schema=schema))
-            for values in columns.values():
-                values.clear()
+        if lines:
+            data = b"".join(lines)
+            lines.clear()
+            read = pa_json.ReadOptions(use_threads=False, block_size=len(data) + 1)
+            table = pa_json.read_json(
+                pa.BufferReader(data), read_options=read, parse_options=parse, memory_pool=pool
+            )
+            writer.write_table(table)
 
-    buffered = pending_bytes = 0
     with pq.ParquetWriter(temp, schema, compression="snappy", memory_pool=pool) as writer:
         for row in rows:
-            for f in fields:
-                value = _parquet_value(f, row[f.name])
-                if isinstance(value, str):
-                    pending_bytes += len(value)
-                columns[f.name].append(value)
+            encoded = line(row)
+            lines.append(encoded)
+            pending_bytes += len(encoded)
             count += 1
-            buffered += 1
-            if buffered >= row_group_size or pending_bytes >= ROW_GROUP_BYTES:
+            if len(lines) >= row_group_size or pending_bytes >= ROW_GROUP_BYTES:
                 flush(writer)
-                buffered = pending_bytes = 0
+                pending_bytes = 0
             if count % PROGRESS_EVERY == 0:
                 on_progress(count)
         flush(writer)

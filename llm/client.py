@@ -7,6 +7,9 @@ are the ones counted. Only named transient errors are retried, with exponential 
 (rate limits 429, server errors 5xx, timeouts, connection errors), honouring Retry-After;
 anything else (400, 401, 404...) fails at once. `complete_many` runs several calls with at
 most `config.concurrency` in flight.
+
+The `openai` SDK is imported only where a call is made: importing it costs about 40 MB of memory,
+and every process that loads the apps (web, workers, exports, commands) imports this module.
 """
 
 from __future__ import annotations
@@ -17,8 +20,6 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-
-import openai
 
 Messages = Sequence[dict[str, str]]
 
@@ -114,22 +115,24 @@ class LLMProviderError(LLMError):
     """The provider refused the request (bad request, authentication, unknown model...)."""
 
 
-TRANSIENT = (
-    openai.RateLimitError,
-    openai.InternalServerError,
-    openai.APITimeoutError,
-    openai.APIConnectionError,
-)
-
-
 def _is_transient(exc: Exception) -> bool:
-    if isinstance(exc, TRANSIENT):
+    import openai
+
+    transient = (
+        openai.RateLimitError,
+        openai.InternalServerError,
+        openai.APITimeoutError,
+        openai.APIConnectionError,
+    )
+    if isinstance(exc, transient):
         return True
     return isinstance(exc, openai.APIStatusError) and exc.status_code >= 500
 
 
 def _describe(exc: Exception) -> tuple[str, str, int | None]:
     """(message in words, raw body, HTTP status) of an SDK error."""
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return "the model did not answer within the timeout", "", None
     if isinstance(exc, openai.APIConnectionError):
@@ -161,6 +164,8 @@ def _retry_after(exc: Exception) -> float | None:
 
 class LLMClient:
     def __init__(self, config: LLMConfig, *, sleep: Callable[[float], None] = time.sleep):
+        import openai
+
         self.config = config
         self._sleep = sleep
         self._sdk = openai.OpenAI(
@@ -179,6 +184,8 @@ class LLMClient:
         return delay
 
     def complete(self, messages: Messages) -> Completion:
+        import openai
+
         config = self.config
         params: dict = {"model": config.model, "messages": list(messages)}
         if config.temperature is not None:

@@ -17,7 +17,6 @@ from exports.formats.base import (
     ExportOptions,
     Plan,
     first_references,
-    licence_of,
     pseudonym,
     split_of,
 )
@@ -48,7 +47,6 @@ __all__ = [
     "ExportOptions",
     "Plan",
     "first_references",
-    "licence_of",
     "plan_for",
     "pseudonym",
     "split_of",

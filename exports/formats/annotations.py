@@ -13,6 +13,7 @@ from exports.formats.base import (
     _batches,
     _float,
     _with_agreement,
+    of_ids,
     pseudonym,
     split_of,
 )
@@ -107,12 +108,12 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
         for batch in _batches(qs, GRADE_COLUMNS):
             ids = [raw["_pk"] for raw in batch]
             spans: dict[int, list] = {}
-            for span in ErrorSpan.objects.filter(grade_id__in=ids).values(
+            for span in of_ids(ErrorSpan.objects.all(), "grade", ids).values(
                 "grade_id", "start", "end", "quote", "category", "note"
             ):
                 spans.setdefault(span.pop("grade_id"), []).append(span)
             history: dict[int, list] = {}
-            for rev in GradeRevision.objects.filter(grade_id__in=ids).values(
+            for rev in of_ids(GradeRevision.objects.all(), "grade", ids).values(
                 "grade_id", "changed_by_id", "changed_by__username", "changed_at", "old", "new"
             ):
                 history.setdefault(rev["grade_id"], []).append(

@@ -5,21 +5,30 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.db.models.fields.json import KeyTextTransform
+
 from annotation.models import Campaign
 from annotation.scales import to_0_7, to_ternary
 from exports.formats.base import (
-    LABEL_COLUMNS,
     ExportError,
     ExportOptions,
     Plan,
     _labels,
     _stream,
     _tail,
-    first_references,
 )
 from exports.writers import Field
 
 # --- proofbench ------------------------------------------------------------------------------
+
+PROOFBENCH_COLUMNS = {
+    "scheme_id": "scheme_id",
+    "item_scheme_id": "item__scheme_id",
+    "generator": "item__proof__generator",
+    "proof_text": "item__proof__text",
+    "sample_index": "item__proof__sample_index",
+    "generation_prompt": KeyTextTransform("generation_prompt", "item__proof__metadata"),
+}
 
 
 def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
@@ -60,29 +69,33 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("scheme_version", "int", "Version number of the marking scheme used."),
     ] + _tail(options)
 
-    def build(raw, batch, context):
-        if context["references"] is None:
-            context["references"] = first_references({r["problem_pk"] for r in batch})
+    def build(raw, problem, schemes):
         value = raw["value"] if campaign.scale == "0-7" else to_0_7(raw["value"], campaign.scale)
-        meta = raw["proof_meta"] or {}
+        label_scheme = schemes.get(raw["scheme_id"])
+        item_scheme = schemes.get(raw["item_scheme_id"])
         return {
-            "problem_id": raw["problem_id"],
-            "problem": raw["statement"],
-            "reference_solution": context["references"].get(raw["problem_pk"], ""),
-            "marking_scheme": raw["scheme_text"] or raw["item_scheme_text"] or "",
+            "problem_id": problem.problem_id,
+            "problem": problem.statement,
+            "reference_solution": problem.reference,
+            "marking_scheme": (label_scheme and label_scheme.text)
+            or (item_scheme and item_scheme.text)
+            or "",
             "generator": raw["generator"],
             "model_solution": raw["proof_text"],
             "expert_rating": float(value) if rating_kind == "float" else int(value),
-            "metadata": {"contest": raw["contest"], "contest_year": raw["year"]},
+            "metadata": {"contest": problem.contest, "contest_year": problem.year},
             "response_number": raw["sample_index"],
-            "generation_prompt": meta.get("generation_prompt", ""),
-            "scheme_version": raw["scheme_version"] or raw["item_scheme_version"],
+            "generation_prompt": raw["generation_prompt"] or "",
+            "scheme_version": (label_scheme and label_scheme.version)
+            or (item_scheme and item_scheme.version),
         }
 
     qs = _labels(campaign, options).filter(item__analysis__isnull=True)
     return Plan(
         fields=fields,
-        rows=lambda: _stream(campaign, options, qs, LABEL_COLUMNS, build),
+        rows=lambda: _stream(
+            campaign, options, qs, PROOFBENCH_COLUMNS, build, references=True, schemes=True
+        ),
         total=qs.count(),
         conversions=conversions,
         summary="One row per graded proof, with ProofBench's columns and the final expert "
@@ -124,6 +137,9 @@ def _ternary_conversions(scale: str, cuts: tuple[int, int], field_name: str) -> 
     ]
 
 
+PROOF_COLUMNS = {"generator": "item__proof__generator", "proof_text": "item__proof__text"}
+
+
 def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
     if campaign.task_kind != "proof_grading":
         raise ExportError("the dv format needs a proof-grading campaign (dmv is for analyses)")
@@ -138,10 +154,10 @@ def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
         ),
     ] + _tail(options)
 
-    def build(raw, batch, context):
+    def build(raw, problem, schemes):
         return {
-            "problem_id": raw["problem_id"],
-            "problem": raw["statement"],
+            "problem_id": problem.problem_id,
+            "problem": problem.statement,
             "proof": raw["proof_text"],
             "score": float(_ternary(raw["value"], campaign.scale, options.cuts)),
             "generator": raw["generator"],
@@ -151,7 +167,7 @@ def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
     qs = _labels(campaign, options).filter(item__analysis__isnull=True)
     return Plan(
         fields=fields,
-        rows=lambda: _stream(campaign, options, qs, LABEL_COLUMNS, build),
+        rows=lambda: _stream(campaign, options, qs, PROOF_COLUMNS, build),
         total=qs.count(),
         conversions=_ternary_conversions(campaign.scale, options.cuts, "score"),
         summary="DeepSeekMath-V2's D_v: one row per proof, (problem, proof, expert score in "
@@ -161,7 +177,7 @@ def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
 
 # --- dmv -------------------------------------------------------------------------------------
 
-DMV_COLUMNS = LABEL_COLUMNS | {
+DMV_COLUMNS = PROOF_COLUMNS | {
     "analysis_text": "item__analysis__text",
     "verifier": "item__analysis__verifier",
     "verifier_score": "item__analysis__score",
@@ -184,11 +200,11 @@ def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("generator", "string", "The model that wrote the proof."),
     ] + _tail(options)
 
-    def build(raw, batch, context):
+    def build(raw, problem, schemes):
         score = raw["verifier_score"]
         return {
-            "problem_id": raw["problem_id"],
-            "problem": raw["statement"],
+            "problem_id": problem.problem_id,
+            "problem": problem.statement,
             "proof": raw["proof_text"],
             "analysis": raw["analysis_text"],
             "meta_score": float(raw["value"]),

@@ -5,6 +5,7 @@ from exports.services.datasets import (
     dataset_write,
     export_create,
     export_file_path,
+    export_jobs_requeue_stale,
     export_run,
 )
 
@@ -13,5 +14,6 @@ __all__ = [
     "dataset_write",
     "export_create",
     "export_file_path",
+    "export_jobs_requeue_stale",
     "export_run",
 ]

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Campaign
@@ -155,24 +160,61 @@ def export_create(
     return job
 
 
-def export_run(*, job_id: int) -> ExportJob:
-    """Builds the job's files. Idempotent: a finished job is left alone; a job found running
-    (a worker died) starts again from nothing, its partial files never having been renamed."""
-    job = ExportJob.objects.select_related("campaign").get(pk=job_id)
-    if job.status == JobStatus.SUCCEEDED:
-        return job
-    ExportJob.objects.filter(pk=job.pk).update(
-        status=JobStatus.RUNNING, started_at=timezone.now(), processed=0, error=""
+STALE_AFTER = timedelta(minutes=10)  # a running job silent this long has lost its worker
+MAX_ATTEMPTS = 3
+
+
+@transaction.atomic
+def _export_take(job_id: int) -> ExportJob | None:
+    """Takes the job for this run (None if it is done or its worker is alive)."""
+    job = (
+        ExportJob.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=job_id)
     )
+    now = timezone.now()
+    alive = (
+        job.status == JobStatus.RUNNING
+        and job.heartbeat_at
+        and job.heartbeat_at >= now - STALE_AFTER
+    )
+    if job.status == JobStatus.SUCCEEDED or alive:
+        return None
+    job.status = JobStatus.RUNNING
+    job.started_at = job.heartbeat_at = now
+    job.processed = 0
+    job.error = ""
+    job.attempts += 1
+    job.save(
+        update_fields=["status", "started_at", "heartbeat_at", "processed", "error", "attempts"]
+    )
+    return job
+
+
+class _Superseded(Exception):
+    """Another run took the job over (this one was presumed dead): stop, touch nothing."""
+
+
+def export_run(*, job_id: int) -> ExportJob:
+    """Builds the job's files. Idempotent: a finished job is left alone, and so is a job whose
+    worker is alive (fresh heartbeat); a job found running with a stale heartbeat (its worker
+    died) starts again from nothing, its partial files never having been renamed. Each run takes
+    the job by incrementing `attempts` and writes to the row only while that count is its own."""
+    job = _export_take(job_id)
+    if job is None:
+        return ExportJob.objects.get(pk=job_id)
+    own = ExportJob.objects.filter(pk=job.pk, attempts=job.attempts)
     relative = Path("exports") / str(job.pk) / f"{job.campaign.slug}-{job.format}.{job.file_type}"
     out = Path(settings.MEDIA_ROOT) / relative
 
     def on_total(total: int) -> None:
-        ExportJob.objects.filter(pk=job.pk).update(total=total)
+        if not own.update(total=total, heartbeat_at=timezone.now()):
+            raise _Superseded
 
     def on_progress(count: int) -> None:
-        if count % PROGRESS_SAVE_EVERY == 0 or count == 0:
-            ExportJob.objects.filter(pk=job.pk).update(processed=count)
+        saved = count % PROGRESS_SAVE_EVERY != 0 or own.update(
+            processed=count, heartbeat_at=timezone.now()
+        )
+        if not saved:
+            raise _Superseded
 
     try:
         manifest = dataset_write(
@@ -184,17 +226,19 @@ def export_run(*, job_id: int) -> ExportJob:
             on_total=on_total,
             on_progress=on_progress,
         )
+    except _Superseded:
+        logger.warning("export %s: taken over by a later run, this one stops", job.pk)
+        return ExportJob.objects.get(pk=job.pk)
     except Exception as exc:
         logger.exception("export %s failed", job.pk)
-        ExportJob.objects.filter(pk=job.pk).update(
+        own.update(
             status=JobStatus.FAILED,
             error=f"{type(exc).__name__}: {exc}",
             finished_at=timezone.now(),
         )
-        job.refresh_from_db()
-        return job
+        return ExportJob.objects.get(pk=job.pk)
     info = manifest["files"][out.name]
-    ExportJob.objects.filter(pk=job.pk).update(
+    own.update(
         status=JobStatus.SUCCEEDED,
         processed=info["rows"],
         file=str(relative),
@@ -203,8 +247,59 @@ def export_run(*, job_id: int) -> ExportJob:
         manifest=manifest,
         finished_at=timezone.now(),
     )
-    job.refresh_from_db()
-    return job
+    return ExportJob.objects.get(pk=job.pk)
+
+
+@dataclass
+class Sweep:
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+
+
+def export_jobs_requeue_stale(
+    *, stale_after: timedelta = STALE_AFTER, max_attempts: int = MAX_ATTEMPTS
+) -> Sweep:
+    """Restarts the export jobs whose worker died. Idempotent, cheap enough to run on every
+    exports page load, and safe when two sweeps meet (each job is changed only if still as
+    found, and queued by the sweep that changed it).
+
+    A job running without a heartbeat for `stale_after` is queued again, its partial files
+    removed; after `max_attempts` runs it is marked failed with the reason instead, and every
+    file it left is removed, so that nothing under its name looks complete. A job still waiting
+    after `stale_after` (its queue message lost) is queued again.
+    """
+    now = timezone.now()
+    cutoff = now - stale_after
+    sweep = Sweep()
+    stale = (
+        ExportJob.objects.filter(status__in=(JobStatus.PENDING, JobStatus.RUNNING))
+        .alias(beat=Coalesce("heartbeat_at", "started_at", "created_at"))
+        .filter(beat__lt=cutoff)
+    )
+    found = stale.annotate(last=F("beat")).values_list("pk", "status", "attempts", "last")
+    for pk, status, attempts, beat in found:
+        same = stale.filter(pk=pk, status=status, attempts=attempts)
+        silent = f"its worker stopped (no sign of it since {beat:%Y-%m-%d %H:%M} UTC)"
+        if status == JobStatus.RUNNING and attempts >= max_attempts:
+            if same.update(
+                status=JobStatus.FAILED,
+                error=f"{silent}, {attempts} times",
+                finished_at=now,
+            ):
+                shutil.rmtree(export_dir() / str(pk), ignore_errors=True)
+                sweep.failed.append(pk)
+            continue
+        note = {"error": f"Queued again: {silent}"} if status == JobStatus.RUNNING else {}
+        if same.update(status=JobStatus.PENDING, heartbeat_at=now, processed=0, **note):
+            for partial in (export_dir() / str(pk)).glob(".*.partial-*"):
+                partial.unlink(missing_ok=True)
+            sweep.requeued.append(pk)
+    if sweep.requeued:
+        from exports.tasks import export_run_task
+
+        ids = list(sweep.requeued)
+        transaction.on_commit(lambda: [export_run_task.delay(pk) for pk in ids])
+    return sweep
 
 
 def export_file_path(job: ExportJob, part: str) -> Path:

@@ -2,6 +2,10 @@
 
 `read_path(path, fmt=None)` yields normalised records and issues for a file, a competition
 folder, a folder of files (each detected on its own) or a .zip of any of these.
+
+Every record leaves with the licence of its source in `metadata["licence"]`: its own, if the
+record states one; else the licence given for the whole import; else the licence of the public
+dataset its format comes from (`LICENCES`; none for Proofmark's generic JSONL).
 """
 
 from __future__ import annotations
@@ -39,11 +43,20 @@ READERS: dict[str, Callable[[Path, Progress, str], Iterator[Item]]] = {
     generic.NAME: generic.read,
 }
 FORMATS = tuple(READERS)
+LICENCES: dict[str, str] = {
+    proofbench.NAME: proofbench.LICENCE,
+    imobench.NAME: imobench.LICENCE,
+    matharena.NAME: matharena.LICENCE,
+    opc.NAME: opc.LICENCE,
+    deepseek.NAME: deepseek.LICENCE,
+    generic.NAME: generic.LICENCE,
+}
 FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 MAX_ZIP_BYTES = 2 * 1024**3
 
 __all__ = [
     "FORMATS",
+    "LICENCES",
     "AnalysisIn",
     "Issue",
     "ProblemIn",
@@ -143,9 +156,15 @@ def _unpacked(path: Path):
 
 
 def read_path(
-    path: Path, fmt: str | None = None, *, progress: Progress, name: str | None = None
+    path: Path,
+    fmt: str | None = None,
+    *,
+    progress: Progress,
+    name: str | None = None,
+    licence: str = "",
 ) -> Iterator[Item]:
-    """Records and issues of `path`; whole-source failures come out as one error Issue."""
+    """Records and issues of `path`; whole-source failures come out as one error Issue.
+    `licence`, if given, is the licence of the whole source (see the module's docstring)."""
     name = name or path.name
     if not path.exists():
         yield error(Where(name), "No such file or folder.")
@@ -156,14 +175,14 @@ def read_path(
     if path.is_file() and path.suffix.lower() == ".zip":
         try:
             with _unpacked(path) as folder:
-                yield from read_path(folder, fmt, progress=progress, name=name)
+                yield from read_path(folder, fmt, progress=progress, name=name, licence=licence)
         except zipfile.BadZipFile:
             yield error(Where(name), "Not a readable .zip archive.")
         except SourceError as exc:
             yield exc.issue
         return
     if path.is_dir() and (fmt == matharena.NAME or (fmt is None and matharena.looks_like(path))):
-        yield from _read_one(path, matharena.NAME, progress, name)
+        yield from _read_one(path, matharena.NAME, progress, name, licence)
         return
     if path.is_dir():
         files = sorted(
@@ -175,7 +194,11 @@ def read_path(
             yield error(Where(name), "The folder holds no .jsonl, .json, .csv or .parquet file.")
         for file in files:
             yield from read_path(
-                file, fmt, progress=progress, name=f"{name}/{file.relative_to(path).as_posix()}"
+                file,
+                fmt,
+                progress=progress,
+                name=f"{name}/{file.relative_to(path).as_posix()}",
+                licence=licence,
             )
         return
     if path.stat().st_size == 0:
@@ -193,7 +216,7 @@ def read_path(
             "Cannot tell the format of this file: choose one of " + ", ".join(FORMATS) + ".",
         )
         return
-    yield from _read_one(path, detected, progress, name)
+    yield from _read_one(path, detected, progress, name, licence)
 
 
 def _encoding_problem(path: Path, name: str) -> Issue | None:
@@ -211,8 +234,16 @@ def _encoding_problem(path: Path, name: str) -> Issue | None:
     return None
 
 
-def _read_one(path: Path, fmt: str, progress: Progress, name: str) -> Iterator[Item]:
+def _read_one(path: Path, fmt: str, progress: Progress, name: str, licence: str) -> Iterator[Item]:
+    stated = licence or LICENCES[fmt]
     try:
-        yield from READERS[fmt](path, progress, name)
+        for item in READERS[fmt](path, progress, name):
+            if stated and not isinstance(item, Issue) and not _has_licence(item.metadata):
+                item.metadata["licence"] = stated
+            yield item
     except SourceError as exc:
         yield exc.issue
+
+
+def _has_licence(metadata: dict) -> bool:
+    return bool(metadata.get("licence") or metadata.get("license"))

@@ -30,6 +30,9 @@ from problems.importers.base import (
 )
 
 NAME = "deepseek"
+# github.com/deepseek-ai/DeepSeek-Math-V2: LICENSE is Apache-2.0, and outputs/README.md gives the
+# IMO-ProofBench content as Apache-2.0 (Google DeepMind).
+LICENCE = "Apache-2.0"
 GENERATOR = "DeepSeekMath-V2"
 INPUT_KEYS = ("id", "question", "answer", "contest", "problem_idx")
 OUTPUT_KEYS = (

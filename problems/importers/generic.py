@@ -37,6 +37,8 @@ from problems.importers.base import (
 )
 
 NAME = "jsonl"
+# Proofmark's own format: a record states its licence in its metadata; none is assumed.
+LICENCE = ""
 KEYS = {
     "problem": {
         "kind",

@@ -18,6 +18,8 @@ from problems.importers.base import (
 )
 
 NAME = "imobench"
+# google-deepmind/superhuman imobench/README.md: materials CC-BY-4.0 (software Apache-2.0).
+LICENCE = "CC-BY-4.0"
 CONTEST = "IMO-ProofBench"
 COLUMNS = (
     "Problem ID",

@@ -25,6 +25,9 @@ from problems.importers.base import (
 )
 
 NAME = "matharena"
+# github.com/eth-sri/matharena, whose data/ folders this layout is: MIT (its Hugging Face copies
+# are CC-BY-NC-SA-4.0; import those with an explicit licence).
+LICENCE = "MIT"
 FOLDER_NAME = re.compile(r"(?:matharena[_-])?([a-z]+?)[_-]?(\d{4})$", re.IGNORECASE)
 
 

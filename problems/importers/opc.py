@@ -35,6 +35,8 @@ from problems.importers.base import (
 )
 
 NAME = "opc"
+# insait-institute/open-proof-corpus: LICENSE.md is Apache-2.0 (a README badge says MIT).
+LICENCE = "Apache-2.0"
 STATEMENT_HEADING = "### Problem Statement:"
 PROOF_HEADING = "### Model Solution:"
 LABELS = {"correct": 1, "incorrect": 0}

@@ -2,7 +2,7 @@
 
 Columns: problem_id, problem (both required), reference_solution, marking_scheme, generator,
 model_solution, expert_rating (0-7), metadata {contest, contest_year}, response_number,
-generation_prompt.
+generation_prompt, and licence (Proofmark's exports add it: the licence of the source record).
 """
 
 from collections.abc import Iterator
@@ -23,6 +23,9 @@ from problems.importers.base import (
 )
 
 NAME = "proofbench"
+# ProofBench (Hugging Face wenjiema02/ProofBench): MIT. A row's own `licence` column (Proofmark's
+# proofbench exports carry one) wins.
+LICENCE = "MIT"
 COLUMNS = (
     "problem_id",
     "problem",
@@ -34,6 +37,7 @@ COLUMNS = (
     "metadata",
     "response_number",
     "generation_prompt",
+    "licence",
 )
 UNKNOWN_GENERATOR = "unknown"
 
@@ -61,12 +65,14 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     response = row.integer("response_number")
     rating = row.number("expert_rating")
     prompt = row.text("generation_prompt")
+    licence = row.text("licence").strip()
     if rating is not None and not 0 <= rating <= 7:
         issues.append(error(where, f"{rating} is outside 0-7.", "expert_rating"))
     if issues:
         yield from issues
         return
     contest = meta.get("contest")
+    own = {"licence": licence} if licence else {}
     yield ProblemIn(
         where,
         problem_id,
@@ -74,6 +80,7 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         contest=contest if isinstance(contest, str) else "",
         year=year,
         source=source,
+        metadata=dict(own),
         schemes=[{"format": "proofbench_markdown", "source": source, "content": scheme}]
         if scheme.strip()
         else [],
@@ -81,7 +88,7 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     if solution.strip():
         yield SolutionIn(where, problem_id, solution, source=source)
     if model_solution.strip():
-        metadata: dict = {}
+        metadata: dict = dict(own)
         if rating is not None:
             metadata["imported_ratings"] = [
                 {"source": source, "kind": "expert", "value": rating, "max": 7, "raw": rating}

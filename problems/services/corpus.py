@@ -102,8 +102,12 @@ def corpus_import(
     name: str | None = None,
     batch_size: int = BATCH_SIZE,
     on_progress: Callable[[int, ImportReport], None] | None = None,
+    licence: str = "",
 ) -> ImportReport:
     """Imports a file or folder in one transaction; returns the report.
+
+    `licence` is the licence of the whole source, recorded on every record that states none
+    (otherwise each format's known licence is: see problems.importers).
 
     All or nothing: any error rolls everything back (the report lists every error with its
     file, line and field). A dry run rolls back too, after computing exact counts. After a
@@ -117,7 +121,9 @@ def corpus_import(
         with transaction.atomic():
             tune_transaction()
             try:
-                for item in read_ahead(read_path(path, fmt, progress=progress, name=name)):
+                for item in read_ahead(
+                    read_path(path, fmt, progress=progress, name=name, licence=licence)
+                ):
                     if isinstance(item, Issue):
                         report.add(item)
                         continue

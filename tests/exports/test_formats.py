@@ -10,8 +10,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from exports.formats import ExportError, ExportOptions, split_of
+from adjudication.models import FinalLabel
+from exports.formats import ExportError, ExportOptions, base, split_of
+from exports.formats.base import ReadOnce, SchemeColumns
 from exports.services import companion_paths, dataset_write
 from tests.exports.factories import labelled_campaign, reviewed_campaign
 
@@ -210,3 +214,43 @@ def test_bad_filters_are_named():
         ExportOptions.from_dict({"year": "soon"})
     with pytest.raises(ExportError, match="min_agreement"):
         ExportOptions.from_dict({"min_agreement": 2})
+
+
+def test_a_problems_columns_are_read_once_across_batches(tmp_path, monkeypatch):
+    corpus = labelled_campaign()
+    monkeypatch.setattr(base, "FIRST_BATCH", 1)  # one label a batch: three batches, two problems
+    monkeypatch.setattr(base, "BATCH_CHARS", 1)
+    with CaptureQueriesContext(connection) as queries:
+        out, _ = export(corpus, "proofbench", "jsonl", tmp_path)
+    check_golden("proofbench.jsonl", normalised(read_jsonl(out)))
+    reads = [q["sql"] for q in queries if q["sql"].startswith('SELECT "problems_problem"."id"')]
+    assert len(reads) == 2
+
+
+@pytest.mark.parametrize(("chars", "sizes"), [(10**9, [1, 2]), (1, [1, 1, 1])])
+def test_batches_are_sized_by_the_width_of_the_rows(monkeypatch, chars, sizes):
+    corpus = labelled_campaign()
+    monkeypatch.setattr(base, "FIRST_BATCH", 1)
+    monkeypatch.setattr(base, "BATCH", 10)
+    monkeypatch.setattr(base, "BATCH_CHARS", chars)
+    labels = FinalLabel.objects.filter(item__campaign=corpus.campaign)
+    batches = list(base._batches(labels, {"_pk": "id", "proof": "item__proof__text"}))
+    assert [len(batch) for batch in batches] == sizes
+    assert [row["_pk"] for batch in batches for row in batch] == sorted(
+        labels.values_list("id", flat=True)
+    )
+
+
+def test_what_is_read_once_is_kept_within_its_bound():
+    loaded: list[set] = []
+
+    def load(keys):
+        loaded.append(set(keys))
+        return {key: SchemeColumns(1, "x" * 10) for key in keys}
+
+    held = ReadOnce(load, limit=25)  # room for two texts of 10 characters
+    assert set(held.get({1, 2})) == {1, 2}
+    assert set(held.get({2, 3})) == {2, 3}  # 1, the least recently used, is dropped
+    assert set(held.get({1, 3})) == {1, 3}
+    assert loaded == [{1, 2}, {3}, {1}]
+    assert held.chars <= 25

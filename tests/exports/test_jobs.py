@@ -72,15 +72,15 @@ def test_a_failed_job_records_the_error_and_leaves_no_file(db, media, monkeypatc
     job = ExportJob.objects.create(
         campaign=corpus.campaign, format="proofbench", file_type="jsonl", created_by=user
     )
-    from exports.formats import labelled
+    from exports.formats import base
 
-    real = labelled.first_references
+    real = base.first_references
 
     def broken(problem_ids):
         real(problem_ids)
         raise ConnectionError("database connection lost mid-export")
 
-    monkeypatch.setattr(labelled, "first_references", broken)
+    monkeypatch.setattr(base, "first_references", broken)
     job = export_run(job_id=job.pk)
     assert job.status == "failed"
     assert "database connection lost" in job.error

@@ -1,18 +1,22 @@
 """A proofbench export re-imports through the corpus importer into an equal corpus, and the files
 load with Hugging Face `datasets` (offline) and pandas with the documented columns and types."""
 
+import json
 import os
+from decimal import Decimal
 
 import pandas as pd
 import pytest
 from pandas.api import types as pdtypes
 
-from annotation.models import Campaign
+from adjudication.models import FinalLabel
+from annotation.models import Campaign, Item
 from exports.formats import ExportOptions, plan_for
 from exports.services import dataset_write
 from problems.models import Problem, Proof, ReferenceSolution
 from problems.services import corpus_import
 from tests.exports.factories import labelled_campaign
+from tests.problems.import_files import proofbench_row, write_jsonl
 
 pytestmark = pytest.mark.django_db
 
@@ -66,6 +70,34 @@ def test_proofbench_export_reimports_into_an_equal_corpus(tmp_path, file_type):
     for problem in Problem.objects.all():
         imported = problem.metadata["imported_schemes"]
         assert [s["content"] for s in imported] == [schemes[problem.external_id]]
+
+
+def test_the_licence_column_comes_from_the_import_and_survives_a_round_trip(tmp_path):
+    rows = [proofbench_row(1), proofbench_row(2, licence="CC0-1.0")]
+    assert corpus_import(path=write_jsonl(tmp_path / "rows.jsonl", rows)).ok
+    campaign = Campaign.objects.create(slug="licences", name="Licences")
+    for proof in Proof.objects.order_by("id"):
+        FinalLabel.objects.create(
+            item=Item.objects.create(campaign=campaign, proof=proof),
+            value=Decimal(5),
+            scale="0-7",
+            source="imported",
+            policy="tests",
+        )
+    out = tmp_path / "pb.jsonl"
+    manifest = dataset_write(
+        campaign=campaign, fmt="proofbench", file_type="jsonl", options=ExportOptions(), out=out
+    )
+    exported = [json.loads(line) for line in out.read_text().splitlines()]
+    # T-001 had no licence of its own: ProofBench's (MIT), recorded by the import.
+    assert {r["problem_id"]: r["licence"] for r in exported} == {"T-001": "MIT", "T-002": "CC0-1.0"}
+    assert manifest["licences"] == ["CC0-1.0", "MIT"]
+
+    Campaign.objects.all().delete()
+    Problem.objects.all().delete()
+    assert corpus_import(path=out).ok
+    licences = dict(Proof.objects.values_list("problem__external_id", "metadata__licence"))
+    assert licences == {"T-001": "MIT", "T-002": "CC0-1.0"}
 
 
 @pytest.fixture

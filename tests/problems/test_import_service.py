@@ -412,3 +412,51 @@ def test_imported_schemes_reach_the_rubrics_app_after_commit(
     assert schemes.count() == 1
     assert schemes.get().is_valid
     assert MarkingScheme.objects.count() == 6
+
+
+# -- licences of the sources -----------------------------------------------------------------
+
+LICENSED = [
+    # path under fixtures/real, the licence of the public dataset its format comes from
+    ("imobench/proofbench_v2.csv", "CC-BY-4.0"),
+    ("deepseek_math_v2/imo_proofbench_outputs_sample.jsonl", "Apache-2.0"),
+    ("matharena_usamo2025", "MIT"),
+    ("opc/solved_USAMO_1997_5.json", "Apache-2.0"),
+]
+
+
+@pytest.mark.parametrize(("relative", "licence"), LICENSED, ids=[path for path, _ in LICENSED])
+def test_each_format_records_the_licence_of_its_public_dataset(real_fixtures, relative, licence):
+    report = corpus_import(path=real_fixtures / relative)
+    assert report.ok, report.lines()
+    for model in (Problem, ReferenceSolution, Proof):
+        assert {row.metadata.get("licence") for row in model.objects.all()} <= {licence}
+    assert Problem.objects.exists()
+    assert {p.metadata["licence"] for p in Problem.objects.all()} == {licence}
+
+
+def test_a_licence_given_for_the_import_yields_to_the_records_own(tmp_path):
+    lines = [
+        generic_problem("G-1", metadata={"licence": "CC0-1.0"}),
+        generic_problem("G-2"),
+        generic_proof("G-2"),
+    ]
+    path = write_jsonl(tmp_path / "corpus.jsonl", lines)
+    corpus_import(path=path)
+    # Proofmark's own format assumes no licence.
+    assert Problem.objects.get(external_id="G-2").metadata.get("licence") is None
+
+    report = corpus_import(path=path, licence="CC-BY-SA-4.0")
+    assert report.ok, report.lines()
+    assert Problem.objects.get(external_id="G-1").metadata["licence"] == "CC0-1.0"
+    assert Problem.objects.get(external_id="G-2").metadata["licence"] == "CC-BY-SA-4.0"
+    assert Proof.objects.get().metadata["licence"] == "CC-BY-SA-4.0"
+
+
+def test_a_proofbench_row_keeps_its_own_licence_column(tmp_path):
+    rows = [proofbench_row(1, licence="CC-BY-NC-4.0"), proofbench_row(2)]
+    report = corpus_import(path=write_jsonl(tmp_path / "rows.jsonl", rows))
+    assert report.ok and not report.issues, report.lines()
+    licences = dict(Proof.objects.values_list("problem__external_id", "metadata__licence"))
+    assert licences == {"T-001": "CC-BY-NC-4.0", "T-002": "MIT"}
+    assert Problem.objects.get(external_id="T-001").metadata["licence"] == "CC-BY-NC-4.0"

@@ -1,4 +1,4 @@
-"""python manage.py import_corpus PATH [--format F] [--dry-run]"""
+"""python manage.py import_corpus PATH [--format F] [--dry-run] [--licence L]"""
 
 from pathlib import Path
 
@@ -21,9 +21,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--dry-run", action="store_true", help="Report what would change; write nothing."
         )
+        parser.add_argument(
+            "--licence",
+            default="",
+            help="The licence of the whole source (e.g. CC-BY-4.0), recorded on every record "
+            "that states none; by default the known licence of the format's public dataset.",
+        )
 
-    def handle(self, *args, path: Path, fmt: str | None, dry_run: bool, **options):
-        report = corpus_import(path=path, fmt=fmt, dry_run=dry_run)
+    def handle(self, *args, path: Path, fmt: str | None, dry_run: bool, licence: str, **options):
+        report = corpus_import(path=path, fmt=fmt, dry_run=dry_run, licence=licence.strip())
         for line in report.lines():
             self.stdout.write(line)
         if not report.ok:
