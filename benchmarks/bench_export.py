@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Export benchmark: 20,000 graded proofs, each with a final label, to JSONL and Parquet.
 
-Standalone: DATABASE_URL from the environment (PostgreSQL; the database is migrated first).
+Standalone: DATABASE_URL from the environment (PostgreSQL; the database is created when missing
+and migrated first).
 Generates the corpus with ../shared/bench/gen_corpus.py (--n 20000 --seed 1234), loads it with
 bulk inserts under the campaign `bench-export` (problems `BENCH-EXPORT-*`, replaced on every run),
 analyses the tables it wrote (as autovacuum would; the shared bench server runs with autovacuum
@@ -213,6 +214,10 @@ def main() -> None:
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("Set DATABASE_URL to a PostgreSQL database (it is migrated and written to).")
+    if not args.child:
+        from benchdb import create_database_if_missing
+
+        create_database_if_missing()
     setup_django()
     if args.child:
         print(json.dumps(export_once(*args.child)))

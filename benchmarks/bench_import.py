@@ -73,27 +73,9 @@ def corpus_file(rows: int) -> Path:
 
 def ensure_database() -> None:
     """Creates the database of DATABASE_URL when it is missing, then migrates it."""
-    import dj_database_url
-    import psycopg
+    from benchdb import create_database_if_missing
 
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        sys.exit("DATABASE_URL must point at PostgreSQL (make bench sets it).")
-    config = dj_database_url.parse(url)
-    admin = psycopg.connect(
-        host=config["HOST"] or "127.0.0.1",
-        port=config["PORT"] or 5432,
-        user=config["USER"],
-        password=config["PASSWORD"] or None,
-        dbname="postgres",
-        autocommit=True,
-    )
-    with admin:
-        exists = admin.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [config["NAME"]]
-        ).fetchone()
-        if not exists:
-            admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
+    create_database_if_missing()
     setup_django()
     from django.core.management import call_command
 
