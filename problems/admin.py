@@ -41,6 +41,7 @@ class ImportJobAdmin(admin.ModelAdmin):
         "id",
         "original_name",
         "format",
+        "licence",
         "status",
         "processed",
         "created_by",

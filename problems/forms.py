@@ -17,6 +17,10 @@ FORMAT_LABELS = {
     "deepseek": "DeepSeekMath-V2 inputs/outputs",
     "jsonl": "Proofmark JSONL (problems, proofs, analyses)",
 }
+LICENCE_HELP = (
+    "The licence of the whole source (e.g. CC-BY-4.0), recorded on every record that states "
+    "none. Blank: the licence of the format's public dataset."
+)
 
 
 def megabytes(size: int) -> str:
@@ -47,6 +51,11 @@ class ImportUploadForm(forms.Form):
     format = forms.ChoiceField(
         choices=[("", "Detect from the file")] + [(name, FORMAT_LABELS[name]) for name in FORMATS],
         required=False,
+    )
+    licence = forms.CharField(
+        max_length=100,
+        required=False,
+        help_text=LICENCE_HELP,
     )
     dry_run = forms.BooleanField(
         required=False, label="Dry run: report what would change, write nothing"

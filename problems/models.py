@@ -139,6 +139,12 @@ class ImportJob(models.Model):
     original_name = models.CharField(max_length=255)
     format = models.CharField(max_length=30, blank=True)
     dry_run = models.BooleanField(default=False)
+    licence = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The licence of the whole source, recorded on every record that states none; "
+        "blank: the licence of the format's public dataset.",
+    )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     processed = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(null=True, blank=True)

@@ -1,6 +1,6 @@
 """Import endpoints (admins, by token): upload a corpus file as a job, then read the job.
 
-`POST /api/v1/imports/` (multipart: file, format, dry_run) answers 202 with the job id and the
+`POST /api/v1/imports/` (multipart: file, format, dry_run, licence) answers 202 with the job id and the
 URL to poll; `GET /api/v1/imports/<id>/` gives status, progress, counts and the per-line report.
 """
 
@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from config.roles import Role, api_permission
 from problems import selectors
-from problems.forms import check_upload
+from problems.forms import LICENCE_HELP, check_upload
 from problems.importers import FORMATS
 from problems.services import import_job_create
 
@@ -26,6 +26,7 @@ class ImportJobOutput(serializers.Serializer):
     original_name = serializers.CharField()
     format = serializers.CharField()
     dry_run = serializers.BooleanField()
+    licence = serializers.CharField(help_text="Of the whole source; blank: the format's default.")
     processed = serializers.IntegerField(help_text="Bytes read so far.")
     total = serializers.IntegerField(allow_null=True, help_text="Bytes in the upload.")
     counts = serializers.JSONField(help_text="created / updated / unchanged per model.")
@@ -52,6 +53,13 @@ class ImportCreateApi(APIView):
             choices=[("", "detect"), *[(f, f) for f in FORMATS]], required=False, default=""
         )
         dry_run = serializers.BooleanField(required=False, default=False)
+        licence = serializers.CharField(
+            max_length=100,
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text=LICENCE_HELP,
+        )
 
         def validate_file(self, upload):
             problems = check_upload(upload)
@@ -72,6 +80,7 @@ class ImportCreateApi(APIView):
             upload=data.validated_data["file"],
             fmt=data.validated_data["format"],
             dry_run=data.validated_data["dry_run"],
+            licence=data.validated_data["licence"],
             created_by=request.user,
         )
         url = request.build_absolute_uri(reverse("api-import-detail", args=[job.pk]))

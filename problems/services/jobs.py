@@ -19,15 +19,22 @@ PROGRESS_EVERY_SECONDS = 0.5
 
 @transaction.atomic
 def import_job_create(
-    *, upload: UploadedFile, fmt: str = "", dry_run: bool = False, created_by: User | None
+    *,
+    upload: UploadedFile,
+    fmt: str = "",
+    dry_run: bool = False,
+    licence: str = "",
+    created_by: User | None,
 ) -> ImportJob:
-    """Saves the upload on a new job and enqueues `problems.tasks.import_run` after commit."""
+    """Saves the upload on a new job and enqueues `problems.tasks.import_run` after commit.
+    `licence` is the licence of the whole source (blank: the format's default)."""
     from problems.tasks import import_run
 
     job = ImportJob(
         original_name=Path(upload.name).name[:255],
         format=fmt,
         dry_run=dry_run,
+        licence=licence.strip(),
         total=upload.size,
         created_by=created_by,
     )
@@ -89,6 +96,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
             dry_run=job.dry_run,
             name=job.original_name,
             on_progress=writer,
+            licence=job.licence,
         )
     finally:
         writer.close()

@@ -31,6 +31,7 @@ def import_upload(request):
                     upload=form.cleaned_data["file"],
                     fmt=form.cleaned_data["format"],
                     dry_run=form.cleaned_data["dry_run"],
+                    licence=form.cleaned_data["licence"],
                     created_by=request.user,
                 )
                 return redirect("problems:import-detail", job_id=job.pk)

@@ -1,5 +1,6 @@
-"""Browser flow of the import page: an admin uploads a file, the job runs on the real Celery
-worker, the page polls (htmx) until the progress bar is full and shows the per-line report."""
+"""Browser flow of the import page: an admin uploads a file with the licence of its source, the
+job runs on the real Celery worker, the page polls (htmx) until the progress bar is full and
+shows the per-line report."""
 
 import json
 
@@ -25,12 +26,14 @@ def test_admin_uploads_a_file_and_watches_it_finish(
     page.wait_for_selector("form.import-form")
     page.set_input_files("#id_file", str(path))
     page.select_option("#id_format", "proofbench")
+    page.fill("#id_licence", "CC-BY-SA-4.0")
     page.screenshot(path=str(screenshot_dir / "import-upload.png"), full_page=True)
     page.click("form.import-form button[type=submit]")
 
     page.wait_for_url("**/problems/import/*/")
     page.wait_for_selector("#import-status[data-status=succeeded]", timeout=60_000)
     assert page.locator("#import-state").inner_text() == "Done"
+    assert page.locator("#import-licence").inner_text() == "licence CC-BY-SA-4.0"
     assert page.locator(".progress").get_attribute("aria-valuenow") == "100"
     counts = page.locator("table.counts").inner_text()
     assert "40" in counts
@@ -41,8 +44,9 @@ def test_admin_uploads_a_file_and_watches_it_finish(
     page.reload()
     page.wait_for_selector("#import-status[data-status=succeeded]")
     assert Proof.objects.count() == 40
+    assert {proof.metadata["licence"] for proof in Proof.objects.all()} == {"CC-BY-SA-4.0"}
     job = ImportJob.objects.get()
-    assert job.original_name == "proofbench_rows.jsonl"
+    assert (job.original_name, job.licence) == ("proofbench_rows.jsonl", "CC-BY-SA-4.0")
     job.file.delete(save=False)
 
 

@@ -152,6 +152,65 @@ def test_upload_form_names_what_is_wrong(client, admin_user, settings, tmp_path)
     assert ImportJob.objects.count() == 0
 
 
+def licences_by_problem() -> dict[str, tuple[str, str]]:
+    """external id -> (the problem's licence, its proof's licence)."""
+    return {
+        proof.problem.external_id: (proof.problem.metadata["licence"], proof.metadata["licence"])
+        for proof in Proof.objects.select_related("problem")
+    }
+
+
+@pytest.mark.django_db
+def test_upload_form_takes_a_licence_that_the_job_records_on_the_imported_records(
+    client, admin_user, settings, tmp_path, django_assert_max_num_queries
+):
+    settings.MEDIA_ROOT = tmp_path
+    client.force_login(admin_user)
+    assert 'name="licence"' in client.get(reverse("problems:import")).content.decode()
+    rows = [proofbench_row(1), proofbench_row(2, licence="CC0-1.0")]
+    response = client.post(
+        reverse("problems:import"),
+        {"file": rows_file(rows=rows), "format": "proofbench", "licence": " CC-BY-SA-4.0 "},
+    )
+    job = ImportJob.objects.get()
+    assert response.status_code == 302
+    assert job.licence == "CC-BY-SA-4.0"
+    import_job_run(job_id=job.pk)
+    # The record's own licence wins over the one given for the upload.
+    assert licences_by_problem() == {
+        "T-001": ("CC-BY-SA-4.0", "CC-BY-SA-4.0"),
+        "T-002": ("CC0-1.0", "CC0-1.0"),
+    }
+    with django_assert_max_num_queries(6):
+        page = client.get(reverse("problems:import-detail", args=[job.pk])).content.decode()
+    assert '<span id="import-licence">licence CC-BY-SA-4.0</span>' in page
+
+
+@pytest.mark.django_db
+def test_upload_form_with_a_blank_licence_leaves_the_formats_default(
+    client, admin_user, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path
+    client.force_login(admin_user)
+    client.post(reverse("problems:import"), {"file": rows_file(), "licence": ""})
+    job = ImportJob.objects.get()
+    assert job.licence == ""
+    import_job_run(job_id=job.pk)
+    assert set(licences_by_problem().values()) == {("MIT", "MIT")}
+    page = client.get(reverse("problems:import-detail", args=[job.pk])).content.decode()
+    assert '<span id="import-licence">the format\'s default licence</span>' in page
+
+
+@pytest.mark.django_db
+def test_upload_form_refuses_an_overlong_licence(client, admin_user, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    client.force_login(admin_user)
+    response = client.post(reverse("problems:import"), {"file": rows_file(), "licence": "x" * 101})
+    assert response.status_code == 400
+    assert "at most 100 characters" in response.content.decode()
+    assert ImportJob.objects.count() == 0
+
+
 @pytest.mark.django_db
 def test_running_job_page_polls_and_shows_progress(
     client, admin_user, django_assert_max_num_queries
@@ -196,6 +255,49 @@ def test_api_upload_answers_202_and_the_job_finishes(
     assert detail.data["status"] == "succeeded"
     assert detail.data["counts"]["proofs"]["created"] == 2
     assert Proof.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_api_upload_takes_a_licence_and_the_job_shows_it(
+    api_client_for, admin_user, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path
+    api = api_client_for(admin_user)
+    rows = [proofbench_row(1), proofbench_row(2, licence="CC0-1.0")]
+    response = api.post(
+        reverse("api-import-create"),
+        {"file": rows_file(rows=rows), "licence": "CC-BY-NC-4.0"},
+        format="multipart",
+    )
+    assert response.status_code == 202
+    assert ImportJob.objects.get(pk=response.data["id"]).licence == "CC-BY-NC-4.0"
+    import_job_run(job_id=response.data["id"])
+    detail = api.get(reverse("api-import-detail", args=[response.data["id"]]))
+    assert (detail.data["status"], detail.data["licence"]) == ("succeeded", "CC-BY-NC-4.0")
+    assert licences_by_problem() == {
+        "T-001": ("CC-BY-NC-4.0", "CC-BY-NC-4.0"),
+        "T-002": ("CC0-1.0", "CC0-1.0"),
+    }
+
+
+@pytest.mark.django_db
+def test_api_upload_without_a_licence_leaves_the_formats_default(
+    api_client_for, admin_user, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path
+    api = api_client_for(admin_user)
+    too_long = api.post(
+        reverse("api-import-create"),
+        {"file": rows_file(), "licence": "x" * 101},
+        format="multipart",
+    )
+    assert too_long.status_code == 400 and "licence" in too_long.data
+    response = api.post(reverse("api-import-create"), {"file": rows_file()}, format="multipart")
+    assert response.status_code == 202
+    import_job_run(job_id=response.data["id"])
+    detail = api.get(reverse("api-import-detail", args=[response.data["id"]]))
+    assert (detail.data["status"], detail.data["licence"]) == ("succeeded", "")
+    assert set(licences_by_problem().values()) == {("MIT", "MIT")}
 
 
 @pytest.mark.django_db
