@@ -3,6 +3,7 @@ graded answers 404), resolving, final labels, agreement figures. One APIView per
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -90,6 +91,26 @@ def _case_data(case) -> dict:
     return CaseDetailOutput(case).data
 
 
+def _list_filters(view: APIView, request) -> tuple[dict, int | None]:
+    """The query string checked by the view's FilterInput (400 if invalid), and the id of the
+    campaign its `campaign` slug names (404 if none does; None when no slug is given)."""
+    filters = view.FilterInput(data=request.query_params)
+    filters.is_valid(raise_exception=True)
+    campaign_id = None
+    if filters.validated_data.get("campaign"):
+        campaign_id = get_object_or_404(Campaign, slug=filters.validated_data["campaign"]).pk
+    return filters.validated_data, campaign_id
+
+
+def _list_page(
+    view: APIView, request, rows: QuerySet, output: type[serializers.Serializer]
+) -> Response:
+    """One page of `rows` written by `output`, with count and the next and previous links."""
+    paginator = PageNumberPagination()
+    page = paginator.paginate_queryset(rows, request, view=view)
+    return paginator.get_paginated_response(output(page, many=True).data)
+
+
 class CaseListApi(APIView):
     permission_classes = [IsAdjudicator]
 
@@ -102,20 +123,14 @@ class CaseListApi(APIView):
         parameters=[FilterInput], responses=CaseSummaryOutput(many=True), tags=["adjudication"]
     )
     def get(self, request):
-        filters = self.FilterInput(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        campaign_id = None
-        if filters.validated_data.get("campaign"):
-            campaign_id = get_object_or_404(Campaign, slug=filters.validated_data["campaign"]).pk
+        filters, campaign_id = _list_filters(self, request)
         cases = selectors.cases_for_user(
             request.user,
-            status=filters.validated_data.get("status"),
+            status=filters.get("status"),
             campaign_id=campaign_id,
-            mine=filters.validated_data["mine"],
+            mine=filters["mine"],
         )
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(cases, request, view=self)
-        return paginator.get_paginated_response(CaseSummaryOutput(page, many=True).data)
+        return _list_page(self, request, cases, CaseSummaryOutput)
 
 
 class CaseDetailApi(APIView):
@@ -193,17 +208,9 @@ class FinalLabelListApi(APIView):
         parameters=[FilterInput], responses=FinalLabelOutput(many=True), tags=["adjudication"]
     )
     def get(self, request):
-        filters = self.FilterInput(data=request.query_params)
-        filters.is_valid(raise_exception=True)
-        campaign_id = None
-        if filters.validated_data.get("campaign"):
-            campaign_id = get_object_or_404(Campaign, slug=filters.validated_data["campaign"]).pk
-        labels = selectors.final_labels(
-            campaign_id=campaign_id, source=filters.validated_data.get("source")
-        )
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(labels, request, view=self)
-        return paginator.get_paginated_response(FinalLabelOutput(page, many=True).data)
+        filters, campaign_id = _list_filters(self, request)
+        labels = selectors.final_labels(campaign_id=campaign_id, source=filters.get("source"))
+        return _list_page(self, request, labels, FinalLabelOutput)
 
 
 def _figures(figures) -> dict:

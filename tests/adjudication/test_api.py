@@ -98,3 +98,29 @@ def test_agreement_figures(api_client_for):
     assert sum(map(sum, data["confusion_matrix"])) == 8
     assert data["overall"]["ci"]["kappa"][0] <= data["overall"]["kappa"]
     assert Decimal(data["tolerance"]) == 1
+
+
+def agreed(**kwargs):
+    judge(ItemFactory(**kwargs), 5, 6)
+
+
+@pytest.mark.parametrize(
+    ("url", "roles", "make"),
+    [
+        ("/api/v1/adjudication/cases/", ["adjudicator"], disputed),
+        ("/api/v1/final-labels/", ["researcher"], agreed),
+    ],
+    ids=["cases", "final-labels"],
+)
+def test_case_and_label_lists_filter_by_campaign_and_page_alike(api_client_for, url, roles, make):
+    campaign = CampaignFactory()
+    make(campaign=campaign)
+    make()
+    api = api_client_for(UserFactory(roles=roles))
+    listing = api.get(url).json()
+    assert (listing["count"], listing["next"], listing["previous"]) == (2, None, None)
+    filtered = api.get(f"{url}?campaign={campaign.slug}").json()
+    assert [row["campaign"] for row in filtered["results"]] == [campaign.slug]
+    assert api.get(f"{url}?campaign=no-such-campaign").status_code == 404
+    assert "campaign" in api.get(f"{url}?campaign=not a slug").json()
+    assert api.get(f"{url}?page=2").status_code == 404
