@@ -153,6 +153,28 @@ def expert_totals(*, campaign: Campaign, expert: AbstractBaseUser) -> ExpertTota
     )
 
 
+def own_grades_in_campaign(*, campaign: Campaign, expert: AbstractBaseUser) -> QuerySet[Grade]:
+    """The expert's own judgements in the campaign, drafts and submitted, the most recently
+    changed first: where an expert goes back to a draft or revises a grade. Only their own
+    (blindness holds)."""
+    return (
+        Grade.objects.filter(item__campaign=campaign, expert=expert)
+        .select_related("item__proof__problem")
+        .only(
+            "id",
+            "status",
+            "score",
+            "submitted_at",
+            "updated_at",
+            "item__id",
+            "item__is_final",
+            "item__proof__generator",
+            "item__proof__problem__external_id",
+        )
+        .order_by("-updated_at", "-id")
+    )
+
+
 @dataclass
 class ExpertRow:
     user_id: int

@@ -4,7 +4,9 @@ history), members, items from a selection; and for experts their progress, "next
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, services
@@ -17,6 +19,7 @@ from config.roles import ALL_ROLES, Role, has_role, role_required
 from problems.models import VerifierAnalysis
 
 User = get_user_model()
+OWN_GRADES_PAGE = 25
 
 
 @role_required(*ALL_ROLES)
@@ -62,10 +65,18 @@ def campaign_edit(request, slug):
 def campaign_detail(request, slug):
     campaign = selectors.campaign_for_user(slug=slug, user=request.user)
     if not has_role(request.user, Role.ADMIN):
-        totals = selectors.expert_totals(campaign=campaign, expert=request.user)
-        return render(
-            request, "annotation/campaign_expert.html", {"campaign": campaign, "totals": totals}
-        )
+        grades = selectors.own_grades_in_campaign(campaign=campaign, expert=request.user)
+        context = {
+            "campaign": campaign,
+            "page": Paginator(grades, OWN_GRADES_PAGE).get_page(request.GET.get("page")),
+        }
+        if request.htmx and not request.htmx.history_restore_request:
+            response = render(request, "annotation/_own_grades.html", context)
+        else:
+            context["totals"] = selectors.expert_totals(campaign=campaign, expert=request.user)
+            response = render(request, "annotation/campaign_expert.html", context)
+        patch_vary_headers(response, ["HX-Request"])
+        return response
     progress = selectors.campaign_progress(campaign)
     spec = scale_spec(campaign.scale)
     return render(

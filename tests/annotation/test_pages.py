@@ -297,6 +297,52 @@ def test_expert_sees_own_progress_not_the_dashboard(client):
     assert "grades submitted" in html and "Experts" not in html
 
 
+def _graded(campaign, expert, score, *, submit=True, required=2):
+    item = ItemFactory(campaign=campaign, required_judgements=required)
+    services.assignment_create_manual(item=item, expert=expert, assigned_by=UserFactory())
+    data = services.GradeInput(score=Decimal(score))
+    if submit:
+        services.grade_submit(item=item, expert=expert, data=data)
+    else:
+        services.grade_save_draft(item=item, expert=expert, data=data)
+    return item
+
+
+def test_expert_lists_own_judgements_to_continue_or_revise(client, django_assert_num_queries):
+    campaign = CampaignFactory()
+    expert, other = expert_in(campaign, "mine"), expert_in(campaign, "theirs")
+    submitted = _graded(campaign, expert, "5")
+    draft = _graded(campaign, expert, "2", submit=False)
+    single = _graded(campaign, expert, "6", required=1)  # labelled "single": still revisable
+    hidden = _graded(campaign, other, "1")
+    client.force_login(expert)
+    url = reverse("annotation:campaign", args=[campaign.slug])
+    with django_assert_num_queries(9):
+        html = client.get(url).content.decode()
+    assert "3 judgements of yours" in html
+    for item in (submitted, draft, single):
+        assert f'href="/annotation/items/{item.pk}/"' in html
+    assert f"/annotation/items/{hidden.pk}/" not in html
+    assert html.count(">revise<") == 2 and html.count(">continue<") == 1
+    Item.objects.filter(pk=single.pk).update(is_final=True)  # adjudicated
+    html = client.get(url).content.decode()
+    assert "final: adjudicated" in html and html.count(">revise<") == 1
+
+
+def test_own_judgements_page_through_htmx(client):
+    campaign = CampaignFactory()
+    expert = expert_in(campaign, "busy")
+    items = [_graded(campaign, expert, "3") for _ in range(26)]
+    client.force_login(expert)
+    url = reverse("annotation:campaign", args=[campaign.slug])
+    first = client.get(url).content.decode()
+    assert "26 judgements" in first and "Page 1 of 2" in first
+    assert f"/annotation/items/{items[0].pk}/" not in first  # the oldest change is on page 2
+    fragment = client.get(url, {"page": 2}, headers={"HX-Request": "true"}).content.decode()
+    assert f"/annotation/items/{items[0].pk}/" in fragment
+    assert "<h1>" not in fragment and "Page 2 of 2" in fragment
+
+
 def test_admin_assigns_and_moves_by_hand(client, admin_user):
     campaign = CampaignFactory()
     item = ItemFactory(campaign=campaign)

@@ -267,3 +267,36 @@ def test_admin_dashboard_shows_progress_and_plot(
     assert page.locator("#items-waiting").inner_text() == "1"
     assert page.locator("svg.score-plot circle").count() == 3
     page.screenshot(path=str(screenshot_dir / "campaign-dashboard.png"), full_page=True)
+
+
+def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
+    page, live_server, login, graded_setup, screenshot_dir
+):
+    """A single-judgement item gets its label on submit and stays revisable: the expert finds
+    it in "Your judgements" on the campaign page and saves a revision."""
+    campaign, item, expert = graded_setup
+    login(page, expert)
+    open_item(page, live_server, campaign)
+    for key in ["j", "2", "j", "3", "j", "1"]:
+        page.keyboard.press(key)
+    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=No work left in Browser round")
+    page.click("text=Back to the campaign")
+    page.wait_for_selector("#own-grades-table")
+    assert "1 judgement of yours" in page.inner_text("#own-grades")
+    page.screenshot(path=str(screenshot_dir / "grading-own-judgements.png"))
+    page.click("#own-grades-table >> text=revise")
+    page.wait_for_selector("#proof-text .katex")
+    assert page.inner_text("#submit-button").startswith("Save revision")
+    page.keyboard.press("j")
+    page.keyboard.press("0")
+    page.wait_for_function("document.getElementById('computed-score').textContent === '4'")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "document.getElementById('save-status').textContent.startsWith('Revision saved')"
+    )
+    grade = Grade.objects.get(item=item)
+    assert grade.score == Decimal(4) and grade.revisions.count() == 1
+    assert item.final_label.value == Decimal(4)  # the single label followed the revision
