@@ -82,10 +82,8 @@ class VerifierRunStartApi(APIView):
         params.is_valid(raise_exception=True)
         data = params.validated_data
         proofs = params.proofs()
-        targets = (
-            list(proofs)
-            if data["kind"] == VerifierRunKind.VERIFY
-            else list(loop_selectors.analyses_selected(proofs=proofs, verifier=data["verifier"]))
+        targets = loop_selectors.verifier_run_targets(
+            kind=data["kind"], proofs=proofs, verifier=data["verifier"]
         )
         try:
             run = verifier_runs.verifier_run_start(

@@ -6,7 +6,13 @@ from __future__ import annotations
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
-from adjudication.models import LabellingOutcome, LabellingRun, MetaVerification, VerifierRun
+from adjudication.models import (
+    LabellingOutcome,
+    LabellingRun,
+    MetaVerification,
+    VerifierRun,
+    VerifierRunKind,
+)
 from annotation.models import Campaign, TaskKind
 from problems.models import Proof, VerifierAnalysis
 from rubrics.models import LLMEndpoint
@@ -17,6 +23,16 @@ def analyses_selected(*, proofs: QuerySet[Proof], verifier: str = "") -> QuerySe
     if verifier:
         qs = qs.filter(verifier=verifier)
     return qs.order_by("proof_id", "verifier", "sample_key")
+
+
+def verifier_run_targets(
+    *, kind: str, proofs: QuerySet[Proof], verifier: str = ""
+) -> list[Proof] | list[VerifierAnalysis]:
+    """What a verifier run works on: the proofs themselves for a verification run, else their
+    analyses (by `verifier` when given) for a meta-verification or defect run."""
+    if kind == VerifierRunKind.VERIFY:
+        return list(proofs)
+    return list(analyses_selected(proofs=proofs, verifier=verifier))
 
 
 def endpoints() -> QuerySet[LLMEndpoint]:

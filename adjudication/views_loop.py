@@ -12,7 +12,6 @@ from django.views.decorators.http import require_POST
 
 from adjudication import labelling, loop_selectors, verifier_runs
 from adjudication.forms_loop import AuditForm, LabellingRunForm, VerifierRunForm
-from adjudication.models import VerifierRunKind
 from config.roles import Role, role_required
 
 
@@ -43,10 +42,8 @@ def verifier_run_create(request: HttpRequest) -> HttpResponse:
         return _index(request, verifier_form=form, status=400)
     data = form.cleaned_data
     proofs = form.proofs()
-    targets = (
-        list(proofs)
-        if data["kind"] == VerifierRunKind.VERIFY
-        else list(loop_selectors.analyses_selected(proofs=proofs, verifier=data["verifier"]))
+    targets = loop_selectors.verifier_run_targets(
+        kind=data["kind"], proofs=proofs, verifier=data["verifier"]
     )
     try:
         run = verifier_runs.verifier_run_start(

@@ -159,6 +159,17 @@ def test_select_text_and_tag_an_error(page, live_server, login, graded_setup, sc
     page.screenshot(path=str(screenshot_dir / "grading-error-spans.png"), full_page=True)
 
 
+def save_revision(page, item):
+    """Leaves the checklist and submits: the expert's grade becomes 4 with one revision."""
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "document.getElementById('save-status').textContent.startsWith('Revision saved')"
+    )
+    grade = Grade.objects.get(item=item)
+    assert grade.score == Decimal(4) and grade.revisions.count() == 1
+
+
 def test_overlapping_errors_then_a_revision(page, live_server, login, graded_setup):
     campaign, item, expert = graded_setup
     item.required_judgements = 2  # not final after this expert's grade: it stays revisable
@@ -190,13 +201,7 @@ def test_overlapping_errors_then_a_revision(page, live_server, login, graded_set
         "document.getElementById('save-status').textContent.startsWith('Not yet saved')"
     )
     assert Grade.objects.get(item=item).score == Decimal(6)
-    page.keyboard.press("Escape")
-    page.keyboard.press("Enter")
-    page.wait_for_function(
-        "document.getElementById('save-status').textContent.startsWith('Revision saved')"
-    )
-    grade = Grade.objects.get(item=item)
-    assert grade.score == Decimal(4) and grade.revisions.count() == 1
+    save_revision(page, item)
 
 
 def test_closed_tab_loses_nothing(browser, live_server, login, graded_setup, screenshot_dir):
@@ -292,11 +297,5 @@ def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
     page.keyboard.press("j")
     page.keyboard.press("0")
     page.wait_for_function("document.getElementById('computed-score').textContent === '4'")
-    page.keyboard.press("Escape")
-    page.keyboard.press("Enter")
-    page.wait_for_function(
-        "document.getElementById('save-status').textContent.startsWith('Revision saved')"
-    )
-    grade = Grade.objects.get(item=item)
-    assert grade.score == Decimal(4) and grade.revisions.count() == 1
+    save_revision(page, item)
     assert item.final_label.value == Decimal(4)  # the single label followed the revision
