@@ -33,6 +33,7 @@ from problems.importers.base import (
     decode,
     error,
 )
+from problems.importers.jsonstream import JsonStream
 
 READERS: dict[str, Callable[[Path, Progress, str], Iterator[Item]]] = {
     proofbench.NAME: proofbench.read,
@@ -83,13 +84,17 @@ def _first_json_line(path: Path) -> dict | None:
     return None
 
 
-def _json_head(path: Path) -> object:
-    if path.stat().st_size > 64 * 1024 * 1024:
-        return None
-    try:
-        return orjson.loads(path.read_bytes().removeprefix(b"\xef\xbb\xbf"))
-    except orjson.JSONDecodeError:
-        return None
+def _json_head(path: Path) -> tuple[str, object] | None:
+    """The kind of a JSON file's top-level value ("[" or "{") and its first element (the object
+    itself), read as far as that element only; None when it has none or cannot be read."""
+    with path.open("rb") as handle:
+        stream = JsonStream(handle, path.name, shape="", objects=True)
+        try:
+            for _where, first in stream:
+                return stream.top, first
+        except SourceError:
+            return None
+    return None
 
 
 def detect_format(path: Path) -> str | None:
@@ -121,13 +126,13 @@ def detect_format(path: Path) -> str | None:
             return proofbench.NAME
         return None
     if suffix == ".json":
-        data = _json_head(path)
-        if isinstance(data, dict) and "attempts" in data:
+        top, first = _json_head(path) or ("", None)
+        if top == "{" and "attempts" in first:
             return opc.NAME
-        if isinstance(data, list) and data and isinstance(data[0], dict):
-            if "problem_idx" in data[0] and "question" in data[0]:
+        if top == "[" and isinstance(first, dict):
+            if "problem_idx" in first and "question" in first:
                 return deepseek.NAME
-            if "problem_id" in data[0] and "solutions" in data[0]:
+            if "problem_id" in first and "solutions" in first:
                 return opc.NAME
     return None
 

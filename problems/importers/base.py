@@ -4,7 +4,8 @@ A reader turns one source (a file or a competition folder) into a stream of norm
 records (`ProblemIn`, `SolutionIn`, `ProofIn`, `AnalysisIn`) and `Issue`s, each carrying the
 file and line it came from. Files are read line by line (JSONL, CSV) or by row group
 (Parquet), so memory stays flat in the size of the file; whole-JSON files (DeepSeekMath-V2
-inputs, OPC problem files) are small by nature and are parsed at once.
+inputs, OPC problem files) one element of their top-level list at a time (`jsonstream`).
+`read_json` parses a whole small document (MathArena's grading_scheme.json).
 """
 
 from __future__ import annotations
@@ -212,16 +213,19 @@ def check_start(where: Where, head: bytes) -> int:
     return len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
 
 
+def not_utf8(where: Where, byte: bytes, column: int) -> SourceError:
+    return SourceError(
+        where,
+        f"Not valid UTF-8 (byte 0x{byte.hex()} at column {column}): the file looks like "
+        "another encoding (e.g. Latin-1 or Windows-1252); save it as UTF-8.",
+    )
+
+
 def decode(where: Where, data: bytes) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        bad = data[exc.start : exc.start + 1].hex()
-        raise SourceError(
-            where,
-            f"Not valid UTF-8 (byte 0x{bad} at column {exc.start + 1}): the file looks like "
-            "another encoding (e.g. Latin-1 or Windows-1252); save it as UTF-8.",
-        ) from exc
+        raise not_utf8(where, data[exc.start : exc.start + 1], exc.start + 1) from exc
 
 
 def read_text(path: Path, progress: Progress, name: str) -> str:

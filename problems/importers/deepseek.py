@@ -19,15 +19,14 @@ from problems.importers.base import (
     ProofIn,
     Row,
     SolutionIn,
-    SourceError,
     Where,
     error,
     jsonl_rows,
     object_rows,
-    read_json,
     topic_of,
     unknown_columns,
 )
+from problems.importers.jsonstream import json_array_rows
 
 NAME = "deepseek"
 # github.com/deepseek-ai/DeepSeek-Math-V2: LICENSE is Apache-2.0, and outputs/README.md gives the
@@ -73,12 +72,11 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
 
 
 def read_inputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
-    data = read_json(path, progress, name)
-    if not isinstance(data, list):
-        raise SourceError(Where(name), "A DeepSeekMath-V2 inputs file is a JSON list.")
     source = f"{NAME} {name}"
-    for index, entry in enumerate(data, start=1):
-        where = Where(name, index)  # the entry's position in the list
+    entries = json_array_rows(
+        path, progress, name, shape="A DeepSeekMath-V2 inputs file is a JSON list."
+    )
+    for index, (where, entry) in enumerate(entries, start=1):
         if not isinstance(entry, dict):
             yield error(where, "The entry is not a JSON object.")
             continue

@@ -25,14 +25,13 @@ from problems.importers.base import (
     ProofIn,
     Row,
     SolutionIn,
-    SourceError,
     Where,
     clean_json,
     error,
     jsonl_rows,
-    read_json,
     warning,
 )
+from problems.importers.jsonstream import json_array_rows
 
 NAME = "opc"
 # insait-institute/open-proof-corpus: LICENSE.md is Apache-2.0 (a README badge says MIT).
@@ -53,18 +52,14 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
             else:
                 yield from train_records(where, data, source)
         return
-    data = read_json(path, progress, name)
-    if isinstance(data, dict):
-        yield from problem_records(Where(name, 1), data, source)
-    elif isinstance(data, list):
-        for index, entry in enumerate(data, start=1):
-            where = Where(name, index)
-            if isinstance(entry, dict):
-                yield from problem_records(where, entry, source)
-            else:
-                yield error(where, "The entry is not a JSON object.")
-    else:
-        raise SourceError(Where(name), "An OPC file is a JSON object or a list of them.")
+    entries = json_array_rows(
+        path, progress, name, shape="An OPC file is a JSON object or a list of them.", objects=True
+    )
+    for where, entry in entries:
+        if isinstance(entry, dict):
+            yield from problem_records(where, entry, source)
+        else:
+            yield error(where, "The entry is not a JSON object.")
 
 
 def problem_in(row: Row, statement: str, source: str) -> ProblemIn:
