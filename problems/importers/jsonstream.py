@@ -167,17 +167,11 @@ class JsonStream:
 
 
 def json_array_rows(
-    path: Path,
-    progress: Progress,
-    name: str,
-    *,
-    shape: str,
-    objects: bool = False,
-    chunk_size: int = CHUNK_SIZE,
+    path: Path, progress: Progress, name: str, *, shape: str, objects: bool = False
 ) -> Iterator[tuple[Where, object]]:
     """(where, element) for each element of the top-level list of a JSON file (see JsonStream)."""
     handle = progress.open(path)
     try:
-        yield from JsonStream(handle, name, shape=shape, objects=objects, chunk_size=chunk_size)
+        yield from JsonStream(handle, name, shape=shape, objects=objects)
     finally:
         handle.close()

@@ -142,7 +142,7 @@ def test_json_array_rows_counts_the_bytes_it_reads(tmp_path):
     path = tmp_path / "inputs.json"
     path.write_text(json.dumps([{"id": index} for index in range(100)]), encoding="utf-8")
     progress = Progress()
-    rows = list(json_array_rows(path, progress, "inputs.json", shape="SHAPE", chunk_size=128))
+    rows = list(json_array_rows(path, progress, "inputs.json", shape="SHAPE"))
     assert [value["id"] for _, value in rows] == list(range(100))
     assert progress.bytes_read == path.stat().st_size
 
