@@ -213,7 +213,11 @@ def _apply(grade: Grade, data: GradeInput, computed: Decimal | None, scheme_id: 
 
 def _replace_spans(grade: Grade, spans: list[SpanInput], *, fresh: bool = False) -> None:
     if not fresh:
-        grade.spans.all().delete()
+        # one statement (spans have no dependants): the ORM's delete would collect them first
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"DELETE FROM {ErrorSpan._meta.db_table} WHERE grade_id = %s", [grade.pk]
+            )
     if spans:
         ErrorSpan.objects.bulk_create(ErrorSpan(grade=grade, **asdict(span)) for span in spans)
 
@@ -294,6 +298,7 @@ class _Submission:
     lease_expired: bool
     grade_id: int | None
     grade_status: str | None
+    grade_seconds: int | None
 
 
 def _submission_sql(*, lock: bool) -> str:
@@ -308,7 +313,7 @@ def _submission_sql(*, lock: bool) -> str:
     return f"""
 SELECT c.status, c.scale, c.error_taxonomy, p.text, s.structure, s.status,
        i.is_final, i.is_gold, i.required_judgements, i.scheme_id,
-       a.id, a.status, a.leased_until <= %(now)s, g.id, g.status
+       a.id, a.status, a.leased_until <= %(now)s, g.id, g.status, g.seconds_spent
 FROM {tables["item"]} i
 JOIN {tables["campaign"]} c ON c.id = i.campaign_id
 JOIN {tables["proof"]} p ON p.id = i.proof_id
@@ -341,7 +346,7 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
         raise Item.DoesNotExist(f"item {item_id} does not exist")
     (campaign_status, scale, taxonomy, text, structure, scheme_status, is_final, is_gold,
      required, scheme_id, assignment_id, assignment_status, expired, grade_id,
-     grade_status) = row  # fmt: skip
+     grade_status, grade_seconds) = row  # fmt: skip
     structure = _json(structure)
     return _Submission(
         rules=_Rules(
@@ -361,6 +366,7 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
         lease_expired=bool(expired),
         grade_id=grade_id,
         grade_status=grade_status,
+        grade_seconds=grade_seconds,
     )
 
 
@@ -436,8 +442,15 @@ def grade_submit(
     if target.grade_id is None:
         grade = Grade(item=item, expert=expert)
     else:
-        grade = Grade.objects.get(pk=target.grade_id)
+        # The draft: every column is written below but its creation time (left deferred, so
+        # the UPDATE leaves it alone) and the time spent so far (read with the item).
+        grade = Grade.from_db(
+            connection.alias,
+            ["id", "item_id", "expert_id", "seconds_spent"],
+            [target.grade_id, item.pk, expert.pk, target.grade_seconds],
+        )
         grade.item = item
+        grade.updated_at = now
     _apply(grade, data, computed, target.scheme_id)
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now

@@ -154,6 +154,29 @@ def test_submit_refuses_wrong_awards_and_off_scale_scores():
     assert not Grade.objects.filter(item=item, status="submitted").exists()
 
 
+def test_submit_over_a_draft_updates_that_row_and_replaces_its_spans():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, proof__text="Alpha beta gamma. Beta again.")
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    span = {"start": 6, "end": 10, "quote": "beta", "category": "other"}
+    draft = services.grade_save_draft(
+        item=item,
+        expert=expert,
+        data=services.GradeInput.from_data({"spans": [span], "seconds_spent": 300}),
+    )
+    other = {"start": 18, "end": 22, "quote": "Beta", "category": "other"}
+    grade = services.grade_submit(
+        item=item, expert=expert, data=full_grade(spans=[other], seconds_spent=120)
+    )
+    stored = Grade.objects.get(item=item, expert=expert)
+    assert grade.pk == stored.pk == draft.pk
+    assert stored.created_at == draft.created_at and stored.updated_at > draft.updated_at
+    assert (stored.status, stored.score, stored.seconds_spent) == ("submitted", Decimal(5), 300)
+    assert list(stored.spans.values_list("quote", "start")) == [("Beta", 18)]
+    assert grade.created_at == draft.created_at  # deferred on the returned grade, read on use
+
+
 def test_draft_keeps_spans_and_reanchors_a_drifted_quote():
     campaign = CampaignFactory()
     item = ItemFactory(campaign=campaign, proof__text="Alpha beta gamma. Beta again.")
