@@ -28,20 +28,14 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from benchdb import create_database_if_missing, setup_django
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 OUT = ROOT / "benchmarks" / "out" / "export"
 SLUG = "bench-export"
 PREFIX = "BENCH-EXPORT-"
 BATCH = 2000
-
-
-def setup_django() -> None:
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-
-    django.setup()
 
 
 def generate(n: int) -> Path:
@@ -215,8 +209,6 @@ def main() -> None:
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("Set DATABASE_URL to a PostgreSQL database (it is migrated and written to).")
     if not args.child:
-        from benchdb import create_database_if_missing
-
         create_database_if_missing()
     setup_django()
     if args.child:

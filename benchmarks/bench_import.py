@@ -28,22 +28,14 @@ import sys
 import time
 from pathlib import Path
 
+from benchdb import create_database_if_missing, setup_django
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out"
 GENERATOR = ROOT.parent / "shared" / "bench" / "gen_corpus.py"
 TARGET_RATE = 5000
 TARGET_PEAK_MB = 300
 TARGET_PEAK_GROWTH_MB = 20
-
-
-def setup_django() -> None:
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("DEBUG", "false")
-    os.environ.setdefault("SECRET_KEY", "benchmark-only")
-    import django
-
-    django.setup()
 
 
 def corpus_file(rows: int) -> Path:
@@ -73,8 +65,6 @@ def corpus_file(rows: int) -> Path:
 
 def ensure_database() -> None:
     """Creates the database of DATABASE_URL when it is missing, then migrates it."""
-    from benchdb import create_database_if_missing
-
     create_database_if_missing()
     setup_django()
     from django.core.management import call_command

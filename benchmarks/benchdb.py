@@ -1,9 +1,23 @@
-"""The benchmarks' database: created when missing (a fresh machine has none)."""
+"""The benchmarks' Django set-up and database (created when missing: a fresh machine has none)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def setup_django() -> None:
+    """Django with the project's settings, DEBUG off (no query log) unless set."""
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("DEBUG", "false")
+    os.environ.setdefault("SECRET_KEY", "benchmark-only")
+    import django
+
+    django.setup()
 
 
 def create_database_if_missing() -> None:

@@ -30,6 +30,7 @@ from annotation.services.grading import (
     grade_save_draft,
     grade_snapshot,
     grade_submit,
+    spans_snapshot,
 )
 from annotation.services.items import (
     ItemsCreated,
@@ -61,6 +62,7 @@ __all__ = [
     "grade_revise",
     "grade_save_draft",
     "grade_snapshot",
+    "spans_snapshot",
     "grade_submit",
     "item_finalize",
     "item_reveal_judgements",

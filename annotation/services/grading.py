@@ -115,17 +115,16 @@ def grade_snapshot(grade: Grade) -> dict:
         "comment": grade.comment,
         "step_verdicts": grade.step_verdicts,
         "first_wrong_step": grade.first_wrong_step,
-        "spans": [
-            {
-                "start": s.start,
-                "end": s.end,
-                "quote": s.quote,
-                "category": s.category,
-                "note": s.note,
-            }
-            for s in grade.spans.all()
-        ],
+        "spans": spans_snapshot(grade),
     }
+
+
+def spans_snapshot(grade: Grade) -> list[dict]:
+    """The grade's error spans as JSON (revisions, the API and the grading page)."""
+    return [
+        {"start": s.start, "end": s.end, "quote": s.quote, "category": s.category, "note": s.note}
+        for s in grade.spans.all()
+    ]
 
 
 def _scheme_of(item: Item) -> Scheme | None:

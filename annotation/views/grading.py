@@ -50,16 +50,7 @@ def _grade_json(grade: Grade) -> dict:
         if grade.computed_score is None
         else format(grade.computed_score.normalize(), "f"),
         "breakdown": _breakdown(grade),
-        "spans": [
-            {
-                "start": s.start,
-                "end": s.end,
-                "quote": s.quote,
-                "category": s.category,
-                "note": s.note,
-            }
-            for s in grade.spans.all()
-        ],
+        "spans": services.spans_snapshot(grade),
     }
 
 

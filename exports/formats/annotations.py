@@ -11,8 +11,8 @@ from exports.formats.base import (
     ExportOptions,
     Plan,
     _batches,
+    _filtered,
     _float,
-    _with_agreement,
     of_ids,
     pseudonym,
     split_of,
@@ -87,17 +87,12 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("campaign", "string", "Campaign slug."),
     ] + ([SPLIT_FIELD] if options.test_fraction is not None else [])
 
-    qs = Grade.objects.filter(item__campaign=campaign, status=GradeStatus.SUBMITTED)
-    if options.contest:
-        qs = qs.filter(item__proof__problem__contest=options.contest)
-    if options.year is not None:
-        qs = qs.filter(item__proof__problem__year=options.year)
-    if options.generator:
-        qs = qs.filter(item__proof__generator=options.generator)
-    if options.label_sources:
-        qs = qs.filter(item__final_label__source__in=options.label_sources)
-    if options.min_agreement is not None:
-        qs = _with_agreement(qs, campaign, options.min_agreement, "item_id")
+    qs = _filtered(
+        Grade.objects.filter(item__campaign=campaign, status=GradeStatus.SUBMITTED),
+        campaign,
+        options,
+        label_source="item__final_label__source",
+    )
 
     def who(user_id, username):
         if user_id is None:

@@ -170,8 +170,11 @@ COMMON_TAIL = [
 SPLIT_FIELD = Field("split", "string", "train or test (by problem: no problem is in both).")
 
 
-def _labels(campaign: Campaign, options: ExportOptions) -> QuerySet:
-    qs = FinalLabel.objects.filter(item__campaign=campaign)
+def _filtered(
+    qs: QuerySet, campaign: Campaign, options: ExportOptions, *, label_source: str
+) -> QuerySet:
+    """The export's filters on rows that point at an item (`item`); `label_source` is the path
+    from the row to its final label's source."""
     if options.contest:
         qs = qs.filter(item__proof__problem__contest=options.contest)
     if options.year is not None:
@@ -179,10 +182,15 @@ def _labels(campaign: Campaign, options: ExportOptions) -> QuerySet:
     if options.generator:
         qs = qs.filter(item__proof__generator=options.generator)
     if options.label_sources:
-        qs = qs.filter(source__in=options.label_sources)
+        qs = qs.filter(**{f"{label_source}__in": options.label_sources})
     if options.min_agreement is not None:
         qs = _with_agreement(qs, campaign, options.min_agreement, "item_id")
     return qs
+
+
+def _labels(campaign: Campaign, options: ExportOptions) -> QuerySet:
+    qs = FinalLabel.objects.filter(item__campaign=campaign)
+    return _filtered(qs, campaign, options, label_source="source")
 
 
 def _with_agreement(qs: QuerySet, campaign: Campaign, minimum: float, item_ref: str) -> QuerySet:
