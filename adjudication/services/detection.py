@@ -35,10 +35,6 @@ def effective_tolerance(*, scale: str, tolerance: Decimal) -> Decimal:
     return Decimal(0) if scale == "0-0.5-1" else Decimal(tolerance)
 
 
-def _submitted(item: Item) -> list[Grade]:
-    return list(item.grades.filter(status=GradeStatus.SUBMITTED).order_by("id"))
-
-
 def _unresolved_case(item: Item) -> AdjudicationCase | None:
     return (
         AdjudicationCase.objects.select_for_update()
@@ -207,14 +203,14 @@ def case_open_manual(*, item: Item, user: AbstractBaseUser, note: str = "") -> A
     item = Item.objects.select_for_update().get(pk=item.pk)
     if _unresolved_case(item) is not None:
         raise AdjudicationError(f"item {item.pk} already has an unresolved case")
-    grades = _submitted(item)
+    grades = _submitted_scores(item.pk)
     if not grades:
         raise AdjudicationError(f"item {item.pk} has no submitted judgement to adjudicate yet")
     case = AdjudicationCase.objects.create(
         item=item,
         opened_reason=OpenedReason.MANUAL,
         opened_by=user,
-        disagreement=agreement.disagreement([g.score for g in grades]),
+        disagreement=agreement.disagreement([score for _, score in grades]),
     )
     _log(case, EventKind.OPENED, actor=user, text=note or "sent to adjudication by hand")
     return case
