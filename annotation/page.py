@@ -11,10 +11,10 @@ from functools import lru_cache
 from annotation import scales
 from annotation.models import Grade
 from annotation.selectors import GradingView
-from annotation.services.grading import grade_snapshot
+from annotation.services.grading import grade_snapshot, not_graded_reason
 from annotation.spans import split_steps
 from problems.rendering import preview_text
-from rubrics.structure import Checkpoint, Scheme, format_points
+from rubrics.structure import AwardError, Checkpoint, Scheme, format_points, score_breakdown
 
 
 @dataclass
@@ -116,6 +116,28 @@ def initial_state(grade: Grade | None) -> dict:
     return state
 
 
+def running_total(scheme: Scheme, state: dict) -> str | None:
+    """The checklist's computed score for the state's awards and deductions (0 before any is
+    chosen), shown beside the checklist without saving anything; None if they do not fit."""
+    try:
+        return format_points(score_breakdown(scheme, state["awards"], state["deductions"]).score)
+    except AwardError:
+        return None
+
+
+# What a draft holds besides bookkeeping (time, status, what is derived from the rest).
+_DERIVED = {"seconds_spent", "status", "computed_score", "derived_rating", "derived_reason"}
+
+
+def draft_restored(grade: Grade | None, state: dict) -> bool:
+    """Whether the page restores a draft: the expert's grade is a draft holding something."""
+    if grade is None or grade.is_submitted:
+        return False
+    return any(
+        value not in (None, "", [], {}) for key, value in state.items() if key not in _DERIVED
+    )
+
+
 @lru_cache(maxsize=256)
 def _steps_cached(text: str) -> tuple[dict, ...]:
     return tuple(
@@ -144,6 +166,9 @@ def grading_page_context(view: GradingView) -> dict:
         and (not item.is_final or item.is_gold)
         and view.assignment.status != "released"
     )
+    state = initial_state(grade)
+    if uses_checklist:
+        state["computed_score"] = running_total(scheme, state)
     return {
         "item": item,
         "campaign": campaign,
@@ -161,5 +186,7 @@ def grading_page_context(view: GradingView) -> dict:
         "solutions": view.solutions,
         "others": view.others,
         "taxonomy": campaign.error_taxonomy,
-        "state": initial_state(grade),
+        "state": state,
+        "restored": draft_restored(grade, state),
+        "not_graded": not_graded_reason(checklist=uses_checklist),
     }

@@ -11,6 +11,7 @@ from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
 from annotation.models import DefectSuggestion, Grade, GradeStatus, MetaReview
+from annotation.page import draft_restored
 from annotation.selectors import GradingView, grading_view_for_user
 from annotation.services.review import meta_review_snapshot
 from config.roles import Role, has_role
@@ -111,6 +112,7 @@ def review_page_context(view: ReviewView) -> dict:
         and not item.is_final
         and grading.assignment.status != "released"
     )
+    state = initial_state(view)
     return {
         "item": item,
         "campaign": item.campaign,
@@ -125,7 +127,8 @@ def review_page_context(view: ReviewView) -> dict:
             {"start": s.start, "end": s.end, "quote": s.quote, "source": s.source}
             for s in view.suggestions
         ],
-        "state": initial_state(view),
+        "state": state,
+        "restored": draft_restored(grade, state),
         "scope": SCOPE,
         "rule": RULE,
     }

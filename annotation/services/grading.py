@@ -34,6 +34,12 @@ from rubrics.services import scheme_freeze
 from rubrics.structure import AwardError, Scheme, check_awards, compute_score
 
 VERDICTS = {"correct", "wrong", "unclear"}
+# What a submission with nothing chosen is refused with (the grading page says the same).
+NOT_GRADED = "Not graded yet: choose the final score (0 counts) before submitting."
+NOT_GRADED_CHECKLIST = (
+    "Not graded yet: give a checkpoint its points, tick a deduction or choose the final score "
+    "(0 counts) before submitting."
+)
 
 
 class GradeError(Exception):
@@ -100,6 +106,22 @@ class GradeInput:
             spans=spans,
         )
 
+    @property
+    def chose_checklist(self) -> bool:
+        """Whether the expert set a checkpoint's points or a deduction."""
+        return bool(self.awards) or bool(self.deductions)
+
+    @property
+    def chose_anything(self) -> bool:
+        """Whether the expert chose anything that grades: an award, a deduction or the final
+        score (an explicit 0 included). Comments, spans and step verdicts alone do not."""
+        return self.chose_checklist or self.score is not None
+
+
+def not_graded_reason(*, checklist: bool) -> str:
+    """Why a submission with nothing chosen is refused."""
+    return NOT_GRADED_CHECKLIST if checklist else NOT_GRADED
+
 
 def grade_snapshot(grade: Grade) -> dict:
     """The grade's judgement as JSON (for revisions and the API)."""
@@ -155,15 +177,18 @@ class _Rules:
 
 def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> tuple[Decimal | None, list[str]]:
     """Validates `data` against the item's rules (scale, scheme, taxonomy, proof text); returns
-    the computed score and the problems. Spans are re-anchored to the proof's source text."""
+    the computed score and the problems. Spans are re-anchored to the proof's source text.
+    The computed score is None until a checkpoint or a deduction is chosen: an untouched
+    checklist computes nothing anybody chose."""
     problems: list[str] = []
     computed: Decimal | None = None
     scheme = rules.scheme
-    if scheme is not None and rules.scale == "0-7":
+    checklist = scheme is not None and rules.scale == "0-7"
+    if checklist:
         award_problems = check_awards(scheme, data.awards, data.deductions)
         if award_problems:
             problems.extend(award_problems)
-        else:
+        elif data.chose_checklist:
             try:
                 computed = compute_score(scheme, data.awards, data.deductions)
             except AwardError as exc:
@@ -179,6 +204,8 @@ def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> tuple[Decimal | N
             scales.check_value(data.score, rules.scale)
         except scales.ScaleError as exc:
             problems.append(f"score: {exc}")
+    elif final and not data.chose_anything:
+        problems.append(not_graded_reason(checklist=checklist))
     elif final:
         problems.append("score: give a score before submitting")
     for index, span in enumerate(data.spans, start=1):

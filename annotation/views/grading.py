@@ -6,6 +6,7 @@ the saved state or `problems`, a list of what is wrong, in words."""
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, services
@@ -19,6 +20,7 @@ from rubrics.structure import AwardError, Scheme, score_breakdown
 ANALYSIS_ITEM = "This item is an analysis review: judge it on its review page (review endpoints)."
 
 
+@never_cache  # back to an item after submitting shows the server's state, not a stale page
 @role_required(*ALL_ROLES)
 def item_page(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
@@ -42,14 +44,15 @@ def _breakdown(grade: Grade) -> dict | None:
 
 
 def _grade_json(grade: Grade) -> dict:
+    """The saved grade for the page; `computed_score` is the checklist's running total (shown
+    even before anything is chosen, when the grade stores none)."""
+    breakdown = _breakdown(grade)
     return {
         "ok": True,
         "status": grade.status,
         "saved_at": grade.updated_at.isoformat(),
-        "computed_score": None
-        if grade.computed_score is None
-        else format(grade.computed_score.normalize(), "f"),
-        "breakdown": _breakdown(grade),
+        "computed_score": breakdown["score"] if breakdown else None,
+        "breakdown": breakdown,
         "spans": services.spans_snapshot(grade),
     }
 

@@ -1,6 +1,9 @@
 // The grading page: checklist, final score, error spans, step verdicts, comment. Autosave,
 // submit, heartbeat, time on page and the common keys are item-page.js's; error spans are
 // offsets into the proof's SOURCE text, through source-align.js's alignment.
+// Nothing is graded until the expert gives a checkpoint points, ticks a deduction or chooses
+// the final score (0 included); until then no score is saved and Submit is refused
+// (annotation/services/grading.py holds the rule).
 (function () {
   "use strict";
   var root = document.getElementById("grading");
@@ -12,15 +15,19 @@
     payload: payload,
     changed: function () { readForm(); showComputed(); },
     saved: function (data) { if (data.computed_score !== undefined) computed = data.computed_score; showComputed(); },
+    refusal: function () { readForm(); return state.score === null && !choseChecklist() ? root.dataset.notGraded : null; },
     preview: true
   });
   var editable = page.editable, submitted = page.submitted;
   var scale = root.dataset.scale;
   var computed = state.computed_score;
-  // The final score follows the computed one until the expert chooses another; a restored
-  // score equal to the computed one (rounded down) is still following.
-  var scoreTouched = state.score !== null && state.score !== undefined &&
-    !(computed !== null && computed !== undefined && String(parseFloat(state.score)) === String(Math.floor(parseFloat(computed))));
+  function known(v) { return v !== null && v !== undefined; }
+  function choseChecklist() { return Object.keys(state.awards || {}).length > 0 || (state.deductions || []).length > 0; }
+  // Once a checkpoint has points or a deduction is ticked, the final score follows the computed
+  // one (rounded down) until the expert chooses another; before that it stays empty. A restored
+  // score is the expert's own unless it is the one a chosen checklist computes.
+  var scoreTouched = known(state.score) &&
+    !(choseChecklist() && known(computed) && String(parseFloat(state.score)) === String(Math.floor(parseFloat(computed))));
   var activeRow = null;
   function changed(delay) { page.changed(delay); }
   function flash(text) { page.flash(text); }
@@ -162,16 +169,18 @@
   }
   function showComputed() {
     var el = document.getElementById("computed-score");
-    if (el) el.textContent = computed === null || computed === undefined ? "\u2013" : computed;
-    if (!scoreTouched && computed !== null && computed !== undefined && scale === "0-7") {
+    if (el) el.textContent = known(computed) ? computed : "\u2013";
+    if (el && !scoreTouched && scale === "0-7") {
       var before = q("input[name=score]:checked");
-      setScore(Math.floor(parseFloat(computed)), false);
+      if (!choseChecklist()) root.querySelectorAll("input[name=score]").forEach(function (r) { r.checked = false; });
+      else if (known(computed)) setScore(Math.floor(parseFloat(computed)), false);
       // The score moved with the checklist: save it too.
       if (before !== q("input[name=score]:checked") && editable && !submitted) changed(300);
     }
     var score = q("input[name=score]:checked");
-    var differs = computed !== null && computed !== undefined && score && normalise(score.value) !== normalise(computed);
+    var differs = known(computed) && choseChecklist() && score && normalise(score.value) !== normalise(computed);
     document.getElementById("score-note-box").hidden = !differs;
+    document.getElementById("not-graded").hidden = !!score || choseChecklist();
   }
   root.addEventListener("change", function (evt) {
     var t = evt.target;
@@ -225,7 +234,6 @@
     else { return false; }
     return true;
   }, {
-    choicesAreKeys: true,
     paused: function () { return !popup.hidden; },
     panes: { p: "pane-problem", o: "pane-solution", m: "pane-scheme", g: "pane-guidelines", t: "pane-steps" }
   });
@@ -266,8 +274,5 @@
   readForm();
   showComputed();
   renderSpanList();
-  document.addEventListener("DOMContentLoaded", function () {
-    renderHighlights();
-    if (editable && (computed === null || computed === undefined) && root.querySelector(".cp-row")) page.saveNow();
-  });
+  document.addEventListener("DOMContentLoaded", renderHighlights);
 })();

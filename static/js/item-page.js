@@ -1,7 +1,9 @@
 // What the grading and review pages share: server-side autosave (debounced), idempotent submit
 // (one key a page load, so a repeated submit is not a second one), lease heartbeat, time on
-// page, the status line and problems box, and the common keys (Enter submit, x skip, n next,
-// c comment, pane toggles).
+// page, the status line, problems box and a refused submission's reasons (beside Submit,
+// announced), and the common keys (Enter submit, x skip, n next, c comment, pane toggles).
+// Enter submits only where the focus has no Enter of its own: a focused button, link or pane
+// heading does what it says, and fields keep their keys.
 //
 // The page's root element carries data-draft-url, data-submit-url, data-heartbeat-url,
 // data-next-url, data-editable, data-submitted and optionally data-lease-minutes.
@@ -18,19 +20,27 @@
       body: JSON.stringify(body)
     }).then(function (resp) { return resp.json().then(function (data) { data.httpStatus = resp.status; return data; }); });
   }
-  // Whether a key pressed on el is typed into it. With choicesAreKeys, radios, checkboxes and
-  // buttons do not take keys, so shortcuts work after clicking one.
-  function typing(el, choicesAreKeys) {
+  // Whether a key pressed on el is typed into it. Radios, checkboxes and buttons do not take
+  // keys, so shortcuts work after clicking one.
+  function typing(el) {
     if (!el) return false;
-    if (el.tagName === "INPUT" && choicesAreKeys) return !/^(radio|checkbox|button|submit)$/.test(el.type);
-    return el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName);
+    if (el.tagName === "INPUT") return !/^(radio|checkbox|button|submit|reset|image)$/.test(el.type);
+    return el.isContentEditable || /^(TEXTAREA|SELECT)$/.test(el.tagName);
+  }
+  // Whether el does something of its own on Enter or Space (a button, a link, a pane's heading).
+  function activates(el) {
+    if (!el || !el.tagName) return false;
+    if (/^(BUTTON|A|SUMMARY)$/.test(el.tagName)) return true;
+    if (el.tagName === "INPUT") return /^(button|submit|reset|image)$/.test(el.type);
+    return /^(button|link|tab|menuitem)$/.test(el.getAttribute("role") || "");
   }
   function togglePane(id) { var p = document.getElementById(id); if (p) p.open = !p.open; }
 
   // options: payload() -> the body to save (seconds_spent included: see secondsSpent);
   // changed() -> re-reads the form after a change; saved(data) -> after a draft or revision is
   // saved; preview: once submitted, drafts are still sent, as previews that save nothing
-  // (otherwise a change only says to press "Save revision").
+  // (otherwise a change only says to press "Save revision"); refusal() -> why the page cannot
+  // be submitted yet (the server's rule, mirrored), or nothing.
   function ItemPage(root, seconds, options) {
     var page = this;
     this.root = root;
@@ -40,6 +50,7 @@
     this.dirty = false;
     this.submitKey = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + Math.random();
     this.statusEl = document.getElementById("save-status");
+    this.refusedEl = document.getElementById("submit-refused");
     this.baseSeconds = seconds || 0;
     this.visibleMs = 0;
     this.visibleSince = document.visibilityState === "visible" ? Date.now() : null;
@@ -55,6 +66,16 @@
     var button = document.getElementById("submit-button");
     if (button) button.addEventListener("click", function () { page.submit(); });
     window.addEventListener("pagehide", function () { if (page.dirty && page.editable && !page.submitted) page.saveNow(true); });
+    // Back to a page kept in the back-forward cache: it shows the state before a submission,
+    // so ask the server again.
+    window.addEventListener("pageshow", function (evt) { if (evt.persisted) window.location.reload(); });
+    var head = root.querySelector(".item-head");
+    if (head && window.ResizeObserver) {
+      new ResizeObserver(function () {
+        var sticky = getComputedStyle(head).position === "sticky";
+        root.style.setProperty("--item-head", sticky ? head.offsetHeight + "px" : "0px");
+      }).observe(head);
+    }
     if (this.editable && !this.submitted) {
       // Well inside the lease: every 5 minutes, or a third of a shorter lease.
       var leaseMs = (parseInt(root.dataset.leaseMinutes, 10) || 60) * 60 * 1000;
@@ -77,10 +98,25 @@
     problems.forEach(function (p) { var li = document.createElement("li"); li.textContent = p; ul.appendChild(li); });
     box.appendChild(ul); box.hidden = false;
   };
+  // Why a submission was refused, beside the Submit button (an empty list clears it).
+  ItemPage.prototype.refuse = function (problems) {
+    var el = this.refusedEl;
+    if (!el) return;
+    el.innerHTML = "";
+    if (!problems || !problems.length) return;
+    if (problems.length === 1) { el.textContent = problems[0]; }
+    else {
+      var ul = document.createElement("ul");
+      problems.forEach(function (p) { var li = document.createElement("li"); li.textContent = p; ul.appendChild(li); });
+      el.appendChild(ul);
+    }
+    el.scrollIntoView({ block: "nearest" });
+  };
   // After a change: save in `delay` ms (300 by default) unless another change comes first.
   ItemPage.prototype.changed = function (delay) {
     this.options.changed();
     this.dirty = true;
+    this.refuse([]);
     if (!this.editable) return;
     if (this.submitted && !this.options.preview) { this.setStatus("Not yet saved: press \u201cSave revision\u201d"); return; }
     clearTimeout(this.saveTimer);
@@ -117,6 +153,8 @@
   ItemPage.prototype.submit = function () {
     var page = this, submitted = this.submitted;
     if (!this.editable || this.submitting) return;
+    var refusal = this.options.refusal && this.options.refusal();
+    if (refusal) { this.setStatus("Not submitted", true); this.refuse([refusal]); return; }
     this.submitting = true;
     clearTimeout(this.saveTimer);
     var body = this.options.payload();
@@ -134,7 +172,7 @@
         if (page.options.saved) page.options.saved(data);
       } else {
         page.setStatus("Not submitted", true);
-        page.showProblems(data.problems);
+        page.refuse(data.problems);
       }
       page.submitting = false; button.disabled = false;
     }).catch(function () {
@@ -149,7 +187,9 @@
     var page = this, root = this.root;
     function common(key) {
       if (key === "Enter") page.submit();
-      else if (key === "x" && page.editable && !page.submitted) page.saveNow().then(function () { document.getElementById("skip-form").submit(); });
+      else if (key === "x" && page.editable && !page.submitted) {
+        (page.dirty ? page.saveNow() : Promise.resolve()).then(function () { document.getElementById("skip-form").submit(); });
+      }
       else if (key === "n") {
         var go = function () { window.location.assign(root.dataset.nextUrl); };
         if (page.dirty && page.editable && !page.submitted) page.saveNow().then(go); else go();
@@ -161,7 +201,8 @@
     }
     document.addEventListener("keydown", function (evt) {
       if (evt.ctrlKey || evt.metaKey || evt.altKey) return;
-      if (typing(evt.target, options.choicesAreKeys)) {
+      if ((evt.key === "Enter" || evt.key === " ") && activates(evt.target)) return;
+      if (typing(evt.target)) {
         if (evt.key === "Escape") evt.target.blur();
         return;
       }

@@ -50,6 +50,10 @@ def test_submit_errors_are_listed(api_client_for):
     response = api.post(f"/api/v1/items/{item.pk}/submit/", {"score": 9}, format="json")
     assert response.status_code == 400
     assert "not on the 0-7" in str(response.json()["problems"])
+    empty = api.post(f"/api/v1/items/{item.pk}/submit/", {"comment": "later"}, format="json")
+    assert empty.status_code == 400
+    assert empty.json()["problems"][0].startswith("Not graded yet: give a checkpoint its points")
+    assert not Grade.objects.filter(item=item, status="submitted").exists()
 
 
 def test_api_blindness(api_client_for):

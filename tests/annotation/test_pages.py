@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import Campaign, ErrorSpan, Grade, Item
+from annotation.services.grading import NOT_GRADED_CHECKLIST
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
 from tests.factories import UserFactory
 from tests.problems.page_factories import ProblemFactory, ProofFactory
@@ -149,12 +150,37 @@ def test_submit_twice_makes_one_grade_and_gives_the_next_url(client):
     assert Grade.objects.filter(item=item).count() == 1
 
 
-def test_submit_problems_are_reported_in_words(client):
+def test_a_checklist_item_is_not_graded_until_the_expert_chooses(client):
+    """Opening writes nothing; a draft of a comment stores no score; submitting that is
+    refused in words; an explicit 0 is a choice."""
     item, expert = leased_item()
     client.force_login(expert)
-    body = post_json(client, reverse("annotation:item-submit", args=[item.pk]), {}).json()
-    assert body["ok"] is False
-    assert any("give a score" in p for p in body["problems"])
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    assert "Not graded yet" in html and "Draft restored" not in html
+    assert '"computed_score": "0"' in html  # the empty checklist's total, shown, not saved
+    assert not Grade.objects.filter(item=item).exists()
+
+    draft = post_json(client, reverse("annotation:item-draft", args=[item.pk]), {"comment": "hm"})
+    assert draft.json()["computed_score"] == "0"
+    grade = Grade.objects.get(item=item)
+    assert (grade.score, grade.computed_score) == (None, None)
+    assert (
+        "Draft restored" in client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    )
+
+    url = reverse("annotation:item-submit", args=[item.pk])
+    refused = post_json(client, url, {"comment": "hm", "submit_key": "k"})
+    assert refused.status_code == 400
+    assert refused.json()["problems"] == [NOT_GRADED_CHECKLIST]
+    assert Grade.objects.get(item=item).status == "draft"
+    awards_only = post_json(client, url, {"awards": {"c1": "2"}}).json()
+    assert any("give a score" in p for p in awards_only["problems"])
+
+    assert post_json(client, url, {"score": "0", "submit_key": "k"}).json()["ok"]
+    grade = Grade.objects.get(item=item)
+    assert (grade.status, grade.score, grade.computed_score) == ("submitted", 0, None)
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    assert "Draft restored" not in html and "You submitted this grade" in html
 
 
 def test_revision_through_the_page_endpoint(client):

@@ -2,12 +2,15 @@
 
 from datetime import timedelta
 from decimal import Decimal
+from importlib import import_module
 
 import pytest
+from django.apps import apps as django_apps
 from django.utils import timezone
 
 from annotation import services
 from annotation.models import Assignment, Campaign, Grade, GradeRevision, Item
+from annotation.services.grading import NOT_GRADED
 from annotation.signals import item_judged, judgement_submitted
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
 from tests.problems.page_factories import ProblemFactory, ProofFactory
@@ -152,6 +155,50 @@ def test_submit_refuses_wrong_awards_and_off_scale_scores():
     text = str(err.value)
     assert "c1" in text and "zz is not a checkpoint" in text and "score" in text
     assert not Grade.objects.filter(item=item, status="submitted").exists()
+
+
+def test_nothing_chosen_stores_no_score_and_cannot_be_submitted():
+    """Spans, a comment and step verdicts do not grade: without an award, a deduction or a
+    final score a draft stores no score and a submission is refused with the reason."""
+    campaign = CampaignFactory(scale="0-0.5-1")
+    item = ItemFactory(campaign=campaign, proof__text="Alpha beta gamma.")
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    data = services.GradeInput.from_data(
+        {
+            "comment": "unsure",
+            "step_verdicts": {"1": "wrong"},
+            "spans": [{"start": 6, "end": 10, "quote": "beta", "category": "other"}],
+        }
+    )
+    draft = services.grade_save_draft(item=item, expert=expert, data=data)
+    assert (draft.score, draft.computed_score) == (None, None)
+    with pytest.raises(services.GradeError) as err:
+        services.grade_submit(item=item, expert=expert, data=data)
+    assert err.value.problems == [NOT_GRADED]
+    assert Grade.objects.get(item=item).status == "draft"
+
+
+def test_old_drafts_of_an_untouched_checklist_forget_their_score():
+    """The data migration for drafts the grading page saved on opening an item: only a draft
+    with no award and no deduction loses its computed 0 and final 0."""
+    migration = import_module("annotation.migrations.0005_drafts_without_choice_store_no_score")
+    campaign = CampaignFactory()
+    expert = expert_in(campaign)
+    untouched, awarded, submitted = (
+        Grade.objects.create(item=ItemFactory(campaign=campaign), expert=expert, **fields)
+        for fields in (
+            {"score": 0, "computed_score": 0},
+            {"score": 0, "computed_score": 0, "awards": {"c1": "0"}},
+            {"score": 0, "computed_score": 0, "status": "submitted"},
+        )
+    )
+    migration.forget_unchosen_scores(django_apps, None)
+    for grade in (untouched, awarded, submitted):
+        grade.refresh_from_db()
+    assert (untouched.score, untouched.computed_score) == (None, None)
+    assert (awarded.score, awarded.computed_score) == (0, 0)
+    assert (submitted.score, submitted.computed_score) == (0, 0)
 
 
 def test_submit_over_a_draft_updates_that_row_and_replaces_its_spans():

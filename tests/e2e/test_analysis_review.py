@@ -87,8 +87,9 @@ def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screens
     assert page.is_visible("#override-reason-box")
     page.click("body")
     page.keyboard.press("Enter")
-    page.wait_for_selector("#problems li")
-    assert "override: give the reason" in page.inner_text("#problems")
+    page.wait_for_function(
+        "document.getElementById('submit-refused').textContent.includes('override: give the reason')"
+    )
     page.fill("#override-reason", "Both defects are about the same wrong step.")
     page.click("#submit-button")
     page.wait_for_url(f"**/annotation/{campaign.slug}/next/")
@@ -108,3 +109,35 @@ def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screens
     assert (second.quote, second.exists, second.from_suggestion) == (BOUND, False, True)
     item.refresh_from_db()
     assert item.final_label.value == Decimal("0") and item.final_label.source == "single"
+
+
+def test_review_shortcuts_live_after_a_click_and_enter_on_skip_skips(page, live_server, login):
+    """A clicked radio leaves the keys to the page; Enter on a refused review says why beside
+    Submit; Enter on the focused Skip button skips even when the review could be submitted."""
+    campaign = review_campaign(slug="meta-keys", name="Meta keys")
+    item = analysis_item(campaign)
+    expert = UserFactory(username="meta-keys", roles=["expert"])
+    CampaignMember.objects.create(campaign=campaign, user=expert, role="expert")
+    login(page, expert)
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/next/")
+    page.wait_for_selector("#analysis-text")
+    assert page.inner_text("#save-status") == ""  # nothing restored
+
+    page.click("input[name=expression_error][value=false]")
+    problem_open = page.evaluate("document.getElementById('pane-problem').open")
+    page.keyboard.press("p")  # a shortcut, right after clicking a radio
+    assert page.evaluate("document.getElementById('pane-problem').open") is not problem_open
+    page.keyboard.press("Enter")
+    refused = page.locator("#submit-refused")
+    page.wait_for_function("document.getElementById('submit-refused').textContent !== ''")
+    assert "score: say whether the analysis's score fits" in refused.inner_text()
+
+    page.click("input[name=score_fits][value=true]")
+    page.wait_for_function("document.getElementById('derived-rating').textContent === '1'")
+    assert refused.inner_text() == ""
+    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    page.focus("#skip-button")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=No work left in Meta keys")
+    grade = item.grades.get()
+    assert grade.status == "draft" and item.assignments.get().status == "released"

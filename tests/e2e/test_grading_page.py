@@ -299,3 +299,110 @@ def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
     page.wait_for_function("document.getElementById('computed-score').textContent === '4'")
     save_revision(page, item)
     assert item.final_label.value == Decimal(4)  # the single label followed the revision
+
+
+IN_VIEW = """(id) => {
+  const r = document.getElementById(id).getBoundingClientRect();
+  return r.height > 0 && r.top >= 0 && r.bottom <= window.innerHeight;
+}"""
+LONG_PROOF = PROOF + "".join(
+    f"\n\nLemma {k}. The case $n = {k}$ follows from the case $n = {k - 1}$ as before."
+    for k in range(2, 40)
+)
+
+
+def test_a_fresh_checklist_item_is_not_graded_and_enter_submits_nothing(
+    page, live_server, login, graded_setup, screenshot_dir
+):
+    """Opening saves nothing; Enter (even twice, even scrolled down) is refused with the reason
+    beside Submit, in view and announced; after one award the score follows the checklist,
+    double Enter submits once, and the back button shows the submitted grade."""
+    campaign, item, expert = graded_setup
+    item.proof.text = LONG_PROOF
+    item.proof.save(update_fields=["text"])
+    login(page, expert)
+    open_item(page, live_server, campaign)
+    page.wait_for_load_state("networkidle")
+    assert not Grade.objects.filter(item=item).exists()
+    assert page.inner_text("#computed-score") == "0"
+    assert page.locator("input[name=score]:checked").count() == 0
+    assert page.is_visible("#not-graded") and page.inner_text("#save-status") == ""
+    page.screenshot(path=str(screenshot_dir / "grading-fresh-checklist.png"))
+
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    scrolled = page.evaluate("window.scrollY")
+    assert scrolled > 0
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    refused = page.locator("#submit-refused")
+    assert refused.inner_text().startswith("Not graded yet: give a checkpoint its points")
+    assert refused.get_attribute("aria-live") == "assertive"
+    # in view where the expert is reading: the page did not jump back to its top
+    assert page.evaluate(IN_VIEW, "submit-refused") and page.evaluate("window.scrollY") >= scrolled
+    page.screenshot(path=str(screenshot_dir / "grading-refused.png"))
+    page.click("#submit-button")
+    assert page.inner_text("#save-status") == "Not submitted"
+    page.wait_for_load_state("networkidle")
+    assert not Grade.objects.filter(item=item).exists()
+
+    page.keyboard.press("j")
+    page.keyboard.press("2")  # c1 gets 2 points: the final score follows
+    page.wait_for_function("document.getElementById('computed-score').textContent === '2'")
+    assert page.locator("input[name=score][value='2']").is_checked()
+    assert page.is_hidden("#not-graded") and refused.inner_text() == ""
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=No work left in Browser round")
+    grade = Grade.objects.get(item=item, expert=expert)
+    assert (grade.status, grade.score, grade.awards) == ("submitted", Decimal(2), {"c1": "2"})
+    item.refresh_from_db()
+    assert item.submitted_count == 1
+
+    page.go_back()
+    page.wait_for_selector("#proof-text .katex")
+    assert page.inner_text("#submit-button").startswith("Save revision")
+    assert "You submitted this grade" in page.inner_text(".grading")
+
+
+def test_enter_on_a_focused_control_does_what_the_control_says(
+    page, live_server, login, graded_setup
+):
+    """With a score chosen (so a submission would be accepted), Enter in the comment box types
+    a new line, Enter on the breadcrumb follows it, on Next goes next, on Skip skips:
+    nothing is submitted."""
+    campaign, item, expert = graded_setup
+    login(page, expert)
+    open_item(page, live_server, campaign)
+    page.keyboard.press("5")
+    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    page.click("#comment")
+    page.keyboard.type("first")
+    page.keyboard.press("Enter")
+    page.keyboard.type("second")
+    assert page.input_value("#comment") == "first\nsecond"
+    page.keyboard.press("Escape")
+    assert page.locator("#not-graded").is_hidden()
+
+    page.focus(".crumbs a")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_selector("#own-grades")
+    assert Grade.objects.get(item=item).status == "draft"
+
+    page.goto(f"{live_server.url}/annotation/items/{item.pk}/")
+    page.wait_for_selector("#proof-text .katex")
+    assert page.inner_text("#save-status") == "Draft restored"
+    assert page.locator("input[name=score][value='5']").is_checked()
+    page.focus("#next-link")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_selector("#proof-text .katex")  # the expert's own lease, resumed
+    assert Grade.objects.get(item=item).status == "draft"
+
+    page.focus("#skip-button")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("text=No work left in Browser round")
+    grade = Grade.objects.get(item=item)
+    assert grade.status == "draft" and grade.score == Decimal(5)
+    assert item.assignments.get().status == "released"
