@@ -1,7 +1,7 @@
 """Drafts that chose nothing store no score. The grading page used to save a draft as soon as a
-checklist item opened, its final score following the empty checklist's computed 0: such a draft
-(no award, no deduction) loses that computed score and a final score of 0, so that a reload
-never restores a score nobody chose. Submitted grades are left as they are."""
+checklist item opened, its final score following the empty checklist's computed 0: a draft with
+no award and no deduction loses a final score of 0, and then its computed score, so that a
+reload never restores a score nobody chose. Submitted grades are left as they are."""
 
 from django.db import migrations
 
@@ -12,7 +12,7 @@ def forget_unchosen_scores(apps, schema_editor):
         status="draft", awards={}, deductions=[], computed_score__isnull=False
     )
     unchosen.filter(score=0).update(score=None)
-    unchosen.update(computed_score=None)
+    unchosen.filter(score__isnull=True).update(computed_score=None)
 
 
 class Migration(migrations.Migration):

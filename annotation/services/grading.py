@@ -107,15 +107,10 @@ class GradeInput:
         )
 
     @property
-    def chose_checklist(self) -> bool:
-        """Whether the expert set a checkpoint's points or a deduction."""
-        return bool(self.awards) or bool(self.deductions)
-
-    @property
     def chose_anything(self) -> bool:
         """Whether the expert chose anything that grades: an award, a deduction or the final
         score (an explicit 0 included). Comments, spans and step verdicts alone do not."""
-        return self.chose_checklist or self.score is not None
+        return bool(self.awards) or bool(self.deductions) or self.score is not None
 
 
 def not_graded_reason(*, checklist: bool) -> str:
@@ -178,8 +173,8 @@ class _Rules:
 def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> tuple[Decimal | None, list[str]]:
     """Validates `data` against the item's rules (scale, scheme, taxonomy, proof text); returns
     the computed score and the problems. Spans are re-anchored to the proof's source text.
-    The computed score is None until a checkpoint or a deduction is chosen: an untouched
-    checklist computes nothing anybody chose."""
+    The computed score is None while nothing is chosen (no award, deduction or final score):
+    an untouched item stores no score of either kind."""
     problems: list[str] = []
     computed: Decimal | None = None
     scheme = rules.scheme
@@ -188,7 +183,7 @@ def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> tuple[Decimal | N
         award_problems = check_awards(scheme, data.awards, data.deductions)
         if award_problems:
             problems.extend(award_problems)
-        elif data.chose_checklist:
+        elif data.chose_anything:
             try:
                 computed = compute_score(scheme, data.awards, data.deductions)
             except AwardError as exc:

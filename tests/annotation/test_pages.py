@@ -178,7 +178,7 @@ def test_a_checklist_item_is_not_graded_until_the_expert_chooses(client):
 
     assert post_json(client, url, {"score": "0", "submit_key": "k"}).json()["ok"]
     grade = Grade.objects.get(item=item)
-    assert (grade.status, grade.score, grade.computed_score) == ("submitted", 0, None)
+    assert (grade.status, grade.score, grade.computed_score) == ("submitted", 0, 0)
     html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
     assert "Draft restored" not in html and "You submitted this grade" in html
 

@@ -181,23 +181,25 @@ def test_nothing_chosen_stores_no_score_and_cannot_be_submitted():
 
 def test_old_drafts_of_an_untouched_checklist_forget_their_score():
     """The data migration for drafts the grading page saved on opening an item: only a draft
-    with no award and no deduction loses its computed 0 and final 0."""
+    with no award, no deduction and a final 0 (the empty checklist's) loses its scores."""
     migration = import_module("annotation.migrations.0005_drafts_without_choice_store_no_score")
     campaign = CampaignFactory()
     expert = expert_in(campaign)
-    untouched, awarded, submitted = (
+    untouched, awarded, chosen, submitted = (
         Grade.objects.create(item=ItemFactory(campaign=campaign), expert=expert, **fields)
         for fields in (
             {"score": 0, "computed_score": 0},
             {"score": 0, "computed_score": 0, "awards": {"c1": "0"}},
+            {"score": 5, "computed_score": 0},
             {"score": 0, "computed_score": 0, "status": "submitted"},
         )
     )
     migration.forget_unchosen_scores(django_apps, None)
-    for grade in (untouched, awarded, submitted):
+    for grade in (untouched, awarded, chosen, submitted):
         grade.refresh_from_db()
     assert (untouched.score, untouched.computed_score) == (None, None)
     assert (awarded.score, awarded.computed_score) == (0, 0)
+    assert (chosen.score, chosen.computed_score) == (5, 0)
     assert (submitted.score, submitted.computed_score) == (0, 0)
 
 

@@ -81,6 +81,7 @@ def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screens
     page.reload()  # the draft lives on the server
     page.wait_for_function("document.querySelectorAll('#defect-list .defect').length === 2")
     assert page.inner_text("#derived-rating") == "0.5"
+    assert page.inner_text("#save-status") == "Draft restored"
     assert page.input_value("#comment") == "The parity claim is not in the proof."
 
     page.select_option("#override", "0")
