@@ -39,7 +39,7 @@ def test_version_create_keeps_an_invalid_scheme_as_a_draft_with_messages_in_word
 
 def test_version_create_keeps_unparsed_guidelines():
     problem = ProblemFactory()
-    text = "(Partial) Found the key lemma.\n(Almost) Complete except a small gap."
+    text = "Credit the key lemma; a small gap at the end costs a point."
     scheme = scheme_version_create(
         problem=problem, text=text, method=SchemeMethod.IMPORTED, fmt="imobench_guidelines"
     )
