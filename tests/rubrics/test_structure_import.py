@@ -11,7 +11,6 @@ from rubrics.structure import (
     FORMATS,
     Level,
     Partial,
-    Rule,
     Scheme,
     SchemeKind,
     check_awards,
