@@ -1,7 +1,7 @@
 // The band picker of the grading page (a band scheme: IMO-ProofBench's guidelines). Each band
 // is a .cp-row award row whose radio (name "band") holds the band's points, so grading.js reads
-// the pick as the awards {band id: points} and saves it. Picking a band also sets the final
-// score to its points. A band's key (its points as a digit) picks it; this listener is added
+// the pick as the awards {band id: points} and saves it. Picking a band also chooses the final
+// score: its points. A band's key (its points as a digit) picks it; this listener is added
 // before grading.js's, so the digit picks the band instead of only setting the score.
 (function () {
   "use strict";
@@ -15,18 +15,20 @@
       row.classList.toggle("picked", !!row.querySelector("input[name=band]:checked"));
     });
   }
+  // The band's points become the final score as if the expert had chosen it (a change of the
+  // score radio), so that grading.js keeps it rather than the computed score of the last save.
   function setScore(points) {
     root.querySelectorAll("input[name=score]").forEach(function (radio) {
-      if (parseFloat(radio.value) === parseFloat(points)) radio.checked = true;
+      if (parseFloat(radio.value) !== parseFloat(points)) return;
+      radio.checked = true;
+      radio.dispatchEvent(new Event("change", { bubbles: true }));
     });
   }
   function pick(row) {
     var radio = row.querySelector("input[name=band]");
     if (!radio || radio.disabled) return;
     radio.checked = true;
-    setScore(radio.value);
-    showPicked();
-    // grading.js saves on a change inside the page
+    // the change listener below sets the score; grading.js saves on a change in the page
     radio.dispatchEvent(new Event("change", { bubbles: true }));
   }
   root.addEventListener("change", function (evt) {
