@@ -56,6 +56,28 @@ def _rows(items: list[Checkpoint], depth: int) -> list[Row]:
     return rows
 
 
+def band_choices(scheme: Scheme) -> list[dict]:
+    """A band scheme's bands for the picker, highest first, each with its key: its points as a
+    digit when no other band gives the same."""
+    counts: dict[str, int] = {}
+    for band in scheme.bands:
+        counts[format_points(band.points)] = counts.get(format_points(band.points), 0) + 1
+    choices = []
+    for band in sorted(scheme.bands, key=lambda b: -b.points):
+        points = format_points(band.points)
+        choices.append(
+            {
+                "id": band.id,
+                "name": band.name,
+                "points": points,
+                "key": points if counts[points] == 1 and len(points) == 1 else "",
+                "description": band.description,
+                "lines": band.lines,
+            }
+        )
+    return choices
+
+
 def checklist(scheme: Scheme) -> dict:
     chains = []
     for chain in scheme.all_chains():
@@ -175,7 +197,12 @@ def grading_page_context(view: GradingView) -> dict:
         "problem": item.proof.problem,
         "proof": item.proof,
         "scheme_row": item.scheme,
-        "checklist": checklist(scheme) if uses_checklist else None,
+        "bands": band_choices(scheme) if uses_checklist and scheme.bands else None,
+        "checklist": checklist(scheme) if uses_checklist and not scheme.bands else None,
+        "scheme_moved": grade is not None
+        and not grade.is_submitted
+        and grade.scheme_id is not None
+        and grade.scheme_id != item.scheme_id,
         "scale_options": scale_options(campaign.scale),
         "scale_is_ternary": campaign.scale == "0-0.5-1",
         "citation_rule": scales.CITATION_RULE,

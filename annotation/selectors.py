@@ -29,6 +29,7 @@ from annotation.models import (
 )
 from config.roles import Role, has_role
 from problems.models import Proof, ReferenceSolution
+from rubrics.selectors import schemes_approved_for_problems
 
 
 def is_campaign_admin(user: AbstractBaseUser, campaign: Campaign) -> bool:
@@ -325,3 +326,69 @@ def revisions_for_campaign(campaign: Campaign) -> QuerySet[GradeRevision]:
         .select_related("grade__expert", "changed_by")
         .order_by("-changed_at")
     )
+
+
+@dataclass(frozen=True)
+class OlderPin:
+    """An item of a campaign pinned to an older scheme version than its problem's current one
+    (the approved version, else the newest frozen), and why it stays there."""
+
+    item_id: int
+    problem: str
+    pinned: int | None  # the pinned version's number; None: pinned to no scheme
+    current: int
+    reason: str
+
+
+def items_on_older_schemes(campaign: Campaign) -> list[OlderPin]:
+    """The campaign's items that still use an older scheme version than the one new items
+    would pin, with the reason in words. Two queries whatever the campaign's size."""
+    items = list(
+        Item.objects.filter(campaign=campaign)
+        .annotate(
+            submitted=Count("grades", filter=Q(grades__status=GradeStatus.SUBMITTED)),
+        )
+        .values(
+            "id",
+            "proof__problem_id",
+            "proof__problem__external_id",
+            "scheme_id",
+            "scheme__version",
+            "is_final",
+            "submitted",
+        )
+        .order_by("proof__problem__external_id", "id")
+    )
+    current = schemes_approved_for_problems({row["proof__problem_id"] for row in items})
+    found = []
+    for row in items:
+        scheme = current.get(row["proof__problem_id"])
+        if scheme is None or scheme.pk == row["scheme_id"]:
+            continue
+        pinned = row["scheme__version"]
+        was = f"v{pinned}" if pinned is not None else "no scheme"
+        if row["submitted"]:
+            count = row["submitted"]
+            reason = (
+                f"graded under {was} ({count} submitted grade{'s' if count != 1 else ''}): "
+                "grades keep the version they were made under"
+            )
+        elif row["is_final"]:
+            reason = "its label is final"
+        elif not campaign.is_open:
+            reason = "the campaign is closed: approving a version moves no item of it"
+        else:
+            reason = (
+                f"not graded yet, but pinned before v{scheme.version} was approved and not moved "
+                "then (its campaign was not open)"
+            )
+        found.append(
+            OlderPin(
+                item_id=row["id"],
+                problem=row["proof__problem__external_id"],
+                pinned=pinned,
+                current=scheme.version,
+                reason=reason,
+            )
+        )
+    return found

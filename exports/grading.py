@@ -3,14 +3,22 @@
 The grader sees the problem, a reference solution, the marking scheme and the proof, as in
 ProofBench's REF+MS setting; the wording is ours. Its reply keeps ProofBench's evaluator
 contract: `<assessment>...</assessment>`, `<errors>...</errors>` and `<score>N</score>` with N
-an integer from 0 to 7.
+an integer from 0 to 7; replies in IMO-Bench's ProofAutoGrader contract (`<points>N out of
+7</points>`) are read as well.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from llm.parsers import OutputError, score_xml
+from llm.parsers import (
+    POINTS_OUT_OF_7,
+    OutputError,
+    points_out_of_7,
+    score_xml,
+    visible,
+    xml_tag,
+)
 
 PROMPT_VERSION = "grade_proof@v1"
 
@@ -60,7 +68,13 @@ def grading_messages(*, problem: str, reference: str, scheme: str, proof: str) -
 
 
 def read_reply(text: str) -> GraderReply:
-    """The score and notes of a reply; OutputError when it breaks the contract."""
+    """The score and notes of a reply; OutputError when it breaks the contract. A reply in
+    IMO-Bench's ProofAutoGrader contract (`<points>N out of 7</points>`, no <score>) is read
+    too: its score is N, its reasoning the assessment."""
+    if xml_tag(text, "score") is None and xml_tag(text, "points") is not None:
+        score = points_out_of_7(text)
+        reasoning = POINTS_OUT_OF_7.sub("", visible(text)).strip()
+        return GraderReply(float(score), reasoning, [])
     parsed = score_xml(text)
     errors = [
         line.strip("-• ").strip()

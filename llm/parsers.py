@@ -183,6 +183,23 @@ def score_xml(
     return XmlScore(number, fields)
 
 
+POINTS_OUT_OF_7 = re.compile(r"<points>(.*?)</points>", re.S | re.I)
+
+
+def points_out_of_7(text: str) -> Decimal:
+    """IMO-Bench's ProofAutoGrader reply: the first `<points>N out of 7</points>` block of the
+    answer, as that grader's contract says, with N a whole number from 0 to 7."""
+    found = POINTS_OUT_OF_7.search(visible(text))
+    if found is None:
+        raise OutputError("The reply has no <points>N out of 7</points>.")
+    inner = re.fullmatch(r"\s*(\d+)\s*out\s+of\s+7\s*", found.group(1), re.I)
+    if inner is None or int(inner.group(1)) > 7:
+        raise OutputError(
+            f"The points {found.group(1).strip()!r} are not 'N out of 7' with N from 0 to 7."
+        )
+    return Decimal(inner.group(1))
+
+
 def boxed_score(text: str) -> Decimal:
     """The last `\\boxed{}` of the answer, as a number."""
     boxes = boxed_contents(visible(text))

@@ -17,6 +17,7 @@ from config.roles import Role, has_role
 from problems.models import Problem
 
 from .models import MarkingScheme, SchemeMethod, SchemeRating, SchemeStatus
+from .signals import scheme_approved
 from .structure import Level, parse_scheme, scheme_to_markdown
 
 
@@ -114,7 +115,12 @@ def scheme_approve(*, scheme: MarkingScheme, user: User) -> MarkingScheme:
     another version of the same problem returns the previously approved one to draft (at most
     one approved per problem, also a database constraint); `scheme_freeze` turns the approved
     version into frozen once grades point at it, and a frozen version never changes status
-    again. Refused, with the reason in words, for an invalid or frozen version."""
+    again. Refused, with the reason in words, for an invalid or frozen version (warnings never
+    refuse: only errors make a version invalid).
+
+    The items waiting for the version move to it (`rubrics.signals.scheme_approved`: annotation
+    re-pins the items of open campaigns that have no submitted grade); the returned version's
+    `repinned_items` says how many moved."""
     Problem.objects.select_for_update().only("id").get(pk=scheme.problem_id)
     scheme = MarkingScheme.objects.select_for_update().get(pk=scheme.pk)
     if scheme.status == SchemeStatus.FROZEN:
@@ -127,6 +133,7 @@ def scheme_approve(*, scheme: MarkingScheme, user: User) -> MarkingScheme:
             + " ".join(m["text"] for m in scheme.validation if m.get("level") == Level.ERROR.value)
             + " Edit it to make a valid version, then approve that one."
         )
+    scheme.repinned_items = 0
     if scheme.status == SchemeStatus.APPROVED:
         return scheme
     MarkingScheme.objects.filter(problem_id=scheme.problem_id, status=SchemeStatus.APPROVED).update(
@@ -136,6 +143,10 @@ def scheme_approve(*, scheme: MarkingScheme, user: User) -> MarkingScheme:
     scheme.approved_by = user
     scheme.approved_at = timezone.now()
     scheme.save(update_fields=["status", "approved_by", "approved_at"])
+    replies = scheme_approved.send(
+        sender=MarkingScheme, scheme_id=scheme.pk, problem_id=scheme.problem_id
+    )
+    scheme.repinned_items = sum(reply for _, reply in replies if isinstance(reply, int))
     return scheme
 
 

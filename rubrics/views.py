@@ -193,13 +193,17 @@ def scheme_new_pick(request):
 def scheme_approve(request, scheme_id: int):
     scheme = selectors.scheme_detail(scheme_id=scheme_id)
     try:
-        services.scheme_approve(scheme=scheme, user=request.user)
+        approved = services.scheme_approve(scheme=scheme, user=request.user)
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
+        moved = approved.repinned_items
         messages.success(
             request,
-            f"Version {scheme.version} is now the approved scheme of {scheme.problem.external_id}.",
+            f"Version {scheme.version} is now the approved scheme of {scheme.problem.external_id}; "
+            f"{moved} item{'' if moved == 1 else 's'} of open campaigns waiting for a grade "
+            f"now use{'s' if moved == 1 else ''} it (items with submitted grades keep their "
+            "version).",
         )
     return redirect("rubrics:detail", scheme_id=scheme.pk)
 

@@ -39,6 +39,7 @@ from annotation.services.items import (
     item_reveal_judgements,
     item_set_gold,
     items_create_from_selection,
+    items_repin_to_scheme,
 )
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "item_reveal_judgements",
     "item_set_gold",
     "items_create_from_selection",
+    "items_repin_to_scheme",
     "taxonomy_from_text",
     "taxonomy_to_text",
 ]

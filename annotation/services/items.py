@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
-from annotation.models import Campaign, Item
+from annotation.models import Campaign, CampaignStatus, Grade, GradeStatus, Item
 from problems.models import Proof
 from rubrics.selectors import scheme_generator_config_id, schemes_approved_for_problems
 
@@ -112,6 +113,25 @@ def items_create_from_selection(
     result.created = Item.objects.bulk_create(rows)
     result.double_scored = sum(1 for item in result.created if item.required_judgements > 1)
     return result
+
+
+@transaction.atomic
+def items_repin_to_scheme(*, scheme_id: int, problem_id: int) -> int:
+    """Moves the items waiting for the problem's newly approved version to it: items of open
+    campaigns whose proof is of the problem, not final, with no submitted grade, pinned to
+    another version or to none. Items with a submitted grade keep the version they were
+    graded under (their grades point at it). Returns how many moved. The candidates are locked
+    first, so that a grade submitted meanwhile (under the item's lock) is seen below."""
+    candidates = (
+        Item.objects.select_for_update(of=("self",))
+        .filter(proof__problem_id=problem_id, campaign__status=CampaignStatus.OPEN, is_final=False)
+        .exclude(scheme_id=scheme_id)
+    )
+    ids = list(candidates.order_by("pk").values_list("pk", flat=True))
+    if not ids:
+        return 0
+    graded = Grade.objects.filter(item=OuterRef("pk"), status=GradeStatus.SUBMITTED)
+    return Item.objects.filter(pk__in=ids).exclude(Exists(graded)).update(scheme_id=scheme_id)
 
 
 @transaction.atomic

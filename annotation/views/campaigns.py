@@ -94,6 +94,7 @@ def campaign_detail(request, slug):
                 (r, sorted(k for k in r.new if r.new.get(k) != r.old.get(k)))
                 for r in selectors.revisions_for_campaign(campaign)[:50]
             ],
+            "older_pins": selectors.items_on_older_schemes(campaign),
         },
     )
 

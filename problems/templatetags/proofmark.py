@@ -27,7 +27,9 @@ def _number(value) -> str:
         number = Decimal(str(value))
     except (InvalidOperation, ValueError):
         return str(value)
-    return format(number.normalize(), "f") if number == number.to_integral() else str(number)
+    if not number.is_finite():
+        return str(value)
+    return format(number.normalize(), "f")  # 1.5 for 1.50, 1 for 1.00
 
 
 @register.filter

@@ -6,7 +6,11 @@ Ids are stable strings the grading page stores awards against:
 - checkpoints of a scheme with one chain: "c1", "c2", nested "c1.1", "c1.2";
 - checkpoints of a scheme with several chains: "A1", "A2", "B1", nested "A3.1";
 - shared prerequisites: "s1", "s2", nested "s1.1";
-- zero-credit items: "z1", "z2"; deductions and caps: "d1", "d2".
+- zero-credit items: "z1", "z2"; deductions and caps: "d1", "d2";
+- grade bands of a band scheme: "correct", "almost", "partial", "incorrect" (a band split by
+  the points its guideline lines state: "partial-2").
+A scheme is of one of two kinds: checkpoints (chains of checkpoints, the scores add up) or
+bands (IMO-ProofBench's guidelines: the grader picks the one band that fits, which is the score).
 Parsers assign them with `Scheme.assign_ids()`; `from_dict` keeps the ids it is given.
 """
 
@@ -116,7 +120,11 @@ class Checkpoint:
             levels.append(level)
             level += step
         levels.append(self.points)
-        return levels
+        # 1 rather than 1.0 (0.5 + 0.5), wherever a level is shown
+        return [
+            value.quantize(Decimal(1)) if value == value.to_integral() else value
+            for value in levels
+        ]
 
     def to_dict(self) -> dict:
         data: dict = {
@@ -253,9 +261,56 @@ class Deduction:
 
 
 @dataclass
+class Band:
+    """A grade band of a band scheme: the grader picks the one band that fits the proof and its
+    `points` are the score. `description` is the general rubric's words for the band, `lines`
+    the problem's own guideline lines for it (the grader's guide)."""
+
+    id: str
+    name: str
+    points: Decimal
+    description: str = ""
+    lines: list[str] = field(default_factory=list)
+    line: int | None = field(default=None, compare=False)
+
+    @property
+    def title(self) -> str:
+        return self.name
+
+    def award_levels(self) -> list[Decimal]:
+        """The one award a band takes: its points (picking it)."""
+        return [self.points]
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "points": format_points(self.points),
+            "description": self.description,
+            "lines": list(self.lines),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> Band:
+        return cls(
+            id=str(data["id"]),
+            name=str(data.get("name", "")),
+            points=to_decimal(data.get("points", 0)),
+            description=str(data.get("description", "")),
+            lines=[str(line) for line in data.get("lines", [])],
+        )
+
+
+class SchemeKind(StrEnum):
+    CHECKPOINTS = "checkpoints"  # chains of checkpoints whose awards add up
+    BANDS = "bands"  # grade bands: the grader picks one, its points are the score
+
+
+@dataclass
 class Scheme:
     """A marking scheme: score exactly one chain (the best), plus the shared prerequisites
-    counted once, then at most one deduction or cap, clamped to 0-7."""
+    counted once, then at most one deduction or cap, clamped to 0-7. A band scheme has
+    `bands` instead of chains: the picked band's points are the score."""
 
     chains: list[Chain] = field(default_factory=list)
     shared: Chain | None = None
@@ -264,6 +319,7 @@ class Scheme:
     round_down: bool = False
     notes: str = ""
     guidelines: str = ""
+    bands: list[Band] = field(default_factory=list)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -274,9 +330,19 @@ class Scheme:
             found.extend(chain.walk())
         return found
 
-    def leaves(self) -> list[Checkpoint]:
-        """The checkpoints a grader awards (those without children)."""
+    @property
+    def kind(self) -> SchemeKind:
+        return SchemeKind.BANDS if self.bands else SchemeKind.CHECKPOINTS
+
+    def leaves(self) -> list[Checkpoint | Band]:
+        """What a grader awards: the checkpoints without children, or a band scheme's bands
+        (both have `id`, `title`, `points` and `award_levels()`)."""
+        if self.bands:
+            return list(self.bands)
         return [cp for cp in self.all_checkpoints() if not cp.children]
+
+    def band(self, band_id: str) -> Band | None:
+        return next((b for b in self.bands if b.id == band_id), None)
 
     def all_chains(self) -> list[Chain]:
         """The shared prerequisites (if any) followed by the chains."""
@@ -298,7 +364,7 @@ class Scheme:
 
     @property
     def is_empty(self) -> bool:
-        return not any(chain.items for chain in self.all_chains())
+        return not self.bands and not any(chain.items for chain in self.all_chains())
 
     # --- building ------------------------------------------------------------------------
 
@@ -369,7 +435,7 @@ class Scheme:
     # --- serialising ---------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        return {
+        data = {
             "version": 1,
             "chains": [chain.to_dict() for chain in self.chains],
             "shared": self.shared.to_dict() if self.shared else None,
@@ -379,6 +445,10 @@ class Scheme:
             "notes": self.notes,
             "guidelines": self.guidelines,
         }
+        if self.bands:
+            data["kind"] = self.kind.value
+            data["bands"] = [band.to_dict() for band in self.bands]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping) -> Scheme:
@@ -398,6 +468,7 @@ class Scheme:
             round_down=bool(data.get("round_down", False)),
             notes=str(data.get("notes", "")),
             guidelines=str(data.get("guidelines", "")),
+            bands=[Band.from_dict(b) for b in data.get("bands", [])],
         )
 
 

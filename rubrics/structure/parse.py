@@ -61,4 +61,8 @@ def parse_scheme(content: object, fmt: str, *, problem_id: str | None = None) ->
         scheme, messages = parse_imobench(content)
     else:
         scheme, messages = parse_refgrader(content, fmt.removeprefix("refgrader_"))
+    if scheme is None and not has_errors(messages):
+        # warnings never keep a version from approval; a version with nothing to grade by
+        # is kept from it by an error that says so
+        messages = [*messages, error("Nothing in this text could be read as a marking scheme.")]
     return ParseResult(scheme, messages, "" if scheme is not None else content.strip())

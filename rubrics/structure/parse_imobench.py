@@ -1,25 +1,59 @@
-"""IMO-ProofBench grading guidelines -> Scheme, when they carry point values.
+"""IMO-ProofBench grading guidelines -> a band scheme.
 
 The guidelines list numbered lines under "(Incorrect)", "(Partial)", "(Almost)" (and maybe
-"(Correct)") headers. They describe which grade band a proof reaches, mostly without points:
-then there is nothing to add up, the parser returns None with a warning, and the caller keeps
-the text as the scheme's free `guidelines`. When every (Partial)/(Almost)/(Correct) line states
-its points ("(2 pts)"), the lines are alternative grade bands, not steps that add up: they
-become one "award the larger only" group (c1, items c1.1, c1.2, ... all or nothing), with the
-format's (Correct) band, a complete and correct proof for 7, added when the text has none; the
-(Incorrect) lines become zero-credit items.
+"(Correct)") headers: which grade band a proof reaches, without points per line. They become
+the four bands of IMO-Bench's own grader (its ProofAutoGrader prompt): Correct 7, Almost 6,
+Partial 1, Incorrect 0, each with the general rubric's description and the problem's lines as
+its guide. The problem's guidelines take precedence for partial credit: a line that states its
+own points ("(2 pts)") makes a band of its own with those points ("partial-2"). Lines before
+any header are kept as the scheme's notes, with a warning.
 """
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
-from .model import MAX_SCORE, Chain, Checkpoint, Partial, Rule, Scheme, ZeroCreditItem
+from .model import Band, Scheme, format_points
 from .text import POINTS_BOLD, POINTS_BRACKETED, POINTS_TRAILING, read_item, tidy
 from .validate import Message, error, validate, warning
 
 CATEGORY = re.compile(r"^\(\s*(incorrect|partial|almost|correct)\s*\)\s*:?\s*(.*)$", re.I)
 NUMBERED = re.compile(r"^(?:\d+[.)]|[-*•])\s+(.*)$")
+
+# IMO-Bench's ProofAutoGrader: the band, its points, and what the general rubric says of it
+# (in our words).
+BANDS = (
+    (
+        "correct",
+        "Correct",
+        Decimal(7),
+        "Complete, correct and fully rigorous. Abandoned attempts before a complete correct "
+        "proof do not lower the score.",
+    ),
+    (
+        "almost",
+        "Almost",
+        Decimal(6),
+        "A sound core argument with only minor calculation errors or small gaps. Missing "
+        "proofs of major parts, unjustified claims or sketchy arguments do not qualify.",
+    ),
+    (
+        "partial",
+        "Partial",
+        Decimal(1),
+        "Substantial progress of a kind the problem's guidelines name. First observations, "
+        "restating the problem, or partial results the guidelines do not mention do not "
+        "qualify.",
+    ),
+    (
+        "incorrect",
+        "Incorrect",
+        Decimal(0),
+        "No substantial progress on a key step of a full solution, or a fundamentally flawed "
+        "argument: partial progress without key results or without rigour.",
+    ),
+)
 
 
 def guideline_categories(text: str) -> dict[str, list[tuple[int, str]]]:
@@ -54,69 +88,48 @@ def parse_imobench(text: str) -> tuple[Scheme | None, list[Message]]:
     categories = guideline_categories(text)
     if not categories:
         return None, [error("The grading guidelines are empty.")]
-    scored = [
-        (category, number, line)
-        for category in ("partial", "almost", "correct")
-        for number, line in categories.get(category, [])
-    ]
-    with_points = [entry for entry in scored if _has_points(entry[2])]
-    if not with_points:
+    if not set(categories) - {""}:
         return None, [
-            warning(
-                "These grading guidelines give no points to their (Partial)/(Almost) lines, so "
-                "they do not make checkpoints; the text is kept as free guidelines for graders."
+            error(
+                "No (Incorrect), (Partial), (Almost) or (Correct) header was found: these are not "
+                "IMO-ProofBench grading guidelines. The text is kept as free guidelines."
             )
         ]
-    if len(with_points) < len(scored):
-        lines = ", ".join(str(n) for _, n, line in scored if not _has_points(line))
-        return None, [
+    messages: list[Message] = []
+    notes = [line for _, line in categories.get("", [])]
+    if notes:
+        messages.append(
             warning(
-                f"Only some guideline lines give points (none on line(s) {lines}); the text is "
-                "kept as free guidelines for graders."
-            )
-        ]
-    bands = []
-    for index, (category, number, line) in enumerate(with_points, start=1):
-        info = read_item(line)
-        bands.append(
-            Checkpoint(
-                id=f"c1.{index}",
-                title=info.title,
-                points=info.points,
-                description=info.description or f"({category.capitalize()})",
-                partial=Partial.NONE,
-                line=number,
+                "These lines come before any (Partial)/(Almost)/(Incorrect) header; they are "
+                "kept as notes.",
+                line=categories[""][0][0],
             )
         )
-    if not categories.get("correct"):
-        bands.append(
-            Checkpoint(
-                id=f"c1.{len(bands) + 1}",
-                title="A complete and correct proof",
-                points=MAX_SCORE,
-                description="(Correct)",
-                partial=Partial.NONE,
+    bands: list[Band] = []
+    for key, name, default, description in BANDS:
+        by_points: dict[Decimal, list[tuple[int, str]]] = {default: []}
+        for number, line in categories.get(key, []):
+            points, words = _line_points(line)
+            by_points.setdefault(default if points is None else points, []).append((number, words))
+        for points, lines in sorted(by_points.items(), key=lambda entry: -entry[0]):
+            bands.append(
+                Band(
+                    id=key if points == default else f"{key}-{format_points(points)}",
+                    name=name,
+                    points=points,
+                    description=description,
+                    lines=[words for _, words in lines],
+                    line=lines[0][0] if lines else None,
+                )
             )
-        )
-    checkpoints = [
-        Checkpoint(
-            id="c1",
-            title="Grade band reached",
-            points=max(band.points for band in bands),
-            rule=Rule.LARGER,
-            children=bands,
-        )
-    ]
-    scheme = Scheme(
-        chains=[Chain(id="A", items=checkpoints)],
-        zero_credit=[
-            ZeroCreditItem(id=f"z{i}", text=tidy(line), line=number)
-            for i, (number, line) in enumerate(categories.get("incorrect", []), start=1)
-        ],
-        guidelines=text.strip(),
-    )
-    return scheme, validate(scheme)
+    scheme = Scheme(bands=bands, notes="\n".join(notes), guidelines=text.strip())
+    return scheme, [*messages, *validate(scheme)]
 
 
-def _has_points(line: str) -> bool:
-    return any(p.search(line) for p in (POINTS_BRACKETED, POINTS_BOLD, POINTS_TRAILING))
+def _line_points(line: str) -> tuple[Decimal | None, str]:
+    """The points a guideline line states ("(2 pts)"), if any, and its words without them."""
+    if not any(p.search(line) for p in (POINTS_BRACKETED, POINTS_BOLD, POINTS_TRAILING)):
+        return None, tidy(line)
+    info = read_item(line)
+    words = " ".join(part for part in (info.title, info.description) if part)
+    return info.points, words

@@ -36,6 +36,7 @@ from .model import (
 )
 from .text import (
     LARGER_ONLY,
+    NOTHING,
     NUMBER,
     POINTS_BRACKETED,
     ROUND_DOWN,
@@ -48,6 +49,7 @@ from .text import (
     read_item,
     split_top_level,
     tidy,
+    without_zero_points,
 )
 from .validate import Message, error, validate, warning
 
@@ -269,6 +271,28 @@ class _Parser:
                 cp.points = info.cap
             else:
                 cp.points = cp.reachable()
+            said_to_add_up = info.adds_up or any(
+                read_item(part.text).adds_up for part in node.children
+            )
+            if (
+                cp.rule is Rule.ADDITIVE
+                and info.points is not None
+                and len(children) > 1
+                and cp.reachable() == cp.points
+                and not said_to_add_up
+            ):
+                # "(3 pts) Step" over "(1 pt) ..." and "(2 pts) ...": partial credits for the
+                # step, not parts of it, unless the text says they add up
+                cp.rule = Rule.LARGER
+                self.messages.append(
+                    warning(
+                        f"The nested items of '{cp.title[:60]}' add up to its "
+                        f"{format_points(cp.points)} points; read as partial credits (the full "
+                        "points, or the larger nested one). Write [additive] on the step if "
+                        "they add up.",
+                        line=cp.line,
+                    )
+                )
             if cp.reachable() < cp.points and cp.rule is not Rule.MAX:
                 self._add_full_credit(cp)
             return cp
@@ -278,7 +302,8 @@ class _Parser:
         if not info.points_certain:
             self.messages.append(
                 warning(
-                    f"Read {points} points from the running text of '{info.title[:60]}'; "
+                    f"Read {format_points(points)} points from the running text of "
+                    f"'{info.title[:60]}'; "
                     "check the value.",
                     line=node.number,
                 )
@@ -412,8 +437,11 @@ class _Parser:
                 )
             )
             scheme.chains, scheme.shared = [scheme.shared], None
+        zero = [(n, without_zero_points(text)) for n, text in self.zero]
         scheme.zero_credit = [
-            ZeroCreditItem(id="", text=tidy(text), line=n) for n, text in self.zero if tidy(text)
+            ZeroCreditItem(id="", text=text, line=n)
+            for n, text in zero
+            if text and not NOTHING.match(plain(text))
         ]
         for n, text in self.deductions:
             deduction = self._deduction(n, text)

@@ -1,5 +1,6 @@
 """Scheme -> Markdown in ProofBench's three-section layout, which `parse_proofbench` reads back
-to the same structure (ids are reassigned in the same order)."""
+to the same structure (ids are reassigned in the same order); a band scheme -> IMO-ProofBench's
+guidelines, which `parse_imobench` reads back to the same bands."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ def points_label(value: Decimal) -> str:
 
 
 def scheme_to_markdown(scheme: Scheme) -> str:
+    if scheme.bands:
+        return _bands_text(scheme)
     out = ["## 1. Checkpoints (max 7 pts total)", ""]
     if len(scheme.chains) > 1:
         out += [ONE_CHAIN_RULE, ""]
@@ -114,3 +117,21 @@ def _total_line(scheme: Scheme) -> str:
         name = f"Chain {_letter(index)}: " if len(scheme.chains) > 1 else ""
         parts.append(f"{name}{' + '.join(terms) or '0'} = {format_points(total)}")
     return f"**Total (max 7):** {'; '.join(parts)}."
+
+
+def _bands_text(scheme: Scheme) -> str:
+    """The bands' lines under "(Incorrect)", "(Partial)", "(Almost)", "(Correct)" headers; a
+    line of a band split off by its own points states them."""
+    out = [scheme.notes.strip()] if scheme.notes.strip() else []
+    for name in ("Incorrect", "Partial", "Almost", "Correct"):
+        bands = [band for band in scheme.bands if band.name == name and band.lines]
+        if not bands:
+            continue
+        out.append(f"({name})")
+        number = 0
+        for band in reversed(bands):
+            own = f" ({points_label(band.points)})" if band.id != name.lower() else ""
+            for line in band.lines:
+                number += 1
+                out.append(f" {number}. {line}{own}")
+    return "\n".join(out) + "\n"

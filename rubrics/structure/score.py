@@ -1,5 +1,7 @@
 """The score a set of checkpoint awards and applied deductions gives under a scheme.
 
+A band scheme's score is the points of the one band picked (none picked: 0).
+
 Order (issue 3): leaf awards -> groups ("award the larger only", [max k], additive, each at
 most its own points) -> each chain ([max k] when it has one) -> shared prerequisites added
 once -> the best chain -> of the deductions and caps the grader applied, the one that lowers
@@ -58,6 +60,8 @@ def check_awards(
 ) -> list[str]:
     """Problems with the awards (unknown ids, groups, values off the allowed levels) and the
     deduction ids, in words; empty when they fit the scheme."""
+    if scheme.bands:
+        return _check_band_awards(scheme, awards, deductions)
     problems: list[str] = []
     checkpoints = {cp.id: cp for cp in scheme.all_checkpoints()}
     zero_ids = {item.id for item in scheme.zero_credit}
@@ -89,6 +93,32 @@ def check_awards(
     return problems
 
 
+def _check_band_awards(
+    scheme: Scheme, awards: Mapping[str, object], deductions: Iterable[str]
+) -> list[str]:
+    """A band scheme takes one picked band, awarded its own points, and no deductions."""
+    problems: list[str] = []
+    if len(awards) > 1:
+        problems.append(f"pick one band, not several ({', '.join(awards)})")
+    for key, raw in awards.items():
+        band = scheme.band(key)
+        if band is None:
+            problems.append(f"{key} is not a band of this scheme")
+            continue
+        try:
+            value = to_decimal(raw)
+        except ValueError:
+            problems.append(f"{key}: {raw!r} is not a number of points")
+            continue
+        if value != band.points:
+            problems.append(
+                f"the {band.name} band gives {format_points(band.points)}, "
+                f"not {format_points(value)}"
+            )
+    problems.extend(f"{key} is not a deduction of this scheme" for key in deductions)
+    return problems
+
+
 def score_breakdown(
     scheme: Scheme, awards: Mapping[str, object], deductions: Iterable[str] = ()
 ) -> ScoreBreakdown:
@@ -99,6 +129,11 @@ def score_breakdown(
         raise AwardError(problems)
     given = {key: to_decimal(value) for key, value in awards.items()}
     result = ScoreBreakdown()
+    if scheme.bands:
+        # the picked band's points are the score
+        result.values = dict(given)
+        result.subtotal = result.after_deduction = result.score = next(iter(given.values()), ZERO)
+        return result
 
     if scheme.shared:
         result.shared = _chain_value(scheme.shared, given, result.values)

@@ -19,7 +19,7 @@ HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 POINTS_BRACKETED = re.compile(
     rf"[(\[]\s*{NUMBER}\s*{POINT_WORD}\.?\s*(?:[,;]\s*([^)\]]{{0,60}}))?[)\]]", re.I
 )
-POINTS_BOLD = re.compile(rf"\*\*\s*{NUMBER}\s*{POINT_WORD}\.?\s*\*\*:?", re.I)
+POINTS_BOLD = re.compile(rf"\*\*\s*{NUMBER}\s*{POINT_WORD}\.?:?\s*\*\*:?", re.I)
 POINTS_LEADING = re.compile(rf"^{NUMBER}\s*{POINT_WORD}\b\.?\s*[:.\-–—]?\s*", re.I)
 POINTS_TRAILING = re.compile(rf"[-–—:,]\s*{NUMBER}\$?\s*{POINT_WORD}\.?\s*$", re.I)
 POINTS_ANYWHERE = re.compile(rf"{NUMBER}\s*{POINT_WORD}\b", re.I)
@@ -47,6 +47,19 @@ APPROACHABILITY = re.compile(
     r"\[\s*(?:overall\s+)?approachability(?:\s+score)?(?:\s*\(1-5\))?\s*:?\s*(\d)\s*\]", re.I
 )
 ROUND_DOWN = re.compile(r"\bround(?:ed|ing)?\s+down\b", re.I)
+# the text says that nested items add up (otherwise nested partial items are alternatives)
+ADDS_UP = re.compile(
+    r"\badd(?:s|ed)?\s+up\b|\[\s*additive\s*\]|\b(?:these|they|items|parts|points)\s+(?:are\s+)?"
+    r"additive\b|\bcumulative(?:ly)?\b|\bare\s+summed\b"
+    r"|\bsum\s+of\s+(?:the\s+)?(?:nested|sub-?)?(?:items|parts|steps)\b",
+    re.I,
+)
+# a list entry that says there is nothing to list
+NOTHING = re.compile(
+    r"^[(\[]?\s*(?:none|n/?a|nothing)(?:\s+(?:listed|identified|specified|applies|apply))?"
+    r"\s*[)\]]?\.?$",
+    re.I,
+)
 
 
 @dataclass
@@ -131,6 +144,7 @@ class ItemText:
     description: str
     points_certain: bool = True  # False when found only inside running text
     approachability: int | None = None
+    adds_up: bool = False  # "[additive]", or words saying that nested items add up
 
 
 def read_item(text: str) -> ItemText:
@@ -147,6 +161,7 @@ def read_item(text: str) -> ItemText:
     if match:
         approachability = int(match.group(1))
         text = text[: match.start()] + " " + text[match.end() :]
+    adds_up = bool(ADDS_UP.search(text))
     larger = bool(LARGER_ONLY.search(text))
     text = LARGER_ONLY.sub(" ", text)
     cap = None
@@ -168,7 +183,18 @@ def read_item(text: str) -> ItemText:
         if match:
             points, certain = number(match.group(1)), False
     title, description = split_title(tidy(text))
-    return ItemText(points, cap, larger, partial, title, description, certain, approachability)
+    return ItemText(
+        points, cap, larger, partial, title, description, certain, approachability, adds_up
+    )
+
+
+def without_zero_points(text: str) -> str:
+    """The text without a '(0 pts)' (or '**0 pts**', '0 pts:', '— 0 pts') marker."""
+    for pattern in (POINTS_BRACKETED, POINTS_BOLD, POINTS_LEADING, POINTS_TRAILING):
+        match = pattern.search(text)
+        if match and number(match.group(1)) == 0:
+            text = text[: match.start()] + " " + text[match.end() :]
+    return tidy(text)
 
 
 ABBREVIATIONS = re.compile(

@@ -83,6 +83,8 @@ def validate(scheme: Scheme) -> list[Message]:
     messages: list[Message] = []
     if scheme.is_empty:
         return [error("The scheme has no checkpoints: there is nothing to award.")]
+    if scheme.bands:
+        return sorted(_check_bands(scheme), key=lambda m: m.level is not Level.ERROR)
     messages.extend(_check_ids(scheme))
     for chain in scheme.all_chains():
         messages.extend(_check_chain(chain, is_shared=chain is scheme.shared))
@@ -283,4 +285,29 @@ def _check_deductions(scheme: Scheme) -> list[Message]:
                     deduction.line,
                 )
             )
+    return messages
+
+
+def _check_bands(scheme: Scheme) -> list[Message]:
+    """A band scheme: distinct ids, points within 0-7, one band for a complete proof (7)."""
+    messages = []
+    for key, count in Counter(band.id for band in scheme.bands).items():
+        if not key or count > 1:
+            messages.append(error(f"The band id {key!r} is used {count} times.", key))
+    for band in scheme.bands:
+        if not Decimal(0) <= band.points <= MAX_SCORE:
+            messages.append(
+                error(
+                    f"The {band.name} band gives {format_points(band.points)} points: a band "
+                    "gives 0 to 7.",
+                    band.id,
+                    band.line,
+                )
+            )
+    if all(band.points != MAX_SCORE for band in scheme.bands):
+        messages.append(error("No band gives 7, so no proof could get full marks."))
+    if scheme.chains or scheme.shared or scheme.deductions:
+        messages.append(
+            error("A band scheme has bands only: no chains, checkpoints or deductions besides.")
+        )
     return messages

@@ -6,7 +6,7 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
-from annotation import services
+from annotation import selectors, services
 from annotation.models import Campaign, Item
 from rubrics.models import GeneratorConfig, MarkingScheme, SchemeStatus
 from rubrics.services import scheme_approve, scheme_edit, scheme_version_create
@@ -177,19 +177,101 @@ def test_later_items_pin_the_frozen_version_until_a_new_one_is_approved(admin_us
     assert Item.objects.get(pk=first.pk).scheme_id == scheme.pk
 
 
-def test_grading_an_item_whose_version_lost_its_approval_keeps_it_a_draft(admin_user):
+def _items(campaign, problem, count):
+    return services.items_create_from_selection(
+        campaign=campaign, proofs=[ProofFactory(problem=problem) for _ in range(count)]
+    ).created
+
+
+def test_approving_a_version_repins_the_items_waiting_for_it(admin_user):
+    problem = ProblemFactory(external_id="REPIN-1")
+    old = manual_scheme(problem, approver=admin_user)
     campaign = CampaignFactory()
-    problem = ProblemFactory(external_id="MOVED-1")
-    scheme = manual_scheme(problem, approver=admin_user)
-    item = services.items_create_from_selection(
-        campaign=campaign, proofs=[ProofFactory(problem=problem)]
-    ).created[0]
-    newer = scheme_edit(scheme=scheme, text=SCHEME_TEXT + "\n", user=admin_user)
-    scheme_approve(scheme=newer, user=admin_user)
+    graded, waiting, drafted = _items(campaign, problem, 3)
+    closed = CampaignFactory()
+    (in_closed,) = _items(closed, problem, 1)
+    closed = services.campaign_close(campaign=closed)
+    other = _items(campaign, ProblemFactory(external_id="REPIN-2"), 1)[0]
+    submit(Item.objects.get(pk=graded.pk), expert_in(campaign))
+    expert = expert_in(campaign)
+    services.assignment_create_manual(item=drafted, expert=expert, assigned_by=None)
+    services.grade_save_draft(
+        item=drafted, expert=expert, data=services.GradeInput.from_data({"score": "3"})
+    )
+
+    newer = scheme_approve(
+        scheme=scheme_edit(scheme=old, text=SCHEME_TEXT + "\n", user=admin_user),
+        user=admin_user,
+    )
+
+    assert newer.repinned_items == 2
+    pinned = dict(Item.objects.values_list("pk", "scheme_id"))
+    assert pinned[waiting.pk] == pinned[drafted.pk] == newer.pk
+    assert pinned[graded.pk] == pinned[in_closed.pk] == old.pk
+    assert pinned[other.pk] is None
+    # the graded item keeps the version its grade was made under; both versions stay
+    old.refresh_from_db()
+    assert old.status == SchemeStatus.FROZEN and newer.status == SchemeStatus.APPROVED
+    assert graded.grades.get().scheme_id == old.pk
+    # approving the approved version again moves nothing
+    assert scheme_approve(scheme=newer, user=admin_user).repinned_items == 0
+
+    (row,) = selectors.items_on_older_schemes(campaign)
+    assert (row.item_id, row.pinned, row.current) == (graded.pk, old.version, newer.version)
+    assert row.reason.startswith(f"graded under v{old.version} (1 submitted grade)")
+    (closed_row,) = selectors.items_on_older_schemes(closed)
+    assert "the campaign is closed" in closed_row.reason
+
+
+def test_the_first_approved_version_reaches_items_pinned_to_none(admin_user):
+    problem = ProblemFactory(external_id="REPIN-3")
+    campaign = CampaignFactory()
+    (item,) = _items(campaign, problem, 1)
+    assert item.scheme_id is None
+    draft = scheme_version_create(problem=problem, text=SCHEME_TEXT, method="manual")
+    assert scheme_approve(scheme=draft, user=admin_user).repinned_items == 1
+    assert Item.objects.get(pk=item.pk).scheme_id == draft.pk
+    assert selectors.items_on_older_schemes(campaign) == []
+    # the grade is made under the version the item now uses, which freezes it
     grade = submit(Item.objects.get(pk=item.pk), expert_in(campaign))
-    scheme.refresh_from_db()
-    assert grade.is_submitted and grade.scheme_id == scheme.pk
-    assert scheme.status == SchemeStatus.DRAFT
+    draft.refresh_from_db()
+    assert grade.scheme_id == draft.pk and draft.status == SchemeStatus.FROZEN
+
+
+def test_a_draft_saved_under_the_old_version_is_told_it_moved(client, admin_user):
+    problem = ProblemFactory(external_id="REPIN-4")
+    old = manual_scheme(problem, approver=admin_user)
+    campaign = CampaignFactory()
+    (item,) = _items(campaign, problem, 1)
+    expert = expert_in(campaign)
+    services.assignment_create_manual(item=item, expert=expert, assigned_by=None)
+    services.grade_save_draft(
+        item=item, expert=expert, data=services.GradeInput.from_data({"score": "3"})
+    )
+    page = reverse("annotation:item", args=[item.pk])
+    client.force_login(expert)
+    assert 'id="scheme-moved"' not in client.get(page).content.decode()
+    newer = scheme_approve(
+        scheme=scheme_edit(scheme=old, text=SCHEME_TEXT + "\n", user=admin_user),
+        user=admin_user,
+    )
+    body = client.get(page).content.decode()
+    assert f"now uses marking scheme version {newer.version}" in body
+
+
+def test_approval_says_how_many_items_moved_and_the_dashboard_why_others_stay(client, admin_user):
+    problem = ProblemFactory(external_id="REPIN-5")
+    old = manual_scheme(problem, approver=admin_user)
+    campaign = CampaignFactory()
+    graded, _ = _items(campaign, problem, 2)
+    submit(Item.objects.get(pk=graded.pk), expert_in(campaign))
+    newer = scheme_edit(scheme=old, text=SCHEME_TEXT + "\n", user=admin_user)
+    client.force_login(admin_user)
+    response = client.post(reverse("rubrics:approve", args=[newer.pk]), follow=True)
+    assert "1 item of open campaigns waiting for a grade now uses it" in response.content.decode()
+    body = client.get(reverse("annotation:campaign", args=[campaign.slug])).content.decode()
+    section = body[body.index('id="older-pins"') :]
+    assert f">{graded.pk}</a>" in section and f"graded under v{old.version}" in section
 
 
 # --- pages ----------------------------------------------------------------------------------

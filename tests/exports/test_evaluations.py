@@ -214,7 +214,9 @@ def test_endpoint_run_grades_every_labelled_proof_k_times(researcher, fake_llm, 
     from tests.llm.fake_openai import text
 
     corpus = labelled_campaign()  # labels 5, 2, 7
-    fake_llm.on("Expand $(a-b)^2$.", reply(6), reply(4))
+    # the second run answers in IMO-Bench's ProofAutoGrader contract
+    points = text("A gap in the last step.\n<points>4 out of 7</points>", think="Hmm.")
+    fake_llm.on("Expand $(a-b)^2$.", reply(6), points)
     fake_llm.on("By AM-GM", reply(2, "- the AM-GM step needs a, b >= 0"))
     fake_llm.on("so 2 and 3 divide it", reply(7), text("I think it is fine."))
     evaluation = evaluation_run_create(
@@ -238,6 +240,8 @@ def test_endpoint_run_grades_every_labelled_proof_k_times(researcher, fake_llm, 
         for p in evaluation.predictions.select_related("item__proof__problem")
     }
     assert by_proof[("model-b", "GOLDEN-PILOT-1", 0)].errors == ["the AM-GM step needs a, b >= 0"]
+    imo_style = next(p for p in by_proof.values() if p.score == 4.0)
+    assert imo_style.assessment == "A gap in the last step." and imo_style.errors == []
     assert sorted(
         p.score for k, p in by_proof.items() if k[0] == "model-a" and k[1].endswith("1")
     ) == [

@@ -151,6 +151,18 @@ def test_score_xml_and_boxed_scores():
         parsers.boxed_score(r"cut off \boxed{1")
 
 
+def test_points_out_of_7_reads_the_first_block_of_the_answer():
+    reply = "<think><points>0 out of 7</points></think>Sound.\n<points>6 out of 7</points> <points>7 out of 7</points>"
+    assert parsers.points_out_of_7(reply) == Decimal(6)
+    assert parsers.points_out_of_7("<POINTS> 1 out of 7 </POINTS>") == Decimal(1)
+    with pytest.raises(parsers.OutputError, match="not 'N out of 7'"):
+        parsers.points_out_of_7("<points>8 out of 7</points>")
+    with pytest.raises(parsers.OutputError, match="not 'N out of 7'"):
+        parsers.points_out_of_7("<points>6/7</points>")
+    with pytest.raises(parsers.OutputError, match="no <points>"):
+        parsers.points_out_of_7("<think>cut off while reasoning <points>7 out of 7</points>")
+
+
 @pytest.mark.parametrize("design", ["plain", "approachability", "milestones", "hybrid"])
 def test_sample_rubrics_join_into_a_valid_two_chain_scheme(design):
     texts = [

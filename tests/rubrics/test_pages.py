@@ -1,5 +1,7 @@
 """Scheme pages: what each role sees and may do, with constant query counts."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -146,16 +148,33 @@ def test_validation_problems_are_shown_in_words(client, admin_user):
     assert message.replace("'", "&#x27;") in body
 
 
-def test_unparsed_guidelines_are_shown_without_a_checklist(client, expert_user):
+def test_imobench_guidelines_are_shown_as_grade_bands(client, expert_user):
     client_for(client, expert_user)
     scheme = make_scheme(
         "(Partial)\n 1. Found the invariant.\n(Almost)\n 1. Small gap in the end.",
         fmt="imobench_guidelines",
         method=SchemeMethod.IMPORTED,
     )
+    assert scheme.is_valid
+    body = client.get(reverse("rubrics:detail", args=[scheme.pk])).content.decode()
+    points = re.findall(r'id="band-(\w+)">\s*<div class="cp-head">.*?"cp-points">([^<]*)<', body)
+    assert points == [
+        ("correct", "7 pts"),
+        ("almost", "6 pts"),
+        ("partial", "1 pt"),
+        ("incorrect", "0 pts"),
+    ]
+    partial = body[body.index('id="band-partial"') : body.index('id="band-incorrect"')]
+    assert "Found the invariant." in partial
+
+
+def test_text_that_reads_as_nothing_is_kept_as_guidelines(client, expert_user):
+    client_for(client, expert_user)
+    scheme = make_scheme(
+        "Credit the invariant.", fmt="imobench_guidelines", method=SchemeMethod.IMPORTED
+    )
     body = client.get(reverse("rubrics:detail", args=[scheme.pk])).content.decode()
     assert "Its text is kept as grading guidelines." in body
-    assert "Found the invariant." in body
 
 
 def test_an_admin_sees_every_rating_an_expert_only_their_own(

@@ -245,11 +245,13 @@ def test_import_reads_matharena_and_proofbench_guidelines_from_metadata(real_fix
     assert "Interchanging the floor and mod" in matharena.text
     assert matharena.provenance["source"] == "matharena_json grading_scheme.json"
 
-    kept = basic.marking_schemes.get()
-    assert kept.method == SchemeMethod.IMPORTED
-    assert kept.structure == {} and not kept.is_valid
-    assert "Guessed the solution correctly" in kept.guidelines
-    assert kept.text == guidelines
+    bands = basic.marking_schemes.get()
+    assert bands.method == SchemeMethod.IMPORTED
+    assert bands.is_valid and bands.validation == []
+    assert Scheme.from_dict(bands.structure).band("partial").lines[0] == (
+        "Guessed the solution correctly"
+    )
+    assert bands.text == guidelines
 
 
 def test_import_is_idempotent_and_adds_only_new_content(real_fixtures):
@@ -339,8 +341,8 @@ def test_diff_marks_added_and_removed_lines():
 
 def test_every_real_sample_scheme_imports(real_fixtures):
     """All 60 IMO-ProofBench guidelines and the 6 MathArena USAMO 2025 schemes, put in
-    metadata the way the corpus import does: each makes one version; MathArena's are valid;
-    guidelines that do not parse are kept as guidelines."""
+    metadata the way the corpus import does: each makes one valid version, IMO-ProofBench's
+    guidelines a band scheme."""
     problems = []
     for problem_id, row in _proofbench_rows(real_fixtures).items():
         entry = {
@@ -364,6 +366,6 @@ def test_every_real_sample_scheme_imports(real_fixtures):
     assert all(s.is_valid for s in matharena)
     for scheme in MarkingScheme.objects.filter(problem__external_id__startswith="PB-"):
         assert scheme.method == SchemeMethod.IMPORTED
-        assert scheme.structure or scheme.guidelines, scheme.problem.external_id
-        assert scheme.validation, scheme.problem.external_id
+        assert scheme.is_valid, scheme.problem.external_id
+        assert scheme.structure["kind"] == "bands", scheme.problem.external_id
     assert schemes_import_for_problems(problem_ids=[p.pk for p in problems]).created == 0

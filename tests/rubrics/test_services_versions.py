@@ -2,7 +2,7 @@ from decimal import Decimal
 
 import pytest
 
-from rubrics.models import SchemeMethod, SchemeStatus
+from rubrics.models import MarkingScheme, SchemeMethod, SchemeStatus
 from rubrics.services import scheme_version_create
 from rubrics.structure import Scheme
 from tests.problems.page_factories import ProblemFactory
@@ -39,7 +39,7 @@ def test_version_create_keeps_an_invalid_scheme_as_a_draft_with_messages_in_word
 
 def test_version_create_keeps_unparsed_guidelines():
     problem = ProblemFactory()
-    text = "(Partial) Found the key lemma.\n(Almost) Complete except a small gap."
+    text = "Credit the key lemma; a small gap at the end costs a point."
     scheme = scheme_version_create(
         problem=problem, text=text, method=SchemeMethod.IMPORTED, fmt="imobench_guidelines"
     )
@@ -63,3 +63,30 @@ def test_version_create_reads_matharena_content():
     )
     assert scheme.is_valid, scheme.validation
     assert len(Scheme.from_dict(scheme.structure).leaves()) == 2
+
+
+def test_migration_reads_earlier_imported_guidelines_again_as_band_schemes():
+    from importlib import import_module
+
+    from django.apps import apps
+
+    reparse = import_module("rubrics.migrations.0004_imobench_guidelines_as_bands").reparse
+    text = "(Partial)\n 1. Found the invariant.\n(Almost)\n 1. Small gap."
+    old = MarkingScheme.objects.create(
+        problem=ProblemFactory(),
+        version=1,
+        method=SchemeMethod.IMPORTED,
+        text=text,
+        guidelines=text,
+        structure={},
+        validation=[
+            {"level": "warning", "text": "kept as free guidelines", "where": "", "line": None}
+        ],
+        is_valid=False,
+        provenance={"format": "imobench_guidelines"},
+    )
+    reparse(apps, None)
+    old.refresh_from_db()
+    assert old.is_valid and old.validation == [] and old.guidelines == ""
+    assert old.structure["kind"] == "bands"
+    assert old.structure["bands"][2]["lines"] == ["Found the invariant."]

@@ -11,8 +11,9 @@ from rubrics.structure import (
     FORMATS,
     Level,
     Partial,
-    Rule,
     Scheme,
+    SchemeKind,
+    check_awards,
     compute_score,
     guideline_categories,
     parse_imobench,
@@ -112,18 +113,26 @@ def test_matharena_declared_total_mismatch_is_a_warning():
 # --- IMO-ProofBench guidelines -------------------------------------------------------------
 
 
-def test_every_real_imobench_guideline_is_kept_as_guidelines(real_fixtures):
+def test_every_real_imobench_guideline_is_a_valid_band_scheme(real_fixtures):
     with open(real_fixtures / "imobench" / "proofbench_v2.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 60
     for row in rows:
         result = parse_scheme(row["Grading guidelines"], "imobench_guidelines")
-        assert result.scheme is None, row["Problem ID"]
-        assert [m.level for m in result.messages] == [Level.WARNING]
-        assert "kept as free guidelines" in result.messages[0].text
-        assert result.guidelines == row["Grading guidelines"].strip()
+        assert result.is_valid and result.messages == [], row["Problem ID"]
+        scheme = result.scheme
+        assert scheme.kind is SchemeKind.BANDS
+        assert [(b.id, str(b.points)) for b in scheme.bands] == [
+            ("correct", "7"),
+            ("almost", "6"),
+            ("partial", "1"),
+            ("incorrect", "0"),
+        ]
         categories = guideline_categories(row["Grading guidelines"])
-        assert categories.get("partial") or categories.get("almost"), row["Problem ID"]
+        for band in scheme.bands:
+            assert band.lines == [" ".join(line.split()) for _, line in categories.get(band.id, [])]
+        assert scheme.guidelines == row["Grading guidelines"].strip()
+        assert Scheme.from_dict(scheme.to_dict()) == scheme
 
 
 def test_real_imobench_categories_are_read_by_line(real_fixtures):
@@ -145,8 +154,8 @@ def test_real_deepseek_outputs_guidelines(real_fixtures):
     ]
     for record in records:
         result = parse_scheme(record["grading guidelines"], "imobench_guidelines")
-        assert result.scheme is None and not result.is_valid
-        assert result.guidelines.startswith("(Partial)")
+        assert result.is_valid and result.scheme.kind is SchemeKind.BANDS
+        assert result.scheme.band("partial").lines
     categories = guideline_categories(records[2]["grading guidelines"])
     assert categories == {
         "partial": [
@@ -167,28 +176,39 @@ IMO_WITH_POINTS = """(Incorrect)
 """
 
 
-def test_imobench_guidelines_with_points_become_grade_bands():
+def test_imobench_lines_stating_their_points_take_precedence_over_the_band():
     scheme, messages = parse_imobench(IMO_WITH_POINTS)
     assert messages == []
-    band = scheme.checkpoint("c1")
-    assert band.rule is Rule.LARGER and band.points == D(7)
-    assert [(c.id, str(c.points), c.description) for c in band.children] == [
-        ("c1.1", "1", "(Partial)"),
-        ("c1.2", "2", "(Partial)"),
-        ("c1.3", "6", "(Almost)"),
-        ("c1.4", "7", "(Correct)"),
+    assert [(b.id, str(b.points), b.lines) for b in scheme.bands] == [
+        ("correct", "7", []),
+        ("almost", "6", ["Complete except for the verification of $f(x) = x$."]),
+        ("partial-2", "2", ["Found both candidate solutions and verified them."]),
+        ("partial", "1", ["Proved that $f$ is injective."]),
+        ("incorrect", "0", ["Checking small cases only."]),
     ]
-    assert [z.text for z in scheme.zero_credit] == ["Checking small cases only."]
-    # bands do not add up: the best one reached counts
-    assert compute_score(scheme, {"c1.1": 1, "c1.2": 2, "c1.3": 6}) == D(6)
-    assert compute_score(scheme, {"c1.1": 1, "c1.2": 2}) == D(2)
+    # the picked band's points are the score; one band only
+    assert compute_score(scheme, {"partial-2": 2}) == D(2)
+    assert compute_score(scheme, {}) == D(0)
+    assert check_awards(scheme, {"partial": 1, "almost": 6}) == [
+        "pick one band, not several (partial, almost)"
+    ]
+    assert check_awards(scheme, {"almost": 7}) == ["the Almost band gives 6, not 7"]
+    assert check_awards(scheme, {"c1": 1}) == ["c1 is not a band of this scheme"]
+    again, _ = parse_imobench(scheme_to_markdown(scheme))
+    assert again.bands == scheme.bands
 
 
-def test_imobench_guidelines_with_points_on_some_lines_only():
-    text = "(Partial)\n 1. Injective (1 pt).\n 2. Surjective.\n(Almost)\n 1. Nearly (6 pts).\n"
-    scheme, messages = parse_imobench(text)
-    assert scheme is None
-    assert "none on line(s) 3" in messages[0].text
+def test_imobench_text_without_a_band_header_is_kept_as_guidelines():
+    result = parse_scheme("Give credit for the key lemma.", "imobench_guidelines")
+    assert result.scheme is None and not result.is_valid
+    assert "No (Incorrect), (Partial)" in result.messages[0].text
+    assert result.guidelines == "Give credit for the key lemma."
+
+
+def test_imobench_lines_before_any_header_are_notes_with_a_warning():
+    scheme, messages = parse_imobench("Be strict.\n(Partial)\n 1. Lemma.\n")
+    assert scheme.notes == "Be strict."
+    assert [(m.level, m.line) for m in messages] == [(Level.WARNING, 1)]
 
 
 # --- RefGrader rubric designs --------------------------------------------------------------
@@ -365,8 +385,9 @@ def test_no_parser_raises_on_real_problems_solutions_and_proofs(real_fixtures):
             result = parse_scheme(text, fmt)
             assert result.scheme is not None or result.messages
             parsed += result.scheme is not None
-    # only one solution carries something scheme-like (PB-Advanced-015, below)
-    assert parsed == 1
+    # the 60 guidelines are band schemes; only one solution carries something scheme-like
+    # (PB-Advanced-015, below)
+    assert parsed == 61
 
 
 def test_real_marking_scheme_inside_an_imobench_solution(real_fixtures):

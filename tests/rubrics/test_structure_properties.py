@@ -100,7 +100,11 @@ def make_scheme(seed: int) -> Scheme:
         else Deduction("", _text(rng), DeductionKind.MINUS, D(rng.randint(1, 3)))
         for _ in range(rng.randint(0, 3))
     ]
-    zero = [ZeroCreditItem("", _text(rng)) for _ in range(rng.randint(0, 2))]
+    # a zero-credit item's "0 points" marker is dropped (it says nothing there)
+    zero = [
+        ZeroCreditItem("", _text(rng).replace("0 points", "no marks"))
+        for _ in range(rng.randint(0, 2))
+    ]
     return Scheme(
         chains=chains,
         shared=shared,
