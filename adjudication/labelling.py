@@ -39,7 +39,12 @@ from adjudication.models import (
     MetaVerification,
 )
 from adjudication.services.labels import final_label_set
-from adjudication.verifier_runs import analyses_generate, meta_verifications_generate
+from adjudication.verifier_runs import (
+    analyses_generate,
+    meta_verifications_generate,
+    sample_slots,
+    slots_fill,
+)
 from annotation import scales
 from annotation.models import Campaign, Item, TaskKind
 from annotation.services import campaign_create, items_create_from_selection
@@ -180,40 +185,6 @@ def _run_refresh(run_id: int) -> LabellingRun:
 # --- One proof ----------------------------------------------------------------------------------
 
 
-@dataclass
-class _Slots:
-    """A slot's chosen sample (its first scored one), or None, and the keys asked for now."""
-
-    chosen: list
-    keys: list[str]
-
-
-def _slots(rows: Sequence, prefix: str, count: int, attempt: int) -> _Slots:
-    by_slot: dict[int, list] = {}
-    for row in rows:
-        slot = row.sample_key.removeprefix(prefix).split(".", 1)[0]
-        if slot.isdigit():
-            by_slot.setdefault(int(slot), []).append(row)
-    chosen, keys = [], []
-    for slot in range(1, count + 1):
-        scored = [row for row in by_slot.get(slot, []) if row.score is not None]
-        chosen.append(scored[0] if scored else None)
-        if not scored:
-            keys.append(f"{prefix}{slot}.{attempt}")
-    return _Slots(chosen, keys)
-
-
-def _fill(slots: _Slots, generated_rows: Sequence, prefix: str) -> list:
-    """The slots after generation: an empty slot takes its new sample (scored or not)."""
-    new = {
-        row.sample_key.removeprefix(prefix).split(".", 1)[0]: row for row in generated_rows if row
-    }
-    return [
-        row if row is not None else new.get(str(slot))
-        for slot, row in enumerate(slots.chosen, start=1)
-    ]
-
-
 def _score(row) -> Decimal | None:
     return None if row is None else row.score
 
@@ -241,13 +212,13 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
         stored = VerifierAnalysis.objects.filter(
             proof=proof, verifier=run.verifier.model, sample_key__startswith=prefix
         ).order_by("id")
-        slots = _slots(list(stored), prefix, run.n, outcome.attempts)
+        slots = sample_slots(list(stored), prefix, run.n, outcome.attempts)
         generated = analyses_generate(
             endpoint=run.verifier, proof=proof, keys=slots.keys, run_id=None
         )
         usage, transient = usage + generated.usage, generated.transient
         failures.extend(generated.failures)
-        analyses = _fill(slots, generated.rows, prefix)
+        analyses = slots_fill(slots, generated.rows, prefix)
         results = []
         for analysis in analyses:
             if analysis is None or analysis.score is None or analysis.score >= 1:
@@ -256,13 +227,13 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
             metas = MetaVerification.objects.filter(
                 analysis=analysis, verifier=run.meta_verifier.model, sample_key__startswith=prefix
             ).order_by("id")
-            meta_slots = _slots(list(metas), prefix, run.m, outcome.attempts)
+            meta_slots = sample_slots(list(metas), prefix, run.m, outcome.attempts)
             generated = meta_verifications_generate(
                 endpoint=run.meta_verifier, analysis=analysis, keys=meta_slots.keys
             )
             usage, transient = usage + generated.usage, transient or generated.transient
             failures.extend(f"analysis {analysis.pk}, {text}" for text in generated.failures)
-            chosen = _fill(meta_slots, generated.rows, prefix)
+            chosen = slots_fill(meta_slots, generated.rows, prefix)
             results.append(AnalysisResult(analysis.score, tuple(_score(m) for m in chosen)))
     except (LLMError, prompts.PromptError) as exc:
         return _record(outcome, LoopOutcome.FAILED, str(exc), usage)
