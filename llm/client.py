@@ -96,7 +96,7 @@ class Completion:
         token limit, or its reasoning block was never closed. Such a reply is a failed sample
         whatever it holds: never a score, a label or a scheme."""
         if self.truncated:
-            return 'the reply stopped at the token limit (finish_reason "length")'
+            return 'the reply was cut off at the token limit (finish_reason "length")'
         if unclosed_think(self.text):
             return "the reply's reasoning block (<think>) is never closed"
         return ""

@@ -347,12 +347,13 @@ class GenerationTask(models.Model):
         default=list, blank=True, help_text="The model calls of the last attempt, raw."
     )
     usage = models.JSONField(default=dict, blank=True)
-    scheme = models.OneToOneField(
+    scheme = models.ForeignKey(
         MarkingScheme,
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
-        related_name="generation_task",
+        related_name="generation_tasks",
+        help_text="The version the task made, or the existing version with the same text.",
     )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
