@@ -357,3 +357,44 @@ def test_an_incomplete_or_malformed_meta_analysis_is_a_failed_sample(
     assert (run.status, run.done_count, run.failed_count) == ("done", 1, 0)
     assert len(fake_llm.log) == 2
     assert MetaVerification.objects.filter(analysis=analysis).count() == 2
+
+
+def test_runs_cost_each_endpoints_tokens_at_its_prices(client, fake_llm, endpoints, admin):
+    from django.urls import reverse
+
+    verifier, meta = endpoints
+    verifier.input_price_per_million, verifier.output_price_per_million = 1, 2
+    verifier.save()
+    meta.input_price_per_million, meta.output_price_per_million = 100, 200
+    meta.save()
+    flawed = proof("costly")
+    replies.script_proof(fake_llm, flawed, replies.analysis("0", "Costly: step 3 fails."))
+    replies.script_meta(fake_llm, "Costly: step 3", replies.CONFIRM)
+    run = labelling.labelling_run_start(
+        proofs=[flawed], verifier=verifier, meta_verifier=meta, n=1, m=1, k=1, user=admin
+    )
+    run_loop(run)
+    run.refresh_from_db()
+    meta_tokens = (run.meta_prompt_tokens, run.meta_completion_tokens)
+    verifier_tokens = (
+        run.prompt_tokens - run.meta_prompt_tokens,
+        run.completion_tokens - run.meta_completion_tokens,
+    )
+    assert min(meta_tokens + verifier_tokens) > 0
+    expected = (
+        verifier_tokens[0] * 1
+        + verifier_tokens[1] * 2
+        + meta_tokens[0] * 100
+        + meta_tokens[1] * 200
+    ) / Decimal(1_000_000)
+    assert run.spend.cost == expected
+    client.force_login(admin)
+    page = client.get(reverse("adjudication:labelling-run", args=[run.pk])).content.decode()
+    assert 'id="run-cost"' in page and "$100.00 a million input" in page  # the meta price
+    vrun = verifier_runs.verifier_run_start(
+        kind="verify", endpoint=verifier, targets=[flawed], samples=1, user=admin
+    )
+    vrun = verifier_runs.verifier_run_execute(run_id=vrun.pk)
+    page = client.get(reverse("adjudication:verifier-run", args=[vrun.pk])).content.decode()
+    assert f"{vrun.prompt_tokens} prompt + {vrun.completion_tokens} completion tokens" in page
+    assert 'id="run-cost"' in page and "a million output tokens" in page
