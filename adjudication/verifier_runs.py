@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -74,7 +75,7 @@ class Checked:
     """A reply as a sample: its score (None unless the reply is complete and kept the contract),
     whether it kept the contract, and why it has no score."""
 
-    score: object
+    score: Decimal | None
     kept_contract: bool
     problem: str
 

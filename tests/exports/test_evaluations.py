@@ -308,7 +308,14 @@ def test_run_form_queues_the_run(client, researcher, endpoint, django_capture_on
     ],
 )
 def test_an_incomplete_or_malformed_grade_is_a_failed_prediction_to_retry(
-    client, researcher, fake_llm, endpoint, django_capture_on_commit_callbacks, bad, reason
+    client,
+    researcher,
+    fake_llm,
+    endpoint,
+    django_capture_on_commit_callbacks,
+    django_assert_max_num_queries,
+    bad,
+    reason,
 ):
     from exports.services.evaluations import evaluation_run, evaluation_run_create
     from tests.llm.fake_openai import text, unclosed_think
@@ -339,7 +346,8 @@ def test_an_incomplete_or_malformed_grade_is_a_failed_prediction_to_retry(
     assert reason in failure.reason and "<" in failure.raw_reply  # the raw reply is kept
     assert evaluation.report["labelled_proofs"] == 2  # the failed proof is in no metric
     client.force_login(researcher)
-    page = client.get(reverse("exports:evaluation", args=[evaluation.pk])).content.decode()
+    with django_assert_max_num_queries(6):
+        page = client.get(reverse("exports:evaluation", args=[evaluation.pk])).content.decode()
     assert reason.replace("'", "&#x27;").replace("<", "&lt;").replace(">", "&gt;") in page
     assert "Retry the failed predictions" in page and 'id="run-cost"' in page
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
