@@ -523,6 +523,14 @@ def _store_replies(
     )
 
 
+def evaluation_run_fail(*, evaluation_id: int, reason: str) -> None:
+    """Records a failure outside the run's own work (an unexpected error) on the row, so the
+    page never shows "running" forever; the predictions made are kept and Retry is offered."""
+    GraderEvaluation.objects.filter(pk=evaluation_id).update(
+        status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
+    )
+
+
 @transaction.atomic
 def evaluation_run_retry(*, evaluation: GraderEvaluation) -> GraderEvaluation:
     """Queues an endpoint run again for its failed (and any missing) predictions only."""

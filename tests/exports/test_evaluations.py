@@ -358,3 +358,40 @@ def test_an_incomplete_or_malformed_grade_is_a_failed_prediction_to_retry(
     assert len(fake_llm.log) == calls + 1  # only the failed prediction is asked again
     assert evaluation.counts["predictions"] == 3 and not evaluation.failures.exists()
     assert evaluation.report["labelled_proofs"] == 3
+
+
+def test_an_unexpected_error_is_recorded_on_the_evaluation(researcher, fake_llm, endpoint):
+    from exports.services.evaluations import evaluation_run_create
+    from exports.tasks import evaluation_run_task
+    from llm.prompts import PromptError
+
+    corpus = labelled_campaign()
+    evaluation = evaluation_run_create(
+        user=researcher, campaign=corpus.campaign, endpoint=endpoint, name="no template"
+    )
+    GraderEvaluation.objects.filter(pk=evaluation.pk).update(
+        parameters={**evaluation.parameters, "prompt": "grade_proof@v99"}
+    )
+    with pytest.raises(PromptError):
+        evaluation_run_task(evaluation.pk)
+    evaluation.refresh_from_db()
+    assert (
+        evaluation.status == "failed" and "No prompt template grade_proof@v99" in evaluation.error
+    )
+    assert fake_llm.log == []
+
+
+def test_a_failed_endpoint_run_offers_its_retry(client, researcher, fake_llm, endpoint):
+    from exports.services.evaluations import evaluation_run, evaluation_run_create
+    from tests.llm.fake_openai import status
+
+    corpus = labelled_campaign()
+    fake_llm.on("Grade the proof below", status(400, message="model not found"))
+    evaluation = evaluation_run_create(
+        user=researcher, campaign=corpus.campaign, endpoint=endpoint, name="refused"
+    )
+    evaluation_run(evaluation_id=evaluation.pk)
+    client.force_login(researcher)
+    page = client.get(reverse("exports:evaluation", args=[evaluation.pk])).content.decode()
+    assert page.count("Retry the failed predictions") == 1 and "model not found" in page
+    assert "3 predictions without a usable reply" in page
