@@ -39,7 +39,12 @@ from adjudication.models import (
     MetaVerification,
 )
 from adjudication.services.labels import final_label_set
-from adjudication.verifier_runs import analyses_generate, meta_verifications_generate
+from adjudication.verifier_runs import (
+    analyses_generate,
+    meta_verifications_generate,
+    sample_slots,
+    slots_fill,
+)
 from annotation import scales
 from annotation.models import Campaign, Item, TaskKind
 from annotation.services import campaign_create, items_create_from_selection
@@ -160,6 +165,8 @@ def _run_refresh(run_id: int) -> LabellingRun:
         total=Count("id"),
         prompt=Sum("prompt_tokens"),
         completion=Sum("completion_tokens"),
+        meta_prompt=Sum("meta_prompt_tokens"),
+        meta_completion=Sum("meta_completion_tokens"),
     )
     run.total = counts["total"]
     run.labelled_count = counts["labelled"]
@@ -167,6 +174,8 @@ def _run_refresh(run_id: int) -> LabellingRun:
     run.failed_count = counts["failed"]
     run.prompt_tokens = counts["prompt"] or 0
     run.completion_tokens = counts["completion"] or 0
+    run.meta_prompt_tokens = counts["meta_prompt"] or 0
+    run.meta_completion_tokens = counts["meta_completion"] or 0
     if run.finished_count == run.total:
         run.status = JobStatus.DONE
         run.finished_at = run.finished_at or timezone.now()
@@ -178,40 +187,6 @@ def _run_refresh(run_id: int) -> LabellingRun:
 
 
 # --- One proof ----------------------------------------------------------------------------------
-
-
-@dataclass
-class _Slots:
-    """A slot's chosen sample (its first scored one), or None, and the keys asked for now."""
-
-    chosen: list
-    keys: list[str]
-
-
-def _slots(rows: Sequence, prefix: str, count: int, attempt: int) -> _Slots:
-    by_slot: dict[int, list] = {}
-    for row in rows:
-        slot = row.sample_key.removeprefix(prefix).split(".", 1)[0]
-        if slot.isdigit():
-            by_slot.setdefault(int(slot), []).append(row)
-    chosen, keys = [], []
-    for slot in range(1, count + 1):
-        scored = [row for row in by_slot.get(slot, []) if row.score is not None]
-        chosen.append(scored[0] if scored else None)
-        if not scored:
-            keys.append(f"{prefix}{slot}.{attempt}")
-    return _Slots(chosen, keys)
-
-
-def _fill(slots: _Slots, generated_rows: Sequence, prefix: str) -> list:
-    """The slots after generation: an empty slot takes its new sample (scored or not)."""
-    new = {
-        row.sample_key.removeprefix(prefix).split(".", 1)[0]: row for row in generated_rows if row
-    }
-    return [
-        row if row is not None else new.get(str(slot))
-        for slot, row in enumerate(slots.chosen, start=1)
-    ]
 
 
 def _score(row) -> Decimal | None:
@@ -234,20 +209,20 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
         "run__verifier", "run__meta_verifier", "proof__problem"
     ).get(pk=outcome_id)
     run, proof = outcome.run, outcome.proof
-    usage = Usage()
+    usage = meta_usage = Usage()
     failures: list[str] = []
     try:
         prefix = f"L{run.pk}-"
         stored = VerifierAnalysis.objects.filter(
             proof=proof, verifier=run.verifier.model, sample_key__startswith=prefix
         ).order_by("id")
-        slots = _slots(list(stored), prefix, run.n, outcome.attempts)
+        slots = sample_slots(list(stored), prefix, run.n, outcome.attempts)
         generated = analyses_generate(
             endpoint=run.verifier, proof=proof, keys=slots.keys, run_id=None
         )
         usage, transient = usage + generated.usage, generated.transient
         failures.extend(generated.failures)
-        analyses = _fill(slots, generated.rows, prefix)
+        analyses = slots_fill(slots, generated.rows, prefix)
         results = []
         for analysis in analyses:
             if analysis is None or analysis.score is None or analysis.score >= 1:
@@ -256,18 +231,19 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
             metas = MetaVerification.objects.filter(
                 analysis=analysis, verifier=run.meta_verifier.model, sample_key__startswith=prefix
             ).order_by("id")
-            meta_slots = _slots(list(metas), prefix, run.m, outcome.attempts)
+            meta_slots = sample_slots(list(metas), prefix, run.m, outcome.attempts)
             generated = meta_verifications_generate(
                 endpoint=run.meta_verifier, analysis=analysis, keys=meta_slots.keys
             )
             usage, transient = usage + generated.usage, transient or generated.transient
+            meta_usage = meta_usage + generated.usage
             failures.extend(f"analysis {analysis.pk}, {text}" for text in generated.failures)
-            chosen = _fill(meta_slots, generated.rows, prefix)
+            chosen = slots_fill(meta_slots, generated.rows, prefix)
             results.append(AnalysisResult(analysis.score, tuple(_score(m) for m in chosen)))
     except (LLMError, prompts.PromptError) as exc:
-        return _record(outcome, LoopOutcome.FAILED, str(exc), usage)
+        return _record(outcome, LoopOutcome.FAILED, str(exc), usage, meta_usage)
     if transient is not None and not final_attempt:
-        _record(outcome, LoopOutcome.PENDING, f"retrying later: {transient}", usage)
+        _record(outcome, LoopOutcome.PENDING, f"retrying later: {transient}", usage, meta_usage)
         raise transient
     decision = loop_decision(results, n=run.n, m=run.m, k=run.k, confirm_at=run.confirm_at)
     details = {
@@ -285,23 +261,32 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
     reason = decision.reason
     if decision.outcome == Outcome.FAILED and failures:
         reason = f"{reason} ({'; '.join(failures)})"
-    return _apply(outcome, decision.outcome, decision.label, reason, details, usage)
+    return _apply(outcome, decision.outcome, decision.label, reason, details, usage, meta_usage)
 
 
 def labelling_outcome_fail(*, outcome_id: int, reason: str) -> LabellingOutcome:
     """Records a failure outside the loop's own decisions (a job that could not be queued, an
     unexpected error): the proof shows as failed, to retry."""
     outcome = LabellingOutcome.objects.get(pk=outcome_id)
-    return _record(outcome, LoopOutcome.FAILED, reason, Usage())
+    return _record(outcome, LoopOutcome.FAILED, reason, Usage(), Usage())
+
+
+def _add_usage(outcome: LabellingOutcome, usage: Usage, meta_usage: Usage) -> None:
+    """Adds the tokens of an attempt (all of them, and the meta-verifier's share)."""
+    outcome.prompt_tokens += usage.prompt_tokens
+    outcome.completion_tokens += usage.completion_tokens
+    outcome.meta_prompt_tokens += meta_usage.prompt_tokens
+    outcome.meta_completion_tokens += meta_usage.completion_tokens
 
 
 @transaction.atomic
-def _record(outcome: LabellingOutcome, state: str, reason: str, usage: Usage) -> LabellingOutcome:
+def _record(
+    outcome: LabellingOutcome, state: str, reason: str, usage: Usage, meta_usage: Usage
+) -> LabellingOutcome:
     outcome = LabellingOutcome.objects.select_for_update().get(pk=outcome.pk)
     outcome.outcome = state
     outcome.reason = reason
-    outcome.prompt_tokens += usage.prompt_tokens
-    outcome.completion_tokens += usage.completion_tokens
+    _add_usage(outcome, usage, meta_usage)
     outcome.save()
     _run_refresh(outcome.run_id)
     return outcome
@@ -315,6 +300,7 @@ def _apply(
     reason: str,
     details: dict,
     usage: Usage,
+    meta_usage: Usage,
 ) -> LabellingOutcome:
     outcome = (
         LabellingOutcome.objects.select_for_update(of=("self",))
@@ -324,8 +310,7 @@ def _apply(
     run = outcome.run
     outcome.details = details
     outcome.reason = reason
-    outcome.prompt_tokens += usage.prompt_tokens
-    outcome.completion_tokens += usage.completion_tokens
+    _add_usage(outcome, usage, meta_usage)
     if result == Outcome.LABELLED:
         item = _item_for(run.auto_campaign, outcome.proof, required=1)
         final_label_set(

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from rubrics.models import TokenSpend, token_spend
+
 
 class CaseStatus(models.TextChoices):
     OPEN = "open", "Open"
@@ -239,6 +241,10 @@ class VerifierRun(models.Model):
     def percent(self) -> int:
         return int(100 * (self.done_count + self.failed_count) / self.total) if self.total else 0
 
+    @property
+    def spend(self) -> TokenSpend:
+        return token_spend((self.endpoint, self.prompt_tokens, self.completion_tokens))
+
 
 class MetaVerification(models.Model):
     """A meta-verifier's analysis of a verifier analysis, with its 0 / 0.5 / 1 rating."""
@@ -324,6 +330,12 @@ class LabellingRun(models.Model):
     failed_count = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
+    meta_prompt_tokens = models.PositiveBigIntegerField(
+        default=0, help_text="The meta-verifier's share of prompt_tokens."
+    )
+    meta_completion_tokens = models.PositiveBigIntegerField(
+        default=0, help_text="The meta-verifier's share of completion_tokens."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -354,8 +366,16 @@ class LabellingRun(models.Model):
         return int(100 * self.finished_count / self.total) if self.total else 0
 
     @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
+    def spend(self) -> TokenSpend:
+        """Tokens and cost of both endpoints, each at its current prices."""
+        return token_spend(
+            (
+                self.verifier,
+                self.prompt_tokens - self.meta_prompt_tokens,
+                self.completion_tokens - self.meta_completion_tokens,
+            ),
+            (self.meta_verifier, self.meta_prompt_tokens, self.meta_completion_tokens),
+        )
 
 
 class LoopOutcome(models.TextChoices):
@@ -388,6 +408,8 @@ class LabellingOutcome(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
+    meta_prompt_tokens = models.PositiveBigIntegerField(default=0)
+    meta_completion_tokens = models.PositiveBigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -3,9 +3,13 @@ writes analyses of proofs (problems.VerifierAnalysis), a meta-verifier endpoint 
 meta-analyses of analyses (MetaVerification), each with its 0 / 0.5 / 1 score and whether it
 kept the output contract.
 
-Samples are keyed, so generating them is idempotent: a sample whose key exists is never asked
-for again (a job retried after a provider error only asks for what is missing). The automated
-labelling loop (adjudication.labelling) uses the same two generators.
+A sample counts only when it is complete and well-formed: a reply that stopped at the token limit,
+left its `<think>` block open or broke the output contract (no opening phrase, no box after the
+key phrase, a box that is not 0, 0.5 or 1) is stored with its raw text, no score and the reason.
+
+Samples are keyed per slot (`<prefix><slot>.<attempt>`): a slot keeps its first scored sample, so
+generating is idempotent and a retry asks again only for the slots whose sample failed or has no
+score. The automated labelling loop (adjudication.labelling) uses the same two generators.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -24,7 +29,7 @@ from annotation.presplit import PresplitError, defect_suggestions_generate
 from llm import prompts
 from llm.client import Completion, LLMClient, LLMError, LLMTransientError, Usage
 from llm.meta_scores import meta_verifier_score
-from llm.scores import verifier_score
+from llm.scores import VerifierScore, verifier_score
 from problems.models import Proof, VerifierAnalysis
 from rubrics.models import LLMEndpoint
 from rubrics.workflows import endpoint_parameters, llm_config
@@ -65,6 +70,25 @@ class Generated:
     transient: LLMTransientError | None = None
 
 
+@dataclass(frozen=True)
+class Checked:
+    """A reply as a sample: its score (None unless the reply is complete and kept the contract),
+    whether it kept the contract, and why it has no score."""
+
+    score: Decimal | None
+    kept_contract: bool
+    problem: str
+
+
+def checked(reply: Completion, parsed: VerifierScore) -> Checked:
+    """The strict reading of a verifier or meta-verifier reply: an incomplete reply (token limit,
+    unclosed `<think>`) or a broken contract yields no score."""
+    problem = reply.incomplete or ("" if parsed.kept_contract else parsed.problem)
+    if problem:
+        return Checked(None, False, problem[:200])
+    return Checked(parsed.score, True, "")
+
+
 def _generate(
     *,
     client: LLMClient,
@@ -84,9 +108,47 @@ def _generate(
                 result.transient = reply
             continue
         result.usage = result.usage + reply.usage
-        made[key] = store(key, reply)
+        made[key] = row = store(key, reply)
+        if row.score is None:
+            result.failures.append(f"sample {key}: {row.score_problem}")
     result.rows = [existing.get(key) or made.get(key) for key in keys]
     return result
+
+
+@dataclass
+class Slots:
+    """Per slot (numbered from 1) its chosen sample (the first scored one) or None, and the keys
+    to ask for now (one per slot without a scored sample)."""
+
+    chosen: list
+    keys: list[str]
+
+
+def sample_slots(rows: Sequence, prefix: str, count: int, attempt: int) -> Slots:
+    """The slots of `count` samples keyed `<prefix><slot>` or `<prefix><slot>.<attempt>`."""
+    by_slot: dict[int, list] = {}
+    for row in rows:
+        slot = row.sample_key.removeprefix(prefix).split(".", 1)[0]
+        if slot.isdigit():
+            by_slot.setdefault(int(slot), []).append(row)
+    chosen, keys = [], []
+    for slot in range(1, count + 1):
+        scored = [row for row in by_slot.get(slot, []) if row.score is not None]
+        chosen.append(scored[0] if scored else None)
+        if not scored:
+            keys.append(f"{prefix}{slot}.{attempt}")
+    return Slots(chosen, keys)
+
+
+def slots_fill(slots: Slots, generated_rows: Sequence, prefix: str) -> list:
+    """The slots after generation: an empty slot takes its new sample (scored or not)."""
+    new = {
+        row.sample_key.removeprefix(prefix).split(".", 1)[0]: row for row in generated_rows if row
+    }
+    return [
+        row if row is not None else new.get(str(slot))
+        for slot, row in enumerate(slots.chosen, start=1)
+    ]
 
 
 def _metadata(endpoint: LLMEndpoint, prompt: str, reply: Completion, run_id: int | None) -> dict:
@@ -114,8 +176,7 @@ def analyses_generate(
     }
 
     def store(key: str, reply: Completion) -> VerifierAnalysis:
-        parsed = verifier_score(reply.text)
-        problem = parsed.problem or ("the reply was cut off" if reply.truncated else "")
+        parsed = checked(reply, verifier_score(reply.text))
         try:
             with transaction.atomic():
                 return VerifierAnalysis.objects.create(
@@ -126,7 +187,7 @@ def analyses_generate(
                     text_hash=hashlib.sha256(reply.text.encode()).hexdigest(),
                     score=parsed.score,
                     kept_contract=parsed.kept_contract,
-                    score_problem=problem[:200],
+                    score_problem=parsed.problem,
                     source=f"verifier endpoint {endpoint.name}",
                     metadata=_metadata(endpoint, VERIFIER_PROMPT, reply, run_id),
                 )
@@ -159,8 +220,7 @@ def meta_verifications_generate(
     }
 
     def store(key: str, reply: Completion) -> MetaVerification:
-        parsed = meta_verifier_score(reply.text)
-        problem = parsed.problem or ("the reply was cut off" if reply.truncated else "")
+        parsed = checked(reply, meta_verifier_score(reply.text))
         row, _ = MetaVerification.objects.get_or_create(
             analysis=analysis,
             verifier=verifier,
@@ -169,7 +229,7 @@ def meta_verifications_generate(
                 "text": reply.text,
                 "score": parsed.score,
                 "kept_contract": parsed.kept_contract,
-                "score_problem": problem[:200],
+                "score_problem": parsed.problem,
                 "prompt_tokens": reply.usage.prompt_tokens,
                 "completion_tokens": reply.usage.completion_tokens,
                 "run_id": run_id if run_id else None,
@@ -247,8 +307,8 @@ def verifier_run_retry(*, run: VerifierRun) -> VerifierRun:
     return run
 
 
-def run_sample_keys(run: VerifierRun) -> list[str]:
-    return [f"run{run.pk}-{index + 1}" for index in range(run.samples)]
+def run_prefix(run: VerifierRun) -> str:
+    return f"run{run.pk}-"
 
 
 def _progress(run_id: int, **changes) -> None:
@@ -269,7 +329,7 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
         attempts=run.attempts + 1,
         error="",
     )
-    keys = run_sample_keys(run)
+    attempt = run.attempts + 1
     usage = Usage(run.prompt_tokens, run.completion_tokens, 0)
     done = failed = 0
     failures: list[str] = []
@@ -279,19 +339,15 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
             if run.kind == VerifierRunKind.DEFECT_SPLIT:
                 generated = _presplit(run, target)
                 label = f"analysis {target.pk}"
-            elif run.kind == VerifierRunKind.VERIFY:
-                generated = analyses_generate(
-                    endpoint=run.endpoint, proof=target, keys=keys, run_id=run.pk
-                )
-                label = f"proof {target.pk}"
+                rows = generated.rows
             else:
-                generated = meta_verifications_generate(
-                    endpoint=run.endpoint, analysis=target, keys=keys, run_id=run.pk
-                )
-                label = f"analysis {target.pk}"
+                generated, rows = _run_samples(run, target, attempt)
+                noun = "proof" if run.kind == VerifierRunKind.VERIFY else "analysis"
+                label = f"{noun} {target.pk}"
             usage = usage + generated.usage
-            done += sum(1 for row in generated.rows if row is not None)
-            failed += sum(1 for row in generated.rows if row is None)
+            usable = sum(1 for row in rows if row is not None and _usable(row))
+            done += usable
+            failed += len(rows) - usable
             failures.extend(f"{label}, {text}" for text in generated.failures)
             transient = transient or generated.transient
             _progress(
@@ -321,6 +377,33 @@ def verifier_run_fail(*, run_id: int, reason: str) -> None:
     """Records a failure outside the run's own work (a job that could not be queued, an
     unexpected error) on the run row."""
     _progress(run_id, status=JobStatus.FAILED, error=reason, finished_at=timezone.now())
+
+
+def _usable(row) -> bool:
+    """A stored sample with a result: a scored analysis or meta-analysis, or a pre-split."""
+    return getattr(row, "score", True) is not None
+
+
+def _run_samples(run: VerifierRun, target, attempt: int) -> tuple[Generated, list]:
+    """The run's samples of one target, asking only for the slots without a scored sample."""
+    prefix = run_prefix(run)
+    if run.kind == VerifierRunKind.VERIFY:
+        stored = VerifierAnalysis.objects.filter(
+            proof=target, verifier=run.endpoint.model, sample_key__startswith=prefix
+        )
+        slots = sample_slots(list(stored.order_by("id")), prefix, run.samples, attempt)
+        generated = analyses_generate(
+            endpoint=run.endpoint, proof=target, keys=slots.keys, run_id=run.pk
+        )
+    else:
+        stored = MetaVerification.objects.filter(
+            analysis=target, verifier=run.endpoint.model, sample_key__startswith=prefix
+        )
+        slots = sample_slots(list(stored.order_by("id")), prefix, run.samples, attempt)
+        generated = meta_verifications_generate(
+            endpoint=run.endpoint, analysis=target, keys=slots.keys, run_id=run.pk
+        )
+    return generated, slots_fill(slots, generated.rows, prefix)
 
 
 def _presplit(run: VerifierRun, analysis: VerifierAnalysis) -> Generated:

@@ -56,6 +56,8 @@ def defect_suggestions_generate(*, analysis: VerifierAnalysis, endpoint: LLMEndp
         return Presplit(existing, 0, Usage())
     client = LLMClient(llm_config(endpoint, endpoint_parameters(endpoint)))
     reply = client.complete(prompts.render(DEFECT_SPLIT_PROMPT, analysis=analysis.text))
+    if reply.incomplete:
+        raise PresplitError(reply.incomplete)
     excerpts = excerpts_from_reply(reply.text)
     rows, unplaced, taken = [], 0, []
     for excerpt in excerpts:

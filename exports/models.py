@@ -7,6 +7,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from rubrics.models import TokenSpend, token_spend
+
 
 class ExportFormat(models.TextChoices):
     PROOFBENCH = "proofbench", "ProofBench (0-7 expert rating per proof)"
@@ -131,6 +133,8 @@ class GraderEvaluation(models.Model):
     counts = models.JSONField(default=dict, blank=True)
     report = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )
@@ -142,6 +146,11 @@ class GraderEvaluation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} on {self.campaign_id}"
+
+    @property
+    def spend(self) -> TokenSpend:
+        """An endpoint run's tokens and their cost at the endpoint's current prices."""
+        return token_spend((self.endpoint, self.prompt_tokens, self.completion_tokens))
 
 
 class GraderPrediction(models.Model):
@@ -166,3 +175,30 @@ class GraderPrediction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.evaluation_id}: item {self.item_id} run {self.run_index} = {self.score}"
+
+
+class GraderPredictionFailure(models.Model):
+    """A grader call of an endpoint run that gave no usable prediction: the raw reply and why
+    (token limit, unclosed reasoning, no integer score from 0 to 7, a provider error). A retry
+    asks again only for these; a success replaces the failure with a GraderPrediction."""
+
+    evaluation = models.ForeignKey(
+        GraderEvaluation, on_delete=models.CASCADE, related_name="failures"
+    )
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="+")
+    run_index = models.PositiveSmallIntegerField(default=0)
+    reason = models.TextField()
+    raw_reply = models.TextField(blank=True)
+    finish_reason = models.CharField(max_length=30, blank=True)
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["evaluation_id", "item_id", "run_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation", "item", "run_index"], name="prediction_failure_unique_run"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.evaluation_id}: item {self.item_id} run {self.run_index} failed"

@@ -34,10 +34,19 @@ def campaigns_for_export(user: AbstractBaseUser) -> QuerySet[Campaign]:
 
 def evaluations_for_user(user: AbstractBaseUser) -> QuerySet[GraderEvaluation]:
     _check(user)
-    return GraderEvaluation.objects.select_related("campaign", "created_by").order_by(
+    return GraderEvaluation.objects.select_related("campaign", "created_by", "endpoint").order_by(
         "-created_at", "-id"
     )
 
 
 def evaluation_for_user(user: AbstractBaseUser, evaluation_id: int) -> GraderEvaluation:
     return get_object_or_404(evaluations_for_user(user), pk=evaluation_id)
+
+
+def evaluation_failures(evaluation: GraderEvaluation, limit: int = 100) -> list:
+    """The endpoint run's failed predictions, each with its raw reply and reason."""
+    return list(
+        evaluation.failures.select_related("item__proof__problem").order_by("item_id", "run_index")[
+            :limit
+        ]
+    )

@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from exports.services.datasets import export_run
-from exports.services.evaluations import evaluation_run
+from exports.services.evaluations import evaluation_run, evaluation_run_fail
 
 
 @shared_task(name="exports.export_run", acks_late=True)
@@ -13,4 +13,8 @@ def export_run_task(job_id: int) -> None:
 
 @shared_task(name="exports.evaluation_run", acks_late=True)
 def evaluation_run_task(evaluation_id: int) -> None:
-    evaluation_run(evaluation_id=evaluation_id)
+    try:
+        evaluation_run(evaluation_id=evaluation_id)
+    except Exception as exc:
+        evaluation_run_fail(evaluation_id=evaluation_id, reason=f"unexpected error: {exc}")
+        raise

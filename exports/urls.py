@@ -12,6 +12,11 @@ urlpatterns = [
     path("evaluations/run/", evaluations.evaluation_run, name="evaluation_run"),
     path("evaluations/<int:evaluation_id>/", evaluations.evaluation_detail, name="evaluation"),
     path(
+        "evaluations/<int:evaluation_id>/retry/",
+        evaluations.evaluation_retry,
+        name="evaluation_retry",
+    ),
+    path(
         "evaluations/<int:evaluation_id>/report.json",
         evaluations.evaluation_report_json,
         name="evaluation_json",

@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
+from llm.scores import unclosed_think
+
 Messages = Sequence[dict[str, str]]
 
 
@@ -87,6 +89,17 @@ class Completion:
     def truncated(self) -> bool:
         """The reply stopped at max_tokens: its end is missing."""
         return self.finish_reason == "length"
+
+    @property
+    def incomplete(self) -> str:
+        """Why the reply is not a whole answer, in words ("" when it is): it stopped at the
+        token limit, or its reasoning block was never closed. Such a reply is a failed sample
+        whatever it holds: never a score, a label or a scheme."""
+        if self.truncated:
+            return 'the reply was cut off at the token limit (finish_reason "length")'
+        if unclosed_think(self.text):
+            return "the reply's reasoning block (<think>) is never closed"
+        return ""
 
 
 class LLMError(Exception):

@@ -160,7 +160,7 @@ def _balanced(body: str) -> list[str]:
 
 @dataclass
 class XmlScore:
-    score: Decimal | None
+    score: int
     fields: dict[str, str]
 
 
@@ -173,14 +173,15 @@ def xml_tag(text: str, tag: str) -> str | None:
 def score_xml(
     text: str, tags: tuple[str, ...] = ("score", "assessment", "errors"), max_score: int = 7
 ) -> XmlScore:
-    """A grader's `<score>N</score>` reply (ProofBench's evaluator contract) with its other tags."""
+    """A grader's `<score>N</score>` reply (ProofBench's evaluator contract, A.8: N an integer
+    from 0 to `max_score`) with its other tags."""
     fields = {tag: value for tag in tags if (value := xml_tag(text, tag)) is not None}
     if "score" not in fields:
         raise OutputError("The reply has no <score>...</score>.")
-    number = score_number(fields["score"])
-    if number is None or not 0 <= number <= max_score:
-        raise OutputError(f"The score {fields['score']!r} is not a number from 0 to {max_score}.")
-    return XmlScore(number, fields)
+    raw = fields["score"]
+    if not re.fullmatch(r"\d+", raw) or not 0 <= int(raw) <= max_score:
+        raise OutputError(f"The score {raw!r} is not an integer from 0 to {max_score}.")
+    return XmlScore(int(raw), fields)
 
 
 POINTS_OUT_OF_7 = re.compile(r"<points>(.*?)</points>", re.S | re.I)

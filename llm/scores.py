@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 THINK_CLOSE = re.compile(r"</think\s*>", re.IGNORECASE)
+THINK_OPEN = re.compile(r"<think\s*>", re.IGNORECASE)
 EVALUATION_OPENING = re.compile(r"here is my evaluation of the solution\s*:?", re.IGNORECASE)
 FINAL_SCORE_PHRASE = re.compile(r"final\s+overall?\s+score\s+should\s+be", re.IGNORECASE)
 BOXED = re.compile(r"\\boxed\s*\{")
@@ -26,6 +27,13 @@ def strip_think(text: str) -> str:
     """Keeps only what follows the last `</think>`; text without one is returned unchanged."""
     parts = THINK_CLOSE.split(text)
     return parts[-1].lstrip() if len(parts) > 1 else text
+
+
+def unclosed_think(text: str) -> bool:
+    """The reply opens a `<think>` block that no `</think>` closes (it stopped while reasoning)."""
+    opened = [m.start() for m in THINK_OPEN.finditer(text or "")]
+    closed = [m.start() for m in THINK_CLOSE.finditer(text or "")]
+    return bool(opened) and (not closed or opened[-1] > closed[-1])
 
 
 def boxed_spans(text: str) -> list[tuple[int, int, str]]:

@@ -30,6 +30,7 @@ from .models import (
     GenerationTask,
     GeneratorConfig,
     LLMEndpoint,
+    MarkingScheme,
     RunStatus,
     TaskStatus,
 )
@@ -310,10 +311,21 @@ def _task_record(task: GenerationTask, workflow: Workflow, status: str, error: s
 
 
 def _task_finish(task: GenerationTask, workflow: Workflow, result: GeneratedScheme) -> None:
-    """The scheme version and the task's success, in one transaction."""
+    """The scheme version and the task's success, in one transaction. A scheme with the same
+    text as an existing version of the problem (all steps from the cache) is not saved again:
+    the task points at that version."""
     with transaction.atomic():
         locked = GenerationTask.objects.select_for_update().get(pk=task.pk)
         if locked.scheme_id is not None:
+            return
+        Problem.objects.select_for_update().only("id").get(pk=task.problem_id)
+        same = (
+            MarkingScheme.objects.filter(problem_id=task.problem_id, text=result.text)
+            .order_by("version")
+            .first()
+        )
+        if same is not None:
+            _task_done(locked, workflow, same)
             return
         run = task.run
         provenance = {
@@ -345,11 +357,15 @@ def _task_finish(task: GenerationTask, workflow: Workflow, result: GeneratedSche
             provenance=provenance,
             created_by=run.created_by,
         )
-        locked.scheme = scheme
-        locked.status = TaskStatus.DONE
-        locked.error = ""
-        locked.raw_responses = workflow.calls
-        locked.usage = (Usage.from_dict(locked.usage) + workflow.new_usage).to_dict()
-        locked.finished_at = timezone.now()
-        locked.save()
-        _run_refresh(locked.run_id)
+        _task_done(locked, workflow, scheme)
+
+
+def _task_done(locked: GenerationTask, workflow: Workflow, scheme: MarkingScheme) -> None:
+    locked.scheme = scheme
+    locked.status = TaskStatus.DONE
+    locked.error = ""
+    locked.raw_responses = workflow.calls
+    locked.usage = (Usage.from_dict(locked.usage) + workflow.new_usage).to_dict()
+    locked.finished_at = timezone.now()
+    locked.save()
+    _run_refresh(locked.run_id)

@@ -2,14 +2,16 @@
 
 from django import forms
 
-from llm import prompts
 from problems.models import Problem
 
 from .models import GENERATION_METHODS, GeneratorConfig, LLMEndpoint
+from .workflows import prompt_versions
 
 
 def _prompt_version_choices() -> list[tuple[str, str]]:
-    versions = sorted({key.partition("@")[2] for key in prompts.available()})
+    """The versions at which some generation method has every template (a grader prompt's
+    version alone is not one)."""
+    versions = sorted({v for method, _ in GENERATION_METHODS for v in prompt_versions(method)})
     return [(version, version) for version in versions]
 
 

@@ -1,5 +1,6 @@
 """Marking schemes: versioned per problem, with provenance, ratings and approval."""
 
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.conf import settings
@@ -184,6 +185,38 @@ class LLMEndpoint(models.Model):
         return spent / MILLION
 
 
+@dataclass(frozen=True)
+class TokenSpend:
+    """Tokens spent at one or more endpoints, and what they cost in US dollars at each
+    endpoint's current prices (None unless every endpoint has prices). Every run page shows it
+    with rubrics/_token_spend.html."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost: Decimal | None
+    endpoints: tuple[LLMEndpoint, ...]
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def token_spend(*parts: tuple[LLMEndpoint | None, int, int]) -> TokenSpend:
+    """The spend of (endpoint, prompt tokens, completion tokens) parts."""
+    costs = [
+        None
+        if endpoint is None
+        else endpoint.token_cost(prompt_tokens=prompt, completion_tokens=completion)
+        for endpoint, prompt, completion in parts
+    ]
+    return TokenSpend(
+        prompt_tokens=sum(prompt for _, prompt, _ in parts),
+        completion_tokens=sum(completion for _, _, completion in parts),
+        cost=None if not costs or None in costs else sum(costs, Decimal(0)),
+        endpoints=tuple(dict.fromkeys(endpoint for endpoint, _, _ in parts if endpoint)),
+    )
+
+
 GENERATION_METHODS = [
     (value, label)
     for value, label in SchemeMethod.choices
@@ -285,11 +318,9 @@ class GenerationRun(models.Model):
         return self.percent - self.done_percent
 
     @property
-    def estimated_cost(self) -> Decimal | None:
-        """The tokens spent so far at the endpoint's current prices (None without prices)."""
-        return self.config.endpoint.token_cost(
-            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens
-        )
+    def spend(self) -> TokenSpend:
+        """The tokens spent so far and their cost at the endpoint's current prices."""
+        return token_spend((self.config.endpoint, self.prompt_tokens, self.completion_tokens))
 
 
 class TaskStatus(models.TextChoices):
@@ -316,12 +347,13 @@ class GenerationTask(models.Model):
         default=list, blank=True, help_text="The model calls of the last attempt, raw."
     )
     usage = models.JSONField(default=dict, blank=True)
-    scheme = models.OneToOneField(
+    scheme = models.ForeignKey(
         MarkingScheme,
         on_delete=models.SET_NULL,
         null=True,
         blank=True,
-        related_name="generation_task",
+        related_name="generation_tasks",
+        help_text="The version the task made, or the existing version with the same text.",
     )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -30,9 +30,12 @@ from problems.models import ReferenceSolution
 
 from .models import GenerationStep, GenerationTask, LLMEndpoint, SchemeMethod
 from .structure import (
+    Message,
+    has_errors,
     parse_proofbench,
     parse_refgrader,
     parse_refgrader_clusters,
+    parse_scheme,
     scheme_to_markdown,
 )
 
@@ -152,6 +155,7 @@ class Workflow:
         return self._client
 
     def run(self) -> GeneratedScheme:
+        """The scheme, valid: a reply that does not make a valid scheme raises OutputError."""
         solutions = list(
             ReferenceSolution.objects.filter(problem=self.problem).order_by("id").only("text")
         )
@@ -161,8 +165,15 @@ class Workflow:
                 "builds on the official solution. Import one first."
             )
         if self.job.method == SchemeMethod.PROOFBENCH:
-            return self._proofbench(solutions)
-        return self._refgrader(solutions, method_design(self.job.method))
+            result = self._proofbench(solutions)
+        else:
+            result = self._refgrader(solutions, method_design(self.job.method))
+        self.current_step = "checking the scheme"
+        parsed = parse_scheme(result.text, result.fmt, problem_id=self.problem.external_id)
+        if not parsed.is_valid:
+            raise parsers.OutputError("The scheme is not valid: " + _errors(parsed.messages))
+        self.current_step = ""
+        return result
 
     # ProofBench: one call.
     def _proofbench(self, solutions: list[ReferenceSolution]) -> GeneratedScheme:
@@ -337,9 +348,10 @@ class Workflow:
         )
         if reply.truncated:
             raise parsers.OutputError(
-                "the reply was cut off at the token limit (finish_reason 'length'); "
-                "raise max_tokens on the endpoint or retry."
+                f"{reply.incomplete}; raise max_tokens on the endpoint or retry."
             )
+        if reply.incomplete:
+            raise parsers.OutputError(f"{reply.incomplete}.")
         if not reply.text.strip():
             raise parsers.OutputError("the reply is empty.")
         parsed = call.parse(reply.text)
@@ -372,20 +384,26 @@ def _input_hash(messages: list[dict], parameters: dict) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+def _errors(messages: Sequence[Message]) -> str:
+    return "; ".join(m.text for m in messages if m.is_error) or "; ".join(m.text for m in messages)
+
+
 def _read_proofbench(text: str) -> dict:
+    """A step's reply is cached only when it makes a valid scheme."""
     sections = parsers.scheme_sections(text)
     scheme, messages = parse_proofbench(sections.text)
     if scheme is None:
-        raise parsers.OutputError(
-            "The scheme could not be read: " + "; ".join(m.text for m in messages)
-        )
+        raise parsers.OutputError("The scheme could not be read: " + _errors(messages))
+    if has_errors(messages):
+        raise parsers.OutputError("The scheme is not valid: " + _errors(messages))
     return {"chains": len(scheme.chains), "checkpoints": len(scheme.leaves())}
 
 
 def _read_rubric(text: str, design: str) -> dict:
+    """A rubric step's reply is cached only when it makes a valid rubric."""
     scheme, messages = parse_refgrader(parsers.unfence(text), design)
     if scheme is None:
-        raise parsers.OutputError(
-            "The rubric could not be read: " + "; ".join(m.text for m in messages)
-        )
+        raise parsers.OutputError("The rubric could not be read: " + _errors(messages))
+    if has_errors(messages):
+        raise parsers.OutputError("The rubric is not valid: " + _errors(messages))
     return {"checkpoints": len(scheme.leaves())}

@@ -17,6 +17,7 @@ from decimal import Decimal
 import orjson
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Campaign, Item
@@ -24,8 +25,14 @@ from annotation.scales import to_0_7, to_ternary
 from exports import metrics
 from exports.formats import DEFAULT_CUTS, first_references
 from exports.grading import PROMPT_VERSION, OutputError, grading_messages, read_reply
-from exports.models import GraderEvaluation, GraderPrediction, JobStatus, PredictionSource
-from llm.client import LLMClient, LLMError
+from exports.models import (
+    GraderEvaluation,
+    GraderPrediction,
+    GraderPredictionFailure,
+    JobStatus,
+    PredictionSource,
+)
+from llm.client import LLMClient, LLMError, Usage
 from rubrics.models import LLMEndpoint
 from rubrics.workflows import endpoint_parameters, llm_config
 
@@ -394,19 +401,21 @@ def _labelled_proof_items(campaign: Campaign):
 def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
     """Asks the endpoint for every missing (item, run) prediction, in batches, then reports.
 
-    Idempotent: predictions already stored are kept, so a rerun only asks for what is missing.
-    A reply that breaks the output contract or a call that fails after its retries is counted
-    and named in `counts`; the evaluation fails only when no prediction at all could be made.
+    Idempotent: predictions already stored are kept, so a rerun (a retry) only asks for what is
+    missing. A call that fails after its retries, or a reply that is incomplete or breaks the
+    contract (no integer score from 0 to 7), is a `GraderPredictionFailure` with its raw reply
+    and the reason; tokens are counted on the evaluation. The evaluation fails only when no
+    prediction at all could be made.
     """
     evaluation = GraderEvaluation.objects.select_related("campaign", "endpoint").get(
         pk=evaluation_id
     )
     if evaluation.status == JobStatus.SUCCEEDED:
         return evaluation
-    GraderEvaluation.objects.filter(pk=evaluation.pk).update(status=JobStatus.RUNNING)
+    GraderEvaluation.objects.filter(pk=evaluation.pk).update(status=JobStatus.RUNNING, error="")
     client = LLMClient(llm_config(evaluation.endpoint, evaluation.parameters))
+    prompt = evaluation.parameters.get("prompt") or PROMPT_VERSION
     done = set(evaluation.predictions.values_list("item_id", "run_index"))
-    failures: list[str] = []
     last = 0
     while True:
         batch = list(
@@ -431,47 +440,112 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
                     reference=references.get(item.proof.problem_id, ""),
                     scheme=item.scheme.text if item.scheme else "",
                     proof=item.proof.text,
+                    prompt=prompt,
                 )
                 for item, _ in wanted
             ]
         )
-        rows = []
-        for (item, run), reply in zip(wanted, replies, strict=True):
-            where = f"{item.proof.problem.external_id} by {item.proof.generator}, run {run + 1}"
-            if isinstance(reply, LLMError):
-                failures.append(f"{where}: {reply}")
-                continue
-            try:
-                graded = read_reply(reply.text)
-            except OutputError as exc:
-                failures.append(f"{where}: {exc}")
-                continue
-            rows.append(
-                GraderPrediction(
-                    evaluation=evaluation,
-                    item=item,
-                    run_index=run,
-                    score=graded.score,
-                    assessment=graded.assessment,
-                    errors=graded.errors,
-                )
-            )
-        GraderPrediction.objects.bulk_create(rows, ignore_conflicts=True)
-        done.update((row.item_id, row.run_index) for row in rows)
+        _store_replies(evaluation, wanted, replies)
+        done = set(evaluation.predictions.values_list("item_id", "run_index"))
         GraderEvaluation.objects.filter(pk=evaluation.pk).update(processed=len(done))
     evaluation.refresh_from_db()
+    failures = list(evaluation.failures.select_related("item__proof__problem"))
     evaluation.counts = {
         "predictions": len(done),
         "proofs": len({item_id for item_id, _ in done}),
         "failed": len(failures),
-        "failures": failures[:MAX_ERRORS_SHOWN],
+        "failures": [_failure_words(f) for f in failures[:MAX_ERRORS_SHOWN]],
     }
     evaluation.finished_at = timezone.now()
     if not done:
         evaluation.status = JobStatus.FAILED
-        evaluation.error = "No prediction could be made: " + _joined(failures)
+        evaluation.error = "No prediction could be made: " + _joined(
+            [_failure_words(f) for f in failures]
+        )
     else:
         evaluation.status = JobStatus.SUCCEEDED
         evaluation.report = evaluation_report(evaluation)
     evaluation.save()
+    return evaluation
+
+
+def _failure_words(failure: GraderPredictionFailure) -> str:
+    proof = failure.item.proof
+    where = f"{proof.problem.external_id} by {proof.generator}, run {failure.run_index + 1}"
+    return f"{where}: {failure.reason}"
+
+
+@transaction.atomic
+def _store_replies(
+    evaluation: GraderEvaluation, wanted: list[tuple[Item, int]], replies: list
+) -> None:
+    """One batch's predictions, failures (raw reply and reason) and tokens, together."""
+    rows, failed, usage = [], [], Usage()
+    for (item, run), reply in zip(wanted, replies, strict=True):
+        if isinstance(reply, LLMError):
+            failed.append((item, run, str(reply), reply.raw, ""))
+            continue
+        usage = usage + reply.usage
+        try:
+            graded = read_reply(reply)
+        except OutputError as exc:
+            failed.append((item, run, str(exc), reply.text, reply.finish_reason or ""))
+            continue
+        rows.append(
+            GraderPrediction(
+                evaluation=evaluation,
+                item=item,
+                run_index=run,
+                score=graded.score,
+                assessment=graded.assessment,
+                errors=graded.errors,
+            )
+        )
+    GraderPrediction.objects.bulk_create(rows, ignore_conflicts=True)
+    for row in rows:
+        GraderPredictionFailure.objects.filter(
+            evaluation=evaluation, item=row.item, run_index=row.run_index
+        ).delete()
+    for item, run, reason, raw, finish_reason in failed:
+        GraderPredictionFailure.objects.update_or_create(
+            evaluation=evaluation,
+            item=item,
+            run_index=run,
+            defaults={
+                "reason": reason,
+                "raw_reply": raw.replace("\x00", "\ufffd"),
+                "finish_reason": finish_reason,
+            },
+        )
+    GraderEvaluation.objects.filter(pk=evaluation.pk).update(
+        prompt_tokens=F("prompt_tokens") + usage.prompt_tokens,
+        completion_tokens=F("completion_tokens") + usage.completion_tokens,
+    )
+
+
+def evaluation_run_fail(*, evaluation_id: int, reason: str) -> None:
+    """Records a failure outside the run's own work (an unexpected error) on the row, so the
+    page never shows "running" forever; the predictions made are kept and Retry is offered."""
+    GraderEvaluation.objects.filter(pk=evaluation_id).update(
+        status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
+    )
+
+
+@transaction.atomic
+def evaluation_run_retry(*, evaluation: GraderEvaluation) -> GraderEvaluation:
+    """Queues an endpoint run again for its failed (and any missing) predictions only."""
+    evaluation = GraderEvaluation.objects.select_for_update().get(pk=evaluation.pk)
+    if evaluation.source != PredictionSource.ENDPOINT:
+        raise PredictionError("only an endpoint run can be retried")
+    if evaluation.status in (JobStatus.PENDING, JobStatus.RUNNING):
+        raise PredictionError("the run is still in progress")
+    wanted = _labelled_proof_items(evaluation.campaign).count() * evaluation.runs
+    if evaluation.predictions.count() >= wanted:
+        raise PredictionError("every prediction of this run is already made")
+    evaluation.status = JobStatus.PENDING
+    evaluation.finished_at = None
+    evaluation.save(update_fields=["status", "finished_at"])
+    from exports.tasks import evaluation_run_task
+
+    transaction.on_commit(lambda: evaluation_run_task.delay(evaluation.pk))
     return evaluation

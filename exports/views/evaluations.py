@@ -17,6 +17,7 @@ from exports.services.evaluations import (
     PredictionError,
     evaluation_import,
     evaluation_run_create,
+    evaluation_run_retry,
 )
 from rubrics.models import LLMEndpoint
 
@@ -132,7 +133,11 @@ def evaluation_list(request):
 def evaluation_detail(request, evaluation_id: int):
     evaluation = selectors.evaluation_for_user(request.user, evaluation_id)
     report = evaluation.report
-    context = {"evaluation": evaluation, "report": report}
+    context = {
+        "evaluation": evaluation,
+        "report": report,
+        "failures": selectors.evaluation_failures(evaluation),
+    }
     if request.htmx:
         if evaluation.status == "succeeded":
             return HttpResponseClientRefresh()
@@ -145,6 +150,19 @@ def evaluation_detail(request, evaluation_id: int):
             report["best_of_n"], max(report["categories"])
         )
     return render(request, "exports/evaluation_detail.html", context)
+
+
+@role_required(*READERS)
+@require_http_methods(["POST"])
+def evaluation_retry(request, evaluation_id: int):
+    evaluation = selectors.evaluation_for_user(request.user, evaluation_id)
+    try:
+        evaluation_run_retry(evaluation=evaluation)
+    except PredictionError as exc:
+        messages.error(request, f"Not retried: {exc}.")
+    else:
+        messages.success(request, "The failed predictions are queued again.")
+    return redirect("exports:evaluation", evaluation_id=evaluation.pk)
 
 
 @role_required(*READERS)

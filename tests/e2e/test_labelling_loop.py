@@ -18,8 +18,20 @@ pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transac
 def test_admin_runs_the_loop_and_audits_it(
     page, live_server, login, screenshot_dir, celery_worker_process, fake_llm
 ):
-    LLMEndpointFactory(name="fake-verifier", base_url=fake_llm.base_url, api_key_env="")
-    LLMEndpointFactory(name="fake-meta", base_url=fake_llm.base_url, api_key_env="")
+    LLMEndpointFactory(
+        name="fake-verifier",
+        base_url=fake_llm.base_url,
+        api_key_env="",
+        input_price_per_million=3,
+        output_price_per_million=15,
+    )
+    LLMEndpointFactory(
+        name="fake-meta",
+        base_url=fake_llm.base_url,
+        api_key_env="",
+        input_price_per_million=1,
+        output_price_per_million=2,
+    )
     clean = ProofFactory(problem__contest="LOOPC", text="Loop proof one: all steps hold.")
     flawed = ProofFactory(problem__contest="LOOPC", text="Loop proof two: step 2 is wrong.")
     unsure = ProofFactory(problem__contest="LOOPC", text="Loop proof three: a gap maybe.")
@@ -50,6 +62,7 @@ def test_admin_runs_the_loop_and_audits_it(
     assert page.inner_text("#count-routed") == "1"
     assert page.inner_text("#count-failed") == "0"
     assert int(page.inner_text("#tokens").split()[0]) > 0
+    assert "$" in page.inner_text("#run-cost")  # both endpoints have prices
     page.screenshot(path=str(screenshot_dir / "labelling-run.png"), full_page=True)
     assert Item.objects.get(campaign=route).proof_id == unsure.pk
 

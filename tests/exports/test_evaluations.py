@@ -227,13 +227,16 @@ def test_endpoint_run_grades_every_labelled_proof_k_times(researcher, fake_llm, 
         runs=2,
         aggregation="mean",
     )
-    assert evaluation.total == 6 and evaluation.parameters["prompt"] == "grade_proof@v1"
+    assert evaluation.total == 6 and evaluation.parameters["prompt"] == "grade_proof@v2"
     evaluation = evaluation_run(evaluation_id=evaluation.pk)
     assert evaluation.status == "succeeded"
     assert evaluation.counts["predictions"] == 5 and evaluation.counts["failed"] == 1
     assert "no <score>" in evaluation.counts["failures"][0]
+    assert evaluation.failures.get().raw_reply == "I think it is fine."
+    assert evaluation.prompt_tokens > 0 and evaluation.completion_tokens > 0
     prompt = fake_llm.prompts()[0]
     assert "## Marking scheme\n## Checkpoints (7 pts total)" in prompt
+    assert "The mathematics decides the score" in fake_llm.log[0]["content"]
     assert "## Reference solution" in prompt
     by_proof = {
         (p.item.proof.generator, p.item.proof.problem.external_id, p.run_index): p
@@ -296,3 +299,103 @@ def test_run_form_queues_the_run(client, researcher, endpoint, django_capture_on
         reverse("exports:evaluation", args=[evaluation.pk]), headers={"HX-Request": "true"}
     ).content.decode()
     assert 'hx-trigger="every 1s"' in pending and "0 of 9 predictions" in pending
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ("unclosed think", "never closed"),
+        ("length stop", "token limit"),
+        ("missing contract phrase", "no <score>"),
+        ("out-of-range score", "'8' is not an integer from 0 to 7"),
+        ("fractional score", "'3.5' is not an integer from 0 to 7"),
+    ],
+)
+def test_an_incomplete_or_malformed_grade_is_a_failed_prediction_to_retry(
+    client,
+    researcher,
+    fake_llm,
+    endpoint,
+    django_capture_on_commit_callbacks,
+    django_assert_max_num_queries,
+    bad,
+    reason,
+):
+    from exports.services.evaluations import evaluation_run, evaluation_run_create
+    from tests.llm.fake_openai import text, unclosed_think
+
+    endpoint.input_price_per_million, endpoint.output_price_per_million = 2, 8
+    endpoint.save()
+    corpus = labelled_campaign()  # labels 5, 2, 7
+    good = "<assessment>Fine.</assessment><errors>none</errors><score>5</score>"
+    fake_llm.on(
+        "Expand $(a-b)^2$.",
+        {
+            "unclosed think": unclosed_think("The score is <score>5</score>, maybe"),
+            "length stop": text(good, finish_reason="length"),
+            "missing contract phrase": text("<assessment>Fine.</assessment> Score: 5"),
+            "out-of-range score": text(good.replace(">5<", ">8<")),
+            "fractional score": text(good.replace(">5<", ">3.5<")),
+        }[bad],
+        reply(5),
+    )
+    fake_llm.on("By AM-GM", reply(2))
+    fake_llm.on("so 2 and 3 divide it", reply(7))
+    evaluation = evaluation_run_create(
+        user=researcher, campaign=corpus.campaign, endpoint=endpoint, name="strict"
+    )
+    evaluation = evaluation_run(evaluation_id=evaluation.pk)
+    assert evaluation.status == "succeeded" and evaluation.counts["predictions"] == 2
+    failure = evaluation.failures.get()
+    assert reason in failure.reason and "<" in failure.raw_reply  # the raw reply is kept
+    assert evaluation.report["labelled_proofs"] == 2  # the failed proof is in no metric
+    client.force_login(researcher)
+    with django_assert_max_num_queries(6):
+        page = client.get(reverse("exports:evaluation", args=[evaluation.pk])).content.decode()
+    assert reason.replace("'", "&#x27;").replace("<", "&lt;").replace(">", "&gt;") in page
+    assert "Retry the failed predictions" in page and 'id="run-cost"' in page
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(reverse("exports:evaluation_retry", args=[evaluation.pk]))
+    assert response.status_code == 302 and len(callbacks) == 1
+    calls = len(fake_llm.log)
+    evaluation = evaluation_run(evaluation_id=evaluation.pk)
+    assert len(fake_llm.log) == calls + 1  # only the failed prediction is asked again
+    assert evaluation.counts["predictions"] == 3 and not evaluation.failures.exists()
+    assert evaluation.report["labelled_proofs"] == 3
+
+
+def test_an_unexpected_error_is_recorded_on_the_evaluation(researcher, fake_llm, endpoint):
+    from exports.services.evaluations import evaluation_run_create
+    from exports.tasks import evaluation_run_task
+    from llm.prompts import PromptError
+
+    corpus = labelled_campaign()
+    evaluation = evaluation_run_create(
+        user=researcher, campaign=corpus.campaign, endpoint=endpoint, name="no template"
+    )
+    GraderEvaluation.objects.filter(pk=evaluation.pk).update(
+        parameters={**evaluation.parameters, "prompt": "grade_proof@v99"}
+    )
+    with pytest.raises(PromptError):
+        evaluation_run_task(evaluation.pk)
+    evaluation.refresh_from_db()
+    assert (
+        evaluation.status == "failed" and "No prompt template grade_proof@v99" in evaluation.error
+    )
+    assert fake_llm.log == []
+
+
+def test_a_failed_endpoint_run_offers_its_retry(client, researcher, fake_llm, endpoint):
+    from exports.services.evaluations import evaluation_run, evaluation_run_create
+    from tests.llm.fake_openai import status
+
+    corpus = labelled_campaign()
+    fake_llm.on("Grade the proof below", status(400, message="model not found"))
+    evaluation = evaluation_run_create(
+        user=researcher, campaign=corpus.campaign, endpoint=endpoint, name="refused"
+    )
+    evaluation_run(evaluation_id=evaluation.pk)
+    client.force_login(researcher)
+    page = client.get(reverse("exports:evaluation", args=[evaluation.pk])).content.decode()
+    assert page.count("Retry the failed predictions") == 1 and "model not found" in page
+    assert "3 predictions without a usable reply" in page

@@ -8,7 +8,7 @@ A rule matches when every needle occurs in the request's messages; the first mat
 the order added) answers with its next reply, and keeps repeating its last one. Replies act like
 real providers: text (with usage and a finish reason), HTTP errors with a JSON error body and
 Retry-After, slow answers (beyond the client's timeout), truncated output (finish_reason
-"length"), reasoning in `<think>` blocks. Every request is logged (`fake_llm.log`), including the
+"length"), reasoning in `<think>` blocks, closed or never closed. Every request is logged (`fake_llm.log`), including the
 ones answered with an error. The server is a real socket, so a Celery worker in another process
 reaches it through the endpoint's base URL.
 """
@@ -43,6 +43,12 @@ def text(content: str, *, think: str = "", finish_reason: str = "stop") -> Reply
 def truncated(content: str, keep: float = 0.5) -> Reply:
     """The answer cut off at max_tokens: the first part of `content`, finish_reason "length"."""
     return Reply(content[: max(1, int(len(content) * keep))], 200, "length")
+
+
+def unclosed_think(reasoning: str) -> Reply:
+    """A reply that stopped while reasoning: a `<think>` block never closed (finish_reason
+    "stop", as some servers report when the reasoning parser gives up)."""
+    return Reply(f"<think>\n{reasoning}", 200, "stop")
 
 
 def status(code: int, *, retry_after: float | None = None, message: str = "") -> Reply:

@@ -20,6 +20,8 @@ EXPECTED = {
     "verifier@v1": {"problem", "proof"},
     "meta_verifier@v1": {"problem", "proof", "analysis"},
     "defect_split@v1": {"analysis"},
+    "grade_proof@v1": {"problem", "reference", "scheme", "proof"},
+    "grade_proof@v2": {"problem", "reference", "scheme", "proof"},
 }
 
 
@@ -141,9 +143,10 @@ def test_main_steps_with_and_without_approachability():
 def test_score_xml_and_boxed_scores():
     reply = "<think><score>0</score></think><score> 5 </score><assessment>Good.</assessment>"
     result = parsers.score_xml(reply)
-    assert result.score == Decimal(5) and result.fields["assessment"] == "Good."
-    with pytest.raises(parsers.OutputError, match="not a number from 0 to 7"):
-        parsers.score_xml("<score>9</score>")
+    assert result.score == 5 and result.fields["assessment"] == "Good."
+    for score in ("9", "3.5", "7/7", "-1"):
+        with pytest.raises(parsers.OutputError, match="not an integer from 0 to 7"):
+            parsers.score_xml(f"<score>{score}</score>")
     with pytest.raises(parsers.OutputError, match="no <score>"):
         parsers.score_xml("Score: 5")
     assert parsers.boxed_score(r"so the score is \boxed{\frac{1}{2}}") == Decimal("0.5")

@@ -2,7 +2,7 @@ from decimal import Decimal
 
 import pytest
 
-from llm.scores import boxed_contents, score_number, strip_think, verifier_score
+from llm.scores import boxed_contents, score_number, strip_think, unclosed_think, verifier_score
 
 OPEN = "Here is my evaluation of the solution:\nStep 1 is fine.\n"
 
@@ -11,6 +11,14 @@ def test_strip_think_keeps_what_follows_the_last_close():
     assert strip_think("<think>draft \\boxed{0}</think>\n\nAnswer") == "Answer"
     assert strip_think("a</think>b</THINK> c") == "c"
     assert strip_think("no reasoning block") == "no reasoning block"
+
+
+def test_unclosed_think_is_a_reasoning_block_no_close_ends():
+    assert unclosed_think("<think>Let me see, \\boxed{1}")
+    assert unclosed_think("<think>a</think> b <THINK> c")
+    assert not unclosed_think("<think>a</think> Here is my evaluation")
+    assert not unclosed_think("reasoning without its opening tag</think> answer")
+    assert not unclosed_think("no reasoning block")
 
 
 def test_boxed_contents_are_brace_balanced_and_skip_unclosed():

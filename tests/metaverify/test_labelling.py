@@ -11,9 +11,9 @@ from annotation.models import Item
 from problems.models import VerifierAnalysis
 from tests.annotation.factories import CampaignFactory
 from tests.factories import UserFactory
-from tests.llm.fake_openai import status, text
+from tests.llm.fake_openai import status, text, unclosed_think
 from tests.metaverify import replies
-from tests.problems.page_factories import ProofFactory
+from tests.problems.page_factories import ProofFactory, VerifierAnalysisFactory
 from tests.rubrics.generation_factories import LLMEndpointFactory
 
 pytestmark = pytest.mark.django_db
@@ -52,8 +52,10 @@ def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, adm
         kind="verify", endpoint=verifier, targets=[good, bad], samples=2, user=admin
     )
     run = verifier_runs.verifier_run_execute(run_id=run.pk)
-    assert (run.status, run.total, run.done_count, run.failed_count) == ("failed", 4, 3, 1)
-    assert "HTTP 400" in run.failures[0] and run.prompt_tokens > 0
+    # a reply without a score is a failed sample, like a refused call
+    assert (run.status, run.total, run.done_count, run.failed_count) == ("failed", 4, 2, 2)
+    assert "no \\boxed{} score" in run.failures[0] and "HTTP 400" in run.failures[1]
+    assert run.prompt_tokens > 0
     stored = {(a.proof_id, a.score, a.kept_contract) for a in VerifierAnalysis.objects.all()}
     assert stored == {
         (good.pk, Decimal("1"), True),
@@ -68,7 +70,8 @@ def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, adm
     fake_llm.rules.pop(1)
     run = verifier_runs.verifier_run_execute(run_id=run.pk)
     assert run.status == "done" and run.done_count == 4
-    assert len(fake_llm.log) == calls + 1  # only the failed sample was asked for again
+    assert len(fake_llm.log) == calls + 2  # only the two failed samples were asked for again
+    assert VerifierAnalysis.objects.filter(proof=bad, score=None).count() == 1  # raw reply kept
 
 
 def test_meta_verifier_run_rates_analyses(fake_llm, endpoints, admin):
@@ -87,7 +90,7 @@ def test_meta_verifier_run_rates_analyses(fake_llm, endpoints, admin):
         kind="meta_verify", endpoint=meta, targets=[analysis], samples=3, user=admin
     )
     run = verifier_runs.verifier_run_execute(run_id=run.pk)
-    assert run.status == "done" and run.done_count == 3
+    assert (run.status, run.done_count, run.failed_count) == ("failed", 2, 1)
     scores = sorted(
         (m.score, m.kept_contract) for m in MetaVerification.objects.all() if m.score is not None
     )
@@ -286,3 +289,112 @@ def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
     assert run.status == "done" and run.failed_count == 1
     vrun.refresh_from_db()
     assert vrun.status == "failed" and "could not be queued" in vrun.error
+
+
+INCOMPLETE_OR_MALFORMED = [
+    ("unclosed think", "never closed"),
+    ("length stop", "token limit"),
+    ("missing contract phrase", "does not open with"),
+    ("out-of-range score", "is not 0, 0.5 or 1"),
+]
+
+
+def _bad_reply(kind: str, good: str):
+    opening = good.split("\n", 1)[0]
+    return {
+        "unclosed think": unclosed_think(f"I check each step. {good}"),
+        "length stop": text(good, finish_reason="length"),
+        "missing contract phrase": text(good.replace(opening, "My review:")),
+        "out-of-range score": text(good.replace("\\boxed{1}", "\\boxed{2}")),
+    }[kind]
+
+
+@pytest.mark.parametrize(("kind", "reason"), INCOMPLETE_OR_MALFORMED)
+def test_an_incomplete_or_malformed_analysis_is_a_failed_sample(
+    fake_llm, endpoints, admin, kind, reason
+):
+    verifier, _ = endpoints
+    target = proof(kind)
+    fake_llm.on((replies.VERIFIER_NEEDLE, target.text), _bad_reply(kind, replies.CLEAN))
+    run = verifier_runs.verifier_run_start(
+        kind="verify", endpoint=verifier, targets=[target], samples=1, user=admin
+    )
+    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    assert (run.status, run.done_count, run.failed_count) == ("failed", 0, 1)
+    assert reason in run.failures[0]
+    stored = VerifierAnalysis.objects.get(proof=target)
+    assert (stored.score, stored.kept_contract) == (None, False)
+    assert reason in stored.score_problem and "final overall score" in stored.text  # raw kept
+    # the loop never labels from it either
+    loop = labelling.labelling_run_start(
+        proofs=[target], verifier=verifier, meta_verifier=verifier, n=1, m=1, k=1, user=admin
+    )
+    (outcome,) = run_loop(loop).values()
+    assert (outcome.outcome, outcome.label) == ("failed", None)
+    assert reason in outcome.reason
+
+
+@pytest.mark.parametrize(("kind", "reason"), INCOMPLETE_OR_MALFORMED)
+def test_an_incomplete_or_malformed_meta_analysis_is_a_failed_sample(
+    fake_llm, endpoints, admin, kind, reason
+):
+    verifier, meta = endpoints
+    analysis = VerifierAnalysisFactory(text=replies.GAP, score=Decimal("0.5"))
+    fake_llm.on((replies.META_NEEDLE, "divides by"), _bad_reply(kind, replies.CONFIRM))
+    run = verifier_runs.verifier_run_start(
+        kind="meta_verify", endpoint=meta, targets=[analysis], samples=1, user=admin
+    )
+    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    assert (run.status, run.done_count, run.failed_count) == ("failed", 0, 1)
+    stored = MetaVerification.objects.get(analysis=analysis)
+    assert (stored.score, stored.kept_contract) == (None, False)
+    assert reason in stored.score_problem and reason in run.failures[0]
+    # a retry asks again only for that sample, and a good reply fills it
+    fake_llm.rules.clear()
+    replies.script_meta(fake_llm, "divides by", replies.CONFIRM)
+    run = verifier_runs.verifier_run_retry(run=run)
+    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    assert (run.status, run.done_count, run.failed_count) == ("done", 1, 0)
+    assert len(fake_llm.log) == 2
+    assert MetaVerification.objects.filter(analysis=analysis).count() == 2
+
+
+def test_runs_cost_each_endpoints_tokens_at_its_prices(client, fake_llm, endpoints, admin):
+    from django.urls import reverse
+
+    verifier, meta = endpoints
+    verifier.input_price_per_million, verifier.output_price_per_million = 1, 2
+    verifier.save()
+    meta.input_price_per_million, meta.output_price_per_million = 100, 200
+    meta.save()
+    flawed = proof("costly")
+    replies.script_proof(fake_llm, flawed, replies.analysis("0", "Costly: step 3 fails."))
+    replies.script_meta(fake_llm, "Costly: step 3", replies.CONFIRM)
+    run = labelling.labelling_run_start(
+        proofs=[flawed], verifier=verifier, meta_verifier=meta, n=1, m=1, k=1, user=admin
+    )
+    run_loop(run)
+    run.refresh_from_db()
+    meta_tokens = (run.meta_prompt_tokens, run.meta_completion_tokens)
+    verifier_tokens = (
+        run.prompt_tokens - run.meta_prompt_tokens,
+        run.completion_tokens - run.meta_completion_tokens,
+    )
+    assert min(meta_tokens + verifier_tokens) > 0
+    expected = (
+        verifier_tokens[0] * 1
+        + verifier_tokens[1] * 2
+        + meta_tokens[0] * 100
+        + meta_tokens[1] * 200
+    ) / Decimal(1_000_000)
+    assert run.spend.cost == expected
+    client.force_login(admin)
+    page = client.get(reverse("adjudication:labelling-run", args=[run.pk])).content.decode()
+    assert 'id="run-cost"' in page and "$100.00 a million input" in page  # the meta price
+    vrun = verifier_runs.verifier_run_start(
+        kind="verify", endpoint=verifier, targets=[flawed], samples=1, user=admin
+    )
+    vrun = verifier_runs.verifier_run_execute(run_id=vrun.pk)
+    page = client.get(reverse("adjudication:verifier-run", args=[vrun.pk])).content.decode()
+    assert f"{vrun.prompt_tokens} prompt + {vrun.completion_tokens} completion tokens" in page
+    assert 'id="run-cost"' in page and "a million output tokens" in page

@@ -40,25 +40,31 @@ def test_presplit_run_stores_suggestions_shown_on_the_review_page(fake_llm, clie
         text(json.dumps([GAP, "a sentence the analysis never wrote"])),
     )
     fake_llm.on(("List every passage", "nothing to say"), text("No defects here."))
+    cut = analysis_item(text="Here is my evaluation of the solution: step 4 is vague.")
+    fake_llm.on(
+        ("List every passage", "step 4 is vague"),
+        text(json.dumps(["step 4 is vague"]), finish_reason="length"),
+    )
     admin = UserFactory(roles=["admin"])
     run = verifier_runs.verifier_run_start(
         kind="defect_split",
         endpoint=endpoint,
-        targets=[item.analysis, broken.analysis],
+        targets=[item.analysis, broken.analysis, cut.analysis],
         samples=5,
         user=admin,
     )
-    assert run.total == 2
+    assert run.total == 3
     run = verifier_runs.verifier_run_execute(run_id=run.pk)
-    assert (run.done_count, run.failed_count, run.status) == (1, 1, "failed")
+    assert (run.done_count, run.failed_count, run.status) == (1, 2, "failed")
     assert any("1 excerpt(s) not found" in f for f in run.failures)
     assert any("no JSON list" in f for f in run.failures)
-    (suggestion,) = DefectSuggestion.objects.all()
+    assert any("cut off at the token limit" in f for f in run.failures)
+    (suggestion,) = DefectSuggestion.objects.all()  # none from the cut-off reply
     assert ANALYSIS_TEXT[suggestion.start : suggestion.end] == GAP
     calls = len(fake_llm.log)
     verifier_runs.verifier_run_retry(run=run)
     verifier_runs.verifier_run_execute(run_id=run.pk)
-    assert len(fake_llm.log) == calls + 1  # the split analysis is not asked for again
+    assert len(fake_llm.log) == calls + 2  # the split analysis is not asked for again
 
     expert = expert_in(item.campaign)
     services.assignment_create_manual(item=item, expert=expert, assigned_by=None)

@@ -24,6 +24,6 @@ def reparse(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("rubrics", "0003_endpoint_token_prices")]
+    dependencies = [("rubrics", "0004_generation_task_may_share_a_version")]
 
     operations = [migrations.RunPython(reparse, migrations.RunPython.noop)]
