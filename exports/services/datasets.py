@@ -34,11 +34,11 @@ PROGRESS_SAVE_EVERY = 2000
 
 
 def companion_paths(data_path: Path) -> tuple[Path, Path]:
-    """The manifest and the dataset card that go beside a data file."""
-    stem = data_path.name.rsplit(".", 1)[0]
+    """The manifest and the dataset card that go beside a data file, named after the whole file
+    name (`x.csv.manifest.json`): the JSONL, CSV and Parquet files of one stem each keep their own."""
     return (
-        data_path.with_name(f"{stem}.manifest.json"),
-        data_path.with_name(f"{stem}.README.md"),
+        data_path.with_name(f"{data_path.name}.manifest.json"),
+        data_path.with_name(f"{data_path.name}.README.md"),
     )
 
 

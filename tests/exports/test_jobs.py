@@ -107,9 +107,9 @@ def test_an_interrupted_job_leaves_only_a_partial_name_and_a_rerun_completes(db,
     assert job.status == "succeeded"
     names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
     assert names == [
-        "golden-pilot-dv.README.md",
         "golden-pilot-dv.csv",
-        "golden-pilot-dv.manifest.json",
+        "golden-pilot-dv.csv.README.md",
+        "golden-pilot-dv.csv.manifest.json",
     ]
     again = export_run(job_id=job.pk)  # idempotent: a finished job is left alone
     assert again.finished_at == job.finished_at
@@ -171,9 +171,9 @@ def test_command_writes_data_manifest_and_card(db, tmp_path):
     )
     assert len(out.read_text().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "pb.README.md",
         "pb.jsonl",
-        "pb.manifest.json",
+        "pb.jsonl.README.md",
+        "pb.jsonl.manifest.json",
     ]
     with pytest.raises(CommandError, match="no campaign with slug 'nope'"):
         call_command(
