@@ -77,7 +77,8 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
                 "field": "expert_rating",
                 "from": "1-4",
                 "to": "0-7",
-                "description": "expert_rating from RefGrader's 1-4 onto 0-7 by 2x - 1",
+                "description": "expert_rating from RefGrader's 1-4 onto 0-7 by 2x - 1 (a label "
+                "between two values too: 1.5 -> 2)",
             }
         )
     rating_kind = "float" if fractional_ratings(campaign) else "int"

@@ -308,4 +308,10 @@ def export_file_path(job: ExportJob, part: str) -> Path:
         raise ExportError("this export has no file yet")
     data = Path(settings.MEDIA_ROOT) / job.file
     manifest, card = companion_paths(data)
-    return {"data": data, "manifest": manifest, "card": card}[part]
+    path = {"data": data, "manifest": manifest, "card": card}[part]
+    if part != "data" and not path.exists():
+        # jobs finished before companions took the data file's whole name: STEM.manifest.json
+        stem = data.name.rsplit(".", 1)[0]
+        legacy = path.with_name(path.name.replace(data.name, stem, 1))
+        path = legacy if legacy.exists() else path
+    return path

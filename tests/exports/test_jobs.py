@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from exports.models import ExportJob
-from exports.services import export_create, export_run
+from exports.services import export_create, export_file_path, export_run
 from tests.conftest import wait_for
 from tests.exports.factories import labelled_campaign
 from tests.factories import UserFactory
@@ -113,6 +113,12 @@ def test_an_interrupted_job_leaves_only_a_partial_name_and_a_rerun_completes(db,
     ]
     again = export_run(job_id=job.pk)  # idempotent: a finished job is left alone
     assert again.finished_at == job.finished_at
+    # a job finished before companions took the data file's whole name still serves them
+    for new, old in (("csv.manifest.json", "manifest.json"), ("csv.README.md", "README.md")):
+        (folder / f"golden-pilot-dv.{new}").rename(folder / f"golden-pilot-dv.{old}")
+    assert export_file_path(job, "manifest").name == "golden-pilot-dv.manifest.json"
+    assert export_file_path(job, "card").name == "golden-pilot-dv.README.md"
+    assert export_file_path(job, "data").name == "golden-pilot-dv.csv"
 
 
 def test_only_admins_may_export_names(db):
