@@ -111,13 +111,6 @@ def rmse(expert: Sequence[Number], predicted: Sequence[Number]) -> float:
     )
 
 
-def bias(expert: Sequence[Number], predicted: Sequence[Number]) -> float:
-    """Mean of prediction - expert: positive when the grader is lenient (agreement.bias with the
-    grader as the rater and the expert as the reference)."""
-    _check_nonempty(expert, predicted)
-    return agreement.bias(predicted, expert)
-
-
 def within(expert: Sequence[Number], predicted: Sequence[Number], tolerance: float = 1) -> float:
     """Share of predictions with |prediction - expert| <= tolerance (WTA<=1 for tolerance 1)."""
     _check_nonempty(expert, predicted)
@@ -170,7 +163,7 @@ def problem_metrics(problem: Hashable, pairs: Sequence[Pair]) -> ProblemMetrics:
         n=len(pairs),
         mae=mae(expert, predicted),
         rmse=rmse(expert, predicted),
-        bias=bias(expert, predicted),
+        bias=agreement.bias(predicted, expert),  # prediction - expert: positive when lenient
         within_1=within(expert, predicted, 1),
         tau_b_a3=kendall_tau_b_a3(expert, predicted),
         tau_b_standard=kendall_tau_b_standard(expert, predicted),

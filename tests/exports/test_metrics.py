@@ -114,8 +114,11 @@ def test_one_definition_of_kappa_confusion_and_bias():
     labels = list(range(8))
     pooled = m.pooled_metrics(expert, predicted, labels)
     assert pooled.qwk == agreement.quadratic_weighted_kappa(expert, predicted, labels)
-    assert m.bias(expert, predicted) == agreement.bias(predicted, expert) == pytest.approx(-0.2)
-    assert not hasattr(m, "quadratic_weighted_kappa") and not hasattr(m, "confusion_matrix")
+    pairs = [Pair("p", e, p) for e, p in zip(expert, predicted, strict=True)]
+    per_problem = m.problem_metrics("p", pairs)
+    assert per_problem.bias == agreement.bias(predicted, expert) == pytest.approx(-0.2)
+    for twice in ("quadratic_weighted_kappa", "confusion_matrix", "bias"):
+        assert not hasattr(m, twice)
 
 
 def test_spearman_without_ties_is_refgraders_formula():
