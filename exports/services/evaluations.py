@@ -284,7 +284,9 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
     if comparison == "0-1":
         reward_expert = expert
         reward_pred = [nearest(p, categories) for p in predicted]
-        reward_note = "on 0 / 0.5 / 1 (predictions snapped to the nearest of the three)"
+        reward_note = (
+            "on 0 / 0.5 / 1 (predictions snapped to the nearest of the three, halfway lower)"
+        )
     else:
         reward_expert = [float(ternary_of(e, "0-7", DEFAULT_CUTS)) for e in expert]
         reward_pred = [float(ternary_of(p, "0-7", DEFAULT_CUTS)) for p in predicted]
