@@ -17,6 +17,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from itertools import combinations
 from typing import TypeVar
 
+from annotation.scales import nearest, shown
+
 Number = int | float | Decimal
 Pair = tuple[Number, Number]
 Unit = TypeVar("Unit")
@@ -72,14 +74,28 @@ def _label_index(index: dict[float, int], value: float) -> int:
         raise ValueError(f"score {value:g} is not on the scale {sorted(index)}") from None
 
 
+def _category(index: dict[float, int], value: float) -> int:
+    """The position of a score in the label set; a value between two labels (a mean) is read as
+    the nearest label, halfway as the lower (annotation.scales.nearest)."""
+    found = index.get(value)
+    if found is not None:
+        return found
+    labels = list(index)
+    if not min(labels) <= value <= max(labels):
+        raise ValueError(f"score {value:g} is not on the scale {sorted(index)}")
+    return index[nearest(value, labels)]
+
+
 def confusion_matrix(
     a: Sequence[Number | None], b: Sequence[Number | None], labels: Sequence[Number]
 ) -> list[list[int]]:
-    """Counts: row = rater a's label, column = rater b's label, both in `labels` order."""
+    """Counts: row = rater a's label, column = rater b's label, both in `labels` order. A value
+    between two labels counts for the nearest (halfway: the lower); one outside them is an error.
+    The one confusion matrix of the project: expert agreement and grader evaluation use it."""
     index = _index(labels)
     matrix = [[0] * len(labels) for _ in labels]
     for x, y in _pairs(a, b):
-        matrix[_label_index(index, x)][_label_index(index, y)] += 1
+        matrix[_category(index, x)][_category(index, y)] += 1
     return matrix
 
 
@@ -89,7 +105,8 @@ def quadratic_weighted_kappa(
     """Cohen's kappa with weights (i - j)^2 / (K - 1)^2 over the label positions in `labels`.
 
     None when no pair exists or when chance disagreement is zero (both raters constant on the
-    same label): kappa is 0/0 there.
+    same label): kappa is 0/0 there. The one kappa of the project (agreement pages, labelling
+    audit, grader evaluation); the weights' constant 1 / (K - 1)^2 cancels out.
     """
     return kappa_from_matrix(confusion_matrix(a, b, labels))
 
@@ -200,7 +217,8 @@ def krippendorff_alpha_ordinal(
 
 
 def bias(scores: Sequence[Number | None], reference: Sequence[Number | None]) -> float | None:
-    """Mean signed difference score - reference (positive: the rater scores higher)."""
+    """Mean signed difference score - reference (positive: the rater scores higher). The one
+    bias of the project: an expert against the final label, a grader against the expert."""
     pairs = _pairs(scores, reference)
     if not pairs:
         return None
@@ -348,10 +366,6 @@ def item_pairs(units: Sequence[Sequence[Number | None]]) -> list[Pair]:
 POLICIES = ("mean_floor", "lower", "mean")
 
 
-def _fmt(value: Number) -> str:
-    return format(Decimal(str(value)).normalize(), "f")
-
-
 def disagreement(values: Sequence[Number]) -> Decimal:
     """Size of a disagreement: highest minus lowest score."""
     decimals = [Decimal(str(v)) for v in values]
@@ -370,7 +384,7 @@ def apply_policy(
         raise ValueError("a label needs at least one score")
     decimals = [Decimal(str(v)) for v in values]
     mean = sum(decimals) / len(decimals)
-    shown = " + ".join(_fmt(v) for v in decimals)
+    terms = " + ".join(shown(v) for v in decimals)
     if policy == "mean_floor":
         candidates = [Decimal(str(v)) for v in scale_values if Decimal(str(v)) <= mean]
         if not candidates:
@@ -378,12 +392,12 @@ def apply_policy(
         value = max(candidates)
         return (
             value,
-            f"mean_floor: ({shown}) / {len(decimals)} rounded down to the scale = {_fmt(value)}",
+            f"mean_floor: ({terms}) / {len(decimals)} rounded down to the scale = {shown(value)}",
         )
     if policy == "lower":
         value = min(decimals)
-        return value, f"lower: min({', '.join(_fmt(v) for v in decimals)}) = {_fmt(value)}"
+        return value, f"lower: min({', '.join(shown(v) for v in decimals)}) = {shown(value)}"
     if policy == "mean":
         value = mean.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-        return value, f"mean: ({shown}) / {len(decimals)} = {_fmt(value)}"
+        return value, f"mean: ({terms}) / {len(decimals)} = {shown(value)}"
     raise ValueError(f"unknown label policy {policy!r}: expected one of {', '.join(POLICIES)}")

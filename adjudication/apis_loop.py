@@ -147,6 +147,13 @@ class LabellingRunStartApi(APIView):
         k = serializers.IntegerField(min_value=1, max_value=64)
         confirm_at = serializers.ChoiceField(choices=["1", "0.5"], default="1")
         route_campaign = serializers.SlugField(required=False, allow_blank=True, default="")
+        auto_campaign = serializers.SlugField(
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text="The campaign (0 / 0.5 / 1) for the automatic labels; empty: the one of the "
+            "last run with the same configuration, or a new one.",
+        )
 
     @extend_schema(tags=["verification"], request=Input, responses={201: LabellingRunOutput})
     def post(self, request):
@@ -158,6 +165,11 @@ class LabellingRunStartApi(APIView):
             route = Campaign.objects.filter(slug=data["route_campaign"]).first()
             if route is None:
                 raise ValidationError({"route_campaign": ["no such campaign"]})
+        auto = None
+        if data["auto_campaign"]:
+            auto = Campaign.objects.filter(slug=data["auto_campaign"]).first()
+            if auto is None:
+                raise ValidationError({"auto_campaign": ["no such campaign"]})
         try:
             run = labelling.labelling_run_start(
                 proofs=list(params.proofs()),
@@ -168,6 +180,7 @@ class LabellingRunStartApi(APIView):
                 k=data["k"],
                 confirm_at=data["confirm_at"],
                 route_campaign=route,
+                auto_campaign=auto,
                 user=request.user,
             )
         except labelling.LabellingError as exc:

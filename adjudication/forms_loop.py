@@ -56,6 +56,13 @@ class LabellingRunForm(ProofSelectionForm):
         label="Route unsure proofs to",
         help_text="A proof grading campaign; empty: routed proofs are only listed.",
     )
+    auto_campaign = forms.ModelChoiceField(
+        queryset=loop_selectors.automatic_label_campaigns(),
+        required=False,
+        label="Automatic labels go to",
+        help_text="A campaign on 0 / 0.5 / 1; empty: the campaign of the last run with the same "
+        "verifier, meta-verifier, n, m, k and confirmation (a new one the first time).",
+    )
 
 
 class AuditForm(forms.Form):

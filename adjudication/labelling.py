@@ -92,7 +92,9 @@ def labelling_run_start(
     user: AbstractBaseUser | None,
 ) -> LabellingRun:
     """Creates the run, one outcome per proof, and (on commit) one job per proof. Without an
-    automatic campaign, one is created (scale 0 / 0.5 / 1) to hold the automatic labels."""
+    automatic campaign, the one of the latest run with the same configuration (verifier,
+    meta-verifier, n, m, k, confirmation) is reused, so that repeated runs gather their labels in
+    one place; only a configuration never run before gets a new campaign (scale 0 / 0.5 / 1)."""
     confirm_at = Decimal(str(confirm_at))
     problems = []
     if n < 1 or m < 1 or k < 1:
@@ -109,16 +111,25 @@ def labelling_run_start(
     if problems:
         raise LabellingError("; ".join(problems))
     if auto_campaign is None:
+        auto_campaign = _configuration_campaign(
+            verifier=verifier, meta_verifier=meta_verifier, n=n, m=m, k=k, confirm_at=confirm_at
+        )
+    if auto_campaign is None:
         auto_campaign = campaign_create(
-            name=f"Automatic labels {timezone.now():%Y-%m-%d %H:%M}",
+            name=(
+                f"Automatic labels: {verifier.name} / {meta_verifier.name}, n = {n}, m = {m}, "
+                f"k = {k}, confirm at {scales.shown(confirm_at)}"
+            )[:200],
             slug=f"auto-labels-{uuid.uuid4().hex[:10]}",
             created_by=user,
             scale="0-0.5-1",
             double_share=Decimal("0"),
             guidelines="Final labels of the automated labelling loop (source automatic).",
         )
-    elif auto_campaign.scale != "0-0.5-1":
-        raise LabellingError("auto_campaign: automatic labels need a campaign on 0 / 0.5 / 1")
+    elif auto_campaign.scale != "0-0.5-1" or auto_campaign.task_kind != TaskKind.PROOF_GRADING:
+        raise LabellingError(
+            "auto_campaign: automatic labels need a proof grading campaign on 0 / 0.5 / 1"
+        )
     run = LabellingRun.objects.create(
         proof_ids=ids,
         n=n,
@@ -137,6 +148,27 @@ def labelling_run_start(
     )
     _enqueue_on_commit([outcome.pk for outcome in outcomes])
     return run
+
+
+def _configuration_campaign(
+    *,
+    verifier: LLMEndpoint,
+    meta_verifier: LLMEndpoint,
+    n: int,
+    m: int,
+    k: int,
+    confirm_at: Decimal,
+) -> Campaign | None:
+    """The automatic campaign of the latest run with this configuration, if any."""
+    run = (
+        LabellingRun.objects.filter(
+            verifier=verifier, meta_verifier=meta_verifier, n=n, m=m, k=k, confirm_at=confirm_at
+        )
+        .select_related("auto_campaign")
+        .order_by("-pk")
+        .first()
+    )
+    return None if run is None else run.auto_campaign
 
 
 @transaction.atomic
@@ -250,8 +282,8 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
         "analyses": [
             {
                 "id": None if a is None else a.pk,
-                "score": None if r.score is None else str(r.score),
-                "meta_scores": [None if s is None else str(s) for s in r.meta_scores],
+                "score": None if r.score is None else scales.shown(r.score),
+                "meta_scores": [None if s is None else scales.shown(s) for s in r.meta_scores],
                 "valid": bool(decision.valid[i]) if decision.valid else None,
             }
             for i, (a, r) in enumerate(zip(analyses, results, strict=True))
@@ -374,12 +406,6 @@ def labelling_audit_send(
     return items
 
 
-def _to_ternary(value: Decimal, scale: str) -> Decimal:
-    if scale == "0-0.5-1":
-        return value
-    return scales.to_ternary(scales.to_0_7(value, scale))
-
-
 @dataclass
 class AuditAgreement:
     sent: int
@@ -406,17 +432,21 @@ def labelling_audit_agreement(run: LabellingRun) -> AuditAgreement:
         )
     )
     automatic, experts = [], []
-    conversion = "expert labels on 0 / 0.5 / 1"
+    conversion = (
+        "expert labels on 0 / 0.5 / 1 (a mean between two values counts as the nearest, "
+        "halfway as the lower)"
+    )
     for outcome in outcomes:
         if outcome.audit_item_id not in expert:
             continue
         scale = outcome.audit_item.campaign.scale
         if scale != "0-0.5-1":
             conversion = (
-                f"expert labels on {scale} mapped to 0-7, then 7 -> 1, 5-6 -> 0.5, 0-4 -> 0"
+                f"expert labels on {scale} mapped to 0-7, then 7 -> 1, 5-6 -> 0.5, 0-4 -> 0 "
+                "(a label between two values counts as the nearest, halfway as the lower)"
             )
         automatic.append(outcome.label)
-        experts.append(_to_ternary(expert[outcome.audit_item_id], scale))
+        experts.append(scales.ternary_of(expert[outcome.audit_item_id], scale))
     return AuditAgreement(
         sent=len(outcomes),
         labelled_by_experts=len(experts),

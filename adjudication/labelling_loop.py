@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 
+from annotation.scales import shown
+
 ONE = Decimal("1")
 
 
@@ -77,19 +79,12 @@ def loop_decision(
         for analysis in analyses
     )
     lowest = min(analysis.score for analysis in analyses)
-    if lowest < ONE:
-        lowest_valid = sum(
-            1
-            for analysis, ok in zip(analyses, valid, strict=True)
-            if ok and analysis.score == lowest
-        )
-        if lowest_valid >= k:
-            return Decision(
-                Outcome.LABELLED,
-                lowest,
-                f"{lowest_valid} valid analyses give the lowest score {lowest} (k = {k})",
-                valid,
-            )
+    at_lowest = sum(
+        1 for analysis, ok in zip(analyses, valid, strict=True) if ok and analysis.score == lowest
+    )
+    counted = f"{_analyses(at_lowest)} at the lowest score {shown(lowest)}"
+    if lowest < ONE and at_lowest >= k:
+        return Decision(Outcome.LABELLED, lowest, f"{counted}, at least k = {k}", valid)
     if not any(valid):
         reason = (
             "no analysis reports an issue"
@@ -97,10 +92,15 @@ def loop_decision(
             else f"none of the {len(issue_analyses)} analyses reporting issues is valid"
         )
         return Decision(Outcome.LABELLED, ONE, reason, valid)
+    higher = sum(valid) - at_lowest
     return Decision(
         Outcome.ROUTED,
         None,
-        f"only {sum(valid)} valid analyses reporting issues, fewer than k = {k} at the lowest "
-        f"score {lowest}",
+        f"{counted}, fewer than k = {k}"
+        + (f" ({_analyses(higher)} at higher scores)" if higher else ""),
         valid,
     )
+
+
+def _analyses(count: int) -> str:
+    return f"{count} valid analysis" if count == 1 else f"{count} valid analyses"

@@ -43,6 +43,13 @@ def grading_campaigns() -> QuerySet[Campaign]:
     return Campaign.objects.filter(task_kind=TaskKind.PROOF_GRADING, status="open").order_by("name")
 
 
+def automatic_label_campaigns() -> QuerySet[Campaign]:
+    """Campaigns that may hold the loop's automatic labels (proof grading on 0 / 0.5 / 1)."""
+    return Campaign.objects.filter(task_kind=TaskKind.PROOF_GRADING, scale="0-0.5-1").order_by(
+        "name"
+    )
+
+
 def verifier_runs_recent(limit: int = 20) -> list[VerifierRun]:
     return list(VerifierRun.objects.select_related("endpoint", "created_by")[:limit])
 

@@ -101,6 +101,7 @@ def labelling_run_create(request: HttpRequest) -> HttpResponse:
             k=data["k"],
             confirm_at=data["confirm_at"],
             route_campaign=data["route_campaign"],
+            auto_campaign=data["auto_campaign"],
             user=request.user,
         )
     except labelling.LabellingError as exc:

@@ -7,12 +7,26 @@
 `to_0_7(value, scale)` maps a value of any scale onto 0-7 where a map exists (0-0.5-1 has none:
 it is a different judgement, not a coarser 0-7); `to_ternary(value_0_7, cuts=(5, 7))` maps 0-7
 onto 0 / 0.5 / 1 by two cut points (default 7 -> 1, 5-6 -> 0.5, 0-4 -> 0).
+
+A judgement is always a value of its scale (`check_value`). A final label may fall between two
+values (the mean policy: 3.5 on 0-7, 1.5 on 1-4, 0.75 on 0 / 0.5 / 1); `check_label` accepts any
+number within the scale's range. The rule for such labels, everywhere:
+- a linear map keeps the number (1.5 on 1-4 -> 2.0 on 0-7, 2.5 -> 4.0);
+- where a scale value is needed (a cut point, a category of a confusion matrix or kappa, the
+  0 / 0.5 / 1 score), the label is read as the nearest scale value, and halfway between two as the
+  lower (`nearest`): a label counts for a value only when the experts' mean came nearer to it
+  than to the value below. So 6.5 -> 6 -> 0.5, 4.5 -> 4 -> 0, 6.67 -> 7 -> 1, 0.75 -> 0.5.
+- numeric statistics (MAE, bias, within-1, correlations) use the number itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import TypeVar
+
+N = TypeVar("N", Decimal, float)
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,12 @@ def scale_spec(scale: str) -> ScaleSpec:
         raise ScaleError(f"unknown scale {scale!r}: use one of {', '.join(SCALES)}") from exc
 
 
+def shown(value: Decimal | int | float | str) -> str:
+    """A score printed one way everywhere: no trailing zeros, no exponent ("0.5", "1", "3.5")."""
+    number = value if isinstance(value, Decimal) else _d(value)
+    return format(number.normalize(), "f")
+
+
 def check_value(value: Decimal | int | str, scale: str) -> Decimal:
     """The value as a Decimal, or ScaleError naming the allowed values."""
     spec = scale_spec(scale)
@@ -110,9 +130,28 @@ def check_value(value: Decimal | int | str, scale: str) -> Decimal:
     return number
 
 
-def to_0_7(value: Decimal | int | str, scale: str) -> Decimal:
-    """A value of `scale` on 0-7: 0-7 unchanged, 1-4 by 2x - 1. 0/0.5/1 has no 0-7 map."""
-    number = check_value(value, scale)
+def check_label(value: Decimal | int | float | str, scale: str) -> Decimal:
+    """A final label as a Decimal: any number within the scale's range (a mean may fall between
+    two values), or ScaleError naming the range."""
+    spec = scale_spec(scale)
+    number = value if isinstance(value, Decimal) else _d(value)
+    if not number.is_finite() or not spec.min <= number <= spec.max:
+        raise ScaleError(
+            f"{value} is outside the {spec.name} scale "
+            f"({format(spec.min.normalize(), 'f')} to {format(spec.max.normalize(), 'f')})"
+        )
+    return number
+
+
+def nearest(value: N, values: Sequence[N]) -> N:
+    """The value of `values` nearest to `value`; halfway between two, the lower one."""
+    return min(values, key=lambda candidate: (abs(candidate - value), candidate))
+
+
+def to_0_7(value: Decimal | int | float | str, scale: str) -> Decimal:
+    """A label of `scale` on 0-7: 0-7 unchanged, 1-4 by 2x - 1 (between values too: 1.5 -> 2).
+    0/0.5/1 has no 0-7 map."""
+    number = check_label(value, scale)
     if scale == "0-7":
         return number
     if scale == "1-4":
@@ -120,14 +159,23 @@ def to_0_7(value: Decimal | int | str, scale: str) -> Decimal:
     raise ScaleError("the 0 / 0.5 / 1 scale has no map onto 0-7")
 
 
-def to_ternary(value_0_7: Decimal | int | str, cuts: tuple[int, int] = (5, 7)) -> Decimal:
-    """0-7 onto 0 / 0.5 / 1: at least cuts[1] -> 1, at least cuts[0] -> 0.5, else 0."""
-    number = _d(value_0_7) if not isinstance(value_0_7, Decimal) else value_0_7
-    if not Decimal(0) <= number <= Decimal(7):
-        raise ScaleError(f"{value_0_7} is not on 0-7")
+def to_ternary(value_0_7: Decimal | int | float | str, cuts: tuple[int, int] = (5, 7)) -> Decimal:
+    """0-7 onto 0 / 0.5 / 1: at least cuts[1] -> 1, at least cuts[0] -> 0.5, else 0. A value
+    between two integers is read as the nearest, halfway as the lower (6.5 -> 6 -> 0.5)."""
+    number = nearest(check_label(value_0_7, "0-7"), SCALES["0-7"].values)
     low, high = cuts
     if number >= high:
         return Decimal(1)
     if number >= low:
         return Decimal("0.5")
     return Decimal(0)
+
+
+def ternary_of(
+    value: Decimal | int | float | str, scale: str, cuts: tuple[int, int] = (5, 7)
+) -> Decimal:
+    """A label of any scale on 0 / 0.5 / 1: that scale's own labels by `nearest`, the others
+    through 0-7 and the cut points."""
+    if scale == "0-0.5-1":
+        return nearest(check_label(value, scale), SCALES[scale].values)
+    return to_ternary(to_0_7(value, scale), cuts)

@@ -1,6 +1,9 @@
 """Agreement of an automatic grader with the expert labels: the metrics the source papers report.
 
-Pure Python (no Django, no numpy): every function takes plain numbers.
+Pure Python (no Django, no numpy): every function takes plain numbers. Quadratic weighted kappa,
+the confusion matrix and bias are adjudication.agreement's (one definition, shared with the
+agreement pages); an expert label or a mean of runs between two categories counts for the nearest,
+halfway for the lower (annotation.scales.nearest).
 
 - ProofBench (appendix A.3): per-problem MAE, RMSE, bias (prediction - expert), within-1 and
   Kendall's tau-b, each computed within a problem and then averaged over problems. Its tau-b counts
@@ -21,6 +24,8 @@ import statistics
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
+
+from adjudication import agreement
 
 Number = float | int
 
@@ -106,12 +111,6 @@ def rmse(expert: Sequence[Number], predicted: Sequence[Number]) -> float:
     )
 
 
-def bias(expert: Sequence[Number], predicted: Sequence[Number]) -> float:
-    """Mean of prediction - expert: positive when the grader is lenient."""
-    _check_nonempty(expert, predicted)
-    return sum(p - e for e, p in zip(expert, predicted, strict=True)) / len(expert)
-
-
 def within(expert: Sequence[Number], predicted: Sequence[Number], tolerance: float = 1) -> float:
     """Share of predictions with |prediction - expert| <= tolerance (WTA<=1 for tolerance 1)."""
     _check_nonempty(expert, predicted)
@@ -164,7 +163,7 @@ def problem_metrics(problem: Hashable, pairs: Sequence[Pair]) -> ProblemMetrics:
         n=len(pairs),
         mae=mae(expert, predicted),
         rmse=rmse(expert, predicted),
-        bias=bias(expert, predicted),
+        bias=agreement.bias(predicted, expert),  # prediction - expert: positive when lenient
         within_1=within(expert, predicted, 1),
         tau_b_a3=kendall_tau_b_a3(expert, predicted),
         tau_b_standard=kendall_tau_b_standard(expert, predicted),
@@ -226,43 +225,6 @@ def spearman(x: Sequence[Number], y: Sequence[Number]) -> float | None:
     return pearson(average_ranks(x), average_ranks(y))
 
 
-def to_category(value: Number, categories: Sequence[Number]) -> Number:
-    """The nearest category (a mean of several runs may fall between two); halves go up."""
-    return min(categories, key=lambda c: (abs(c - value), -c))
-
-
-def confusion_matrix(
-    expert: Sequence[Number], predicted: Sequence[Number], categories: Sequence[Number]
-) -> list[list[int]]:
-    """Counts: row = expert category, column = predicted category (predictions snapped to the
-    nearest category)."""
-    _check_lengths(expert, predicted)
-    index = {c: i for i, c in enumerate(categories)}
-    matrix = [[0] * len(categories) for _ in categories]
-    for e, p in zip(expert, predicted, strict=True):
-        matrix[index[to_category(e, categories)]][index[to_category(p, categories)]] += 1
-    return matrix
-
-
-def quadratic_weighted_kappa(
-    expert: Sequence[Number], predicted: Sequence[Number], categories: Sequence[Number]
-) -> float | None:
-    """Cohen's (1968) weighted kappa with w_ij = (i - j)^2 / (K - 1)^2 over the scale's K
-    categories; None when the expected disagreement is zero."""
-    _check_nonempty(expert, predicted)
-    observed = confusion_matrix(expert, predicted, categories)
-    k = len(categories)
-    n = len(expert)
-    rows = [sum(r) for r in observed]
-    cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
-    weight = [[(i - j) ** 2 / (k - 1) ** 2 for j in range(k)] for i in range(k)]
-    num = sum(weight[i][j] * observed[i][j] / n for i in range(k) for j in range(k))
-    den = sum(weight[i][j] * rows[i] * cols[j] / n / n for i in range(k) for j in range(k))
-    if den == 0:
-        return None
-    return 1 - num / den
-
-
 @dataclass(frozen=True)
 class PooledMetrics:
     n: int
@@ -282,7 +244,7 @@ def pooled_metrics(
         spearman=spearman(expert, predicted),
         mae=mae(expert, predicted),
         rmse=rmse(expert, predicted),
-        qwk=quadratic_weighted_kappa(expert, predicted, categories),
+        qwk=agreement.quadratic_weighted_kappa(expert, predicted, categories),
     )
 
 

@@ -18,8 +18,6 @@ from django.db.models import (
     Count,
     Expression,
     F,
-    Func,
-    IntegerField,
     Max,
     Min,
     OuterRef,
@@ -163,7 +161,12 @@ COMMON_TAIL = [
         "string",
         "How the final label was reached (agreement, adjudication, single, imported, automatic).",
     ),
-    Field("judgements", "int", "Number of expert judgements behind the label."),
+    Field(
+        "judgements",
+        "int",
+        "Number of submitted expert judgements of the item behind the label (all of them, also "
+        "when an adjudicator accepted one; 0 for an automatic label).",
+    ),
     Field("campaign", "string", "Campaign slug."),
     Field("licence", "string", "Licence of the source record, where the import recorded one."),
 ]
@@ -363,29 +366,20 @@ def _load_schemes(scheme_ids: set[int]) -> dict[int, SchemeColumns]:
     }
 
 
-class JSONArrayLength(Func):
-    """The length of a JSON array column, 0 for anything else (read by the database, so the
-    column is not decoded in Python)."""
-
-    output_field = IntegerField()
-    template = "COALESCE(json_array_length(%(expressions)s), 0)"
-
-    def as_postgresql(self, compiler, connection, **extra):
-        return self.as_sql(
-            compiler,
-            connection,
-            template="CASE WHEN jsonb_typeof(%(expressions)s) = 'array' "
-            "THEN jsonb_array_length(%(expressions)s) ELSE 0 END",
-            **extra,
-        )
-
-
 # The label columns every label format reads; each format adds its own.
 LABEL_COLUMNS: dict[str, str | Expression] = {
     "_pk": "id",
     "value": "value",
     "source": "source",
-    "judgements": JSONArrayLength("grade_ids"),
+    "judgements": Coalesce(
+        Subquery(
+            Grade.objects.filter(item_id=OuterRef("item_id"), status=GradeStatus.SUBMITTED)
+            .values("item_id")
+            .annotate(n=Count("id"))
+            .values("n")
+        ),
+        0,
+    ),
     "problem_pk": "item__proof__problem_id",
     "proof_licence": _licence("item__proof__metadata"),
 }

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from django.db.models import F
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Mod
 
+from adjudication.models import FinalLabel
 from annotation.models import Campaign
-from annotation.scales import to_0_7, to_ternary
+from annotation.scales import ternary_of, to_0_7
 from exports.formats.base import (
     ExportError,
     ExportOptions,
@@ -20,6 +23,34 @@ from exports.formats.base import (
 from exports.writers import Field
 
 # --- proofbench ------------------------------------------------------------------------------
+
+
+def _between_values(campaign: Campaign, *, analyses: bool, factor: int) -> bool:
+    """Whether any final label of the campaign (whatever the export's filters) is not a whole
+    multiple of 1 / factor: a mean between two values of the scale it is exported on."""
+    return (
+        FinalLabel.objects.filter(item__campaign=campaign, item__analysis__isnull=not analyses)
+        .alias(fraction=Mod(F("value") * factor, 1))
+        .exclude(fraction=0)
+        .exists()
+    )
+
+
+def fractional_ratings(campaign: Campaign) -> bool:
+    """Whether `expert_rating` is a float column for this campaign: when its policy is the mean,
+    or when any of its proof labels falls between two 0-7 values. Decided per campaign, so that
+    the column never changes type between rows, splits or files of one campaign."""
+    if campaign.label_policy == "mean":
+        return True
+    # 2x - 1 is whole when 2x is
+    return _between_values(campaign, analyses=False, factor=2 if campaign.scale == "1-4" else 1)
+
+
+def _integer(value: Decimal) -> int:
+    if value != value.to_integral_value():
+        raise ExportError(f"expert_rating {value} is not a whole number on 0-7")
+    return int(value)
+
 
 PROOFBENCH_COLUMNS = {
     "scheme_id": "scheme_id",
@@ -46,10 +77,11 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
                 "field": "expert_rating",
                 "from": "1-4",
                 "to": "0-7",
-                "description": "expert_rating from RefGrader's 1-4 onto 0-7 by 2x - 1",
+                "description": "expert_rating from RefGrader's 1-4 onto 0-7 by 2x - 1 (a label "
+                "between two values too: 1.5 -> 2)",
             }
         )
-    rating_kind = "float" if campaign.label_policy == "mean" else "int"
+    rating_kind = "float" if fractional_ratings(campaign) else "int"
     fields = [
         Field("problem_id", "string", "The problem's external id."),
         Field("problem", "string", "Problem statement (Markdown + LaTeX)."),
@@ -70,7 +102,7 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
     ] + _tail(options)
 
     def build(raw, problem, schemes):
-        value = raw["value"] if campaign.scale == "0-7" else to_0_7(raw["value"], campaign.scale)
+        value = to_0_7(raw["value"], campaign.scale)
         label_scheme = schemes.get(raw["scheme_id"])
         item_scheme = schemes.get(raw["item_scheme_id"])
         return {
@@ -82,7 +114,7 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
             or "",
             "generator": raw["generator"],
             "model_solution": raw["proof_text"],
-            "expert_rating": float(value) if rating_kind == "float" else int(value),
+            "expert_rating": float(value) if rating_kind == "float" else _integer(value),
             "metadata": {"contest": problem.contest, "contest_year": problem.year},
             "response_number": raw["sample_index"],
             "generation_prompt": raw["generation_prompt"] or "",
@@ -106,15 +138,26 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
 # --- dv --------------------------------------------------------------------------------------
 
 
-def _ternary(value: Decimal, scale: str, cuts: tuple[int, int]) -> Decimal:
-    if scale == "0-0.5-1":
-        return value
-    return to_ternary(to_0_7(value, scale), cuts)
+BETWEEN = "a label between two values counts as the nearest, halfway as the lower"
 
 
-def _ternary_conversions(scale: str, cuts: tuple[int, int], field_name: str) -> list[dict]:
+def _ternary_conversions(
+    campaign: Campaign, cuts: tuple[int, int], field_name: str, *, analyses: bool
+) -> list[dict]:
+    """How the export puts labels on 0 / 0.5 / 1: by the cut points from another scale, or, on
+    0 / 0.5 / 1 itself, only for labels between its values (when there are any)."""
+    scale = campaign.scale
     if scale == "0-0.5-1":
-        return []
+        if not _between_values(campaign, analyses=analyses, factor=2):
+            return []
+        return [
+            {
+                "field": field_name,
+                "from": scale,
+                "to": "0-0.5-1",
+                "description": f"{field_name}: {BETWEEN} (0.75 -> 0.5, 0.83 -> 1)",
+            }
+        ]
     low, high = cuts
 
     def span(a: int, b: int) -> str:
@@ -122,7 +165,8 @@ def _ternary_conversions(scale: str, cuts: tuple[int, int], field_name: str) -> 
 
     text = (
         f"{field_name} from 0-7 onto 0 / 0.5 / 1 by cut points {low} and {high}: "
-        f"{span(high, 7)} -> 1, {span(low, high - 1)} -> 0.5, {span(0, low - 1)} -> 0"
+        f"{span(high, 7)} -> 1, {span(low, high - 1)} -> 0.5, {span(0, low - 1)} -> 0; "
+        f"{BETWEEN} (6.5 -> 6)"
     )
     if scale == "1-4":
         text = f"{field_name} from 1-4 onto 0-7 by 2x - 1, then " + text.split(" from 0-7 ")[1]
@@ -159,7 +203,7 @@ def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
             "problem_id": problem.problem_id,
             "problem": problem.statement,
             "proof": raw["proof_text"],
-            "score": float(_ternary(raw["value"], campaign.scale, options.cuts)),
+            "score": float(ternary_of(raw["value"], campaign.scale, options.cuts)),
             "generator": raw["generator"],
             "native_score": float(raw["value"]),
         }
@@ -169,7 +213,7 @@ def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
         fields=fields,
         rows=lambda: _stream(campaign, options, qs, PROOF_COLUMNS, build),
         total=qs.count(),
-        conversions=_ternary_conversions(campaign.scale, options.cuts, "score"),
+        conversions=_ternary_conversions(campaign, options.cuts, "score", analyses=False),
         summary="DeepSeekMath-V2's D_v: one row per proof, (problem, proof, expert score in "
         "{0, 0.5, 1}).",
     )
@@ -207,7 +251,7 @@ def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
             "problem": problem.statement,
             "proof": raw["proof_text"],
             "analysis": raw["analysis_text"],
-            "meta_score": float(raw["value"]),
+            "meta_score": float(ternary_of(raw["value"], campaign.scale)),
             "verifier": raw["verifier"],
             "verifier_score": None if score is None else float(score),
             "generator": raw["generator"],
@@ -218,6 +262,7 @@ def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
         fields=fields,
         rows=lambda: _stream(campaign, options, qs, DMV_COLUMNS, build),
         total=qs.count(),
+        conversions=_ternary_conversions(campaign, options.cuts, "meta_score", analyses=True),
         summary="DeepSeekMath-V2's D_mv: one row per reviewed verifier analysis, (problem, proof, "
         "analysis, expert meta score in {0, 0.5, 1}).",
     )

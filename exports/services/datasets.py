@@ -34,11 +34,11 @@ PROGRESS_SAVE_EVERY = 2000
 
 
 def companion_paths(data_path: Path) -> tuple[Path, Path]:
-    """The manifest and the dataset card that go beside a data file."""
-    stem = data_path.name.rsplit(".", 1)[0]
+    """The manifest and the dataset card that go beside a data file, named after the whole file
+    name (`x.csv.manifest.json`): the JSONL, CSV and Parquet files of one stem each keep their own."""
     return (
-        data_path.with_name(f"{stem}.manifest.json"),
-        data_path.with_name(f"{stem}.README.md"),
+        data_path.with_name(f"{data_path.name}.manifest.json"),
+        data_path.with_name(f"{data_path.name}.README.md"),
     )
 
 
@@ -308,4 +308,10 @@ def export_file_path(job: ExportJob, part: str) -> Path:
         raise ExportError("this export has no file yet")
     data = Path(settings.MEDIA_ROOT) / job.file
     manifest, card = companion_paths(data)
-    return {"data": data, "manifest": manifest, "card": card}[part]
+    path = {"data": data, "manifest": manifest, "card": card}[part]
+    if part != "data" and not path.exists():
+        # jobs finished before companions took the data file's whole name: STEM.manifest.json
+        stem = data.name.rsplit(".", 1)[0]
+        legacy = path.with_name(path.name.replace(data.name, stem, 1))
+        path = legacy if legacy.exists() else path
+    return path

@@ -20,8 +20,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from adjudication import agreement
 from annotation.models import Campaign, Item
-from annotation.scales import to_0_7, to_ternary
+from annotation.scales import nearest, ternary_of, to_0_7
 from exports import metrics
 from exports.formats import DEFAULT_CUTS, first_references
 from exports.grading import PROMPT_VERSION, OutputError, grading_messages, read_reply
@@ -217,7 +218,10 @@ def evaluation_import(
 def _comparison(campaign_scale: str, prediction_scale: str) -> tuple[str, list[str]]:
     """The scale both sides are compared on, and the conversions that takes (in words)."""
     low, high = DEFAULT_CUTS
-    cuts = f"cut points {low} and {high} (7 -> 1, {low}-{high - 1} -> 0.5, 0-{low - 1} -> 0)"
+    cuts = (
+        f"cut points {low} and {high} (7 -> 1, {low}-{high - 1} -> 0.5, 0-{low - 1} -> 0; a value "
+        "between two integers counts as the nearest, halfway as the lower)"
+    )
     notes = []
     if campaign_scale == "1-4":
         notes.append("expert labels from 1-4 onto 0-7 by 2x - 1")
@@ -231,10 +235,11 @@ def _comparison(campaign_scale: str, prediction_scale: str) -> tuple[str, list[s
 
 
 def _expert_on(value: Decimal, campaign_scale: str, comparison: str) -> float:
-    if campaign_scale == "0-0.5-1":
-        return float(value)
-    on_0_7 = to_0_7(value, campaign_scale)
-    return float(to_ternary(on_0_7, DEFAULT_CUTS)) if comparison == "0-1" else float(on_0_7)
+    """An expert label on the comparison scale. On 0-7 a label between values (a mean) keeps its
+    number; on 0 / 0.5 / 1 it is read by `ternary_of` (nearest value, halfway the lower)."""
+    if comparison == "0-1":
+        return float(ternary_of(value, campaign_scale, DEFAULT_CUTS))
+    return float(to_0_7(value, campaign_scale))
 
 
 def evaluation_report(evaluation: GraderEvaluation) -> dict:
@@ -259,7 +264,7 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
     for item_id, value, problem, sample_index, proof_id in labelled:
         predicted = metrics.aggregate_runs(runs[item_id], evaluation.aggregation)
         if evaluation.prediction_scale == "0-7" and comparison == "0-1":
-            predicted = float(to_ternary(Decimal(str(round(predicted))), DEFAULT_CUTS))
+            predicted = float(ternary_of(predicted, "0-7", DEFAULT_CUTS))
         order = sample_index if sample_index is not None else proof_id
         pairs.append(
             metrics.Pair(problem, _expert_on(value, campaign.scale, comparison), predicted, order)
@@ -285,14 +290,13 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
     pooled = metrics.pooled_metrics(expert, predicted, categories)
     if comparison == "0-1":
         reward_expert = expert
-        reward_pred = [metrics.to_category(p, categories) for p in predicted]
-        reward_note = "on 0 / 0.5 / 1 (predictions snapped to the nearest of the three)"
+        reward_pred = [nearest(p, categories) for p in predicted]
+        reward_note = (
+            "on 0 / 0.5 / 1 (predictions snapped to the nearest of the three, halfway lower)"
+        )
     else:
-        reward_expert = [float(to_ternary(Decimal(str(e)), DEFAULT_CUTS)) for e in expert]
-        reward_pred = [
-            float(to_ternary(Decimal(str(metrics.to_category(p, categories))), DEFAULT_CUTS))
-            for p in predicted
-        ]
+        reward_expert = [float(ternary_of(e, "0-7", DEFAULT_CUTS)) for e in expert]
+        reward_pred = [float(ternary_of(p, "0-7", DEFAULT_CUTS)) for p in predicted]
         reward_note = "both sides from 0-7 onto 0 / 0.5 / 1 by cut points 5 and 7"
     report |= {
         "proofbench": {
@@ -331,7 +335,7 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
             "mean": metrics.mean_score_reward(reward_expert, reward_pred),
             "note": reward_note,
         },
-        "confusion_matrix": metrics.confusion_matrix(expert, predicted, categories),
+        "confusion_matrix": agreement.confusion_matrix(expert, predicted, categories),
         "best_of_n": [
             {
                 "n": p.n,

@@ -5,7 +5,9 @@ folder, a folder of files (each detected on its own) or a .zip of any of these.
 
 Every record leaves with the licence of its source in `metadata["licence"]`: its own, if the
 record states one; else the licence given for the whole import; else the licence of the public
-dataset its format comes from (`LICENCES`; none for Proofmark's generic JSONL).
+dataset its format comes from (`LICENCES`; none for Proofmark's generic JSONL, nor for a row of a
+Proofmark export, which has a `licence` column: blank there means not recorded, not the
+dataset's).
 """
 
 from __future__ import annotations
@@ -240,15 +242,24 @@ def _encoding_problem(path: Path, name: str) -> Issue | None:
 
 
 def _read_one(path: Path, fmt: str, progress: Progress, name: str, licence: str) -> Iterator[Item]:
-    stated = licence or LICENCES[fmt]
     try:
         for item in READERS[fmt](path, progress, name):
-            if stated and not isinstance(item, Issue) and not _has_licence(item.metadata):
-                item.metadata["licence"] = stated
+            if not isinstance(item, Issue):
+                _stamp_licence(item.metadata, licence, LICENCES[fmt])
             yield item
     except SourceError as exc:
         yield exc.issue
 
 
-def _has_licence(metadata: dict) -> bool:
-    return bool(metadata.get("licence") or metadata.get("license"))
+def _stamp_licence(metadata: dict, given: str, default: str) -> None:
+    """The record's own licence; else the one given for the import; else the format's dataset
+    licence, unless the record says its licence is unknown: a reader leaves `licence` empty (not
+    absent) for a row of Proofmark's own export whose licence column is blank, and that row is not
+    the public dataset's."""
+    if metadata.get("licence") or metadata.get("license"):
+        return
+    unknown = "licence" in metadata
+    metadata.pop("licence", None)
+    chosen = given or ("" if unknown else default)
+    if chosen:
+        metadata["licence"] = chosen

@@ -2,7 +2,10 @@
 
 Columns: problem_id, problem (both required), reference_solution, marking_scheme, generator,
 model_solution, expert_rating (0-7), metadata {contest, contest_year}, response_number,
-generation_prompt, and licence (Proofmark's exports add it: the licence of the source record).
+generation_prompt, and licence (Proofmark's exports add it: the licence of the source record;
+a row with the column is Proofmark's own, so a blank cell means "not recorded" and the ProofBench
+default is not applied). The other columns of Proofmark's exports (scheme_version,
+label_source, judgements, campaign, split) are known and not read.
 """
 
 from collections.abc import Iterator
@@ -38,6 +41,11 @@ COLUMNS = (
     "response_number",
     "generation_prompt",
     "licence",
+    "scheme_version",
+    "label_source",
+    "judgements",
+    "campaign",
+    "split",
 )
 UNKNOWN_GENERATOR = "unknown"
 
@@ -72,7 +80,7 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         yield from issues
         return
     contest = meta.get("contest")
-    own = {"licence": licence} if licence else {}
+    own = {"licence": licence} if "licence" in data else {}  # blank: not recorded
     yield ProblemIn(
         where,
         problem_id,

@@ -5,6 +5,7 @@ from decimal import Decimal, InvalidOperation
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from annotation.scales import shown
 from problems.rendering import preview_text, render_markdown
 
 register = template.Library()
@@ -24,12 +25,9 @@ def preview(text: str | None, limit: int = 160) -> SafeString:
 
 def _number(value) -> str:
     try:
-        number = Decimal(str(value))
+        return shown(value)
     except (InvalidOperation, ValueError):
         return str(value)
-    if not number.is_finite():
-        return str(value)
-    return format(number.normalize(), "f")  # 1.5 for 1.50, 1 for 1.00
 
 
 @register.filter
@@ -69,5 +67,5 @@ def score_grade(score) -> str:
 
 @register.filter
 def number(value) -> str:
-    """A score without trailing zeros: 1, 0.5, 0."""
+    """A score without trailing zeros: 1, 0.5, 0 (annotation.scales.shown)."""
     return "" if value is None else _number(value)

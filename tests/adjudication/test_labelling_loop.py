@@ -88,3 +88,37 @@ def test_confirm_at_half_changes_the_decision():
     analyses = [a(ZERO, HALF, HALF, ONE), a(ONE)]
     assert loop_decision(analyses, n=2, m=3, k=1).label == ONE
     assert loop_decision(analyses, n=2, m=3, k=1, confirm_at=HALF).label == ZERO
+
+
+@pytest.mark.parametrize(
+    ("analyses", "k", "reason"),
+    [
+        (
+            [a(HALF, ONE, ONE, ONE), a(HALF, ONE, ONE, ZERO), a(ONE)],
+            3,
+            "2 valid analyses at the lowest score 0.5, fewer than k = 3",
+        ),
+        (
+            [a(ZERO, ONE, ONE, ONE), a(ZERO, ZERO, ZERO, ZERO), a(HALF, ONE, ONE, ONE)],
+            2,
+            "1 valid analysis at the lowest score 0, fewer than k = 2 "
+            "(1 valid analysis at higher scores)",
+        ),
+        (
+            [a(ZERO, ONE, ONE, ONE), a(ZERO, ONE, ONE, ZERO), a(ONE)],
+            2,
+            "2 valid analyses at the lowest score 0, at least k = 2",
+        ),
+        ([a(D("1.0")), a(D("1.0"))], 1, "no analysis reports an issue"),
+    ],
+)
+def test_the_reason_states_the_count_the_decision_rests_on(analyses, k, reason):
+    """Scores read from the database come as 0.0 / 0.5 / 1.0: the reason prints them one way."""
+    analyses = [
+        AnalysisResult(
+            None if x.score is None else x.score.quantize(D("0.1")),
+            tuple(m.quantize(D("0.1")) for m in x.meta_scores),
+        )
+        for x in analyses
+    ]
+    assert loop_decision(analyses, n=len(analyses), m=3, k=k).reason == reason

@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from adjudication.metrics import campaign_agreement
 from adjudication.models import AdjudicationCase, CaseStatus, FinalLabel
 from adjudication.services import case_resolve, case_return
 from annotation.models import Item
@@ -314,3 +315,30 @@ def test_once_the_label_is_final_the_experts_may_read_the_case(client):
     response = client.get(reverse("adjudication:discussion", args=[case.pk]))
     assert response.status_code == 200 and "OTHER-VIEW" in response.content.decode()
     assert 'id="reply"' not in response.content.decode()  # the thread is closed
+
+
+@pytest.mark.parametrize("scale", ["0-7", "1-4", "0-0.5-1"])
+def test_agreement_pages_take_mean_labels_between_scale_values(client, scale):
+    """The mean policy gives 3.5 on 0-7, 1.5 on 1-4, 0.75 on 0 / 0.5 / 1: bias against such a
+    label uses the number, and the dashboard, the labels page and the CSV show it."""
+    client.force_login(UserFactory(roles=["admin"]))
+    campaign = CampaignFactory(scale=scale, label_policy="mean", tolerance=Decimal("1"))
+    low, high = {"0-7": (3, 4), "1-4": (1, 2), "0-0.5-1": (Decimal("0.5"), 1)}[scale]
+    experts = [UserFactory(username=f"mean-{n}", roles=["expert"]) for n in range(2)]
+    item = ItemFactory(campaign=campaign)
+    judge(item, low, high, experts=experts)
+    mean = (Decimal(str(low)) + Decimal(str(high))) / 2
+    # 0 / 0.5 / 1 agrees only exactly: there the mean comes from an import
+    FinalLabel.objects.update_or_create(
+        item=item, defaults={"value": mean, "scale": scale, "source": "imported"}
+    )
+    figures = campaign_agreement(campaign, n_resamples=20)
+    bias = {row["name"]: row["bias"] for row in figures.experts}
+    assert bias == {
+        "mean-0": pytest.approx(float(low - mean)),
+        "mean-1": pytest.approx(float(high - mean)),
+    }
+    for name in ("dashboard", "labels", "disagreements_csv"):
+        response = client.get(reverse(f"adjudication:{name}", args=[campaign.slug]))
+        assert response.status_code == 200, name
+    assert format(mean.normalize(), "f") in response.content.decode()

@@ -3,8 +3,11 @@ page, picks the verifier and meta-verifier endpoints and n, m, k, starts; the ru
 real Celery worker through htmx polling to the counts and token cost; then the admin sends an
 audit sample to an expert campaign. The models are the fake server."""
 
+import re
+
 import pytest
 
+from adjudication.models import LabellingOutcome, LabellingRun
 from annotation.models import Item
 from tests.annotation.factories import CampaignFactory
 from tests.factories import UserFactory
@@ -13,6 +16,17 @@ from tests.problems.page_factories import ProofFactory
 from tests.rubrics.generation_factories import LLMEndpointFactory
 
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def start_loop(page):
+    page.fill("#loop-form #id_contest", "LOOPC")
+    page.select_option("#loop-form #id_verifier", label="fake-verifier (fake-model)")
+    page.select_option("#loop-form #id_meta_verifier", label="fake-meta (fake-model)")
+    page.fill("#loop-form #id_n", "2")
+    page.fill("#loop-form #id_m", "1")
+    page.fill("#loop-form #id_k", "2")
+    page.select_option("#loop-form #id_route_campaign", label="Human labels")
+    page.click("text=Start the loop")
 
 
 def test_admin_runs_the_loop_and_audits_it(
@@ -47,14 +61,7 @@ def test_admin_runs_the_loop_and_audits_it(
     login(page, UserFactory(username="loop-admin-e2e", roles=["admin"]))
 
     page.click("nav.mainnav >> text=Verification")
-    page.fill("#loop-form #id_contest", "LOOPC")
-    page.select_option("#loop-form #id_verifier", label="fake-verifier (fake-model)")
-    page.select_option("#loop-form #id_meta_verifier", label="fake-meta (fake-model)")
-    page.fill("#loop-form #id_n", "2")
-    page.fill("#loop-form #id_m", "1")
-    page.fill("#loop-form #id_k", "2")
-    page.select_option("#loop-form #id_route_campaign", label="Human labels")
-    page.click("text=Start the loop")
+    start_loop(page)
 
     page.wait_for_url("**/adjudication/verification/loops/*/")
     page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
@@ -65,6 +72,24 @@ def test_admin_runs_the_loop_and_audits_it(
     assert "$" in page.inner_text("#run-cost")  # both endpoints have prices
     page.screenshot(path=str(screenshot_dir / "labelling-run.png"), full_page=True)
     assert Item.objects.get(campaign=route).proof_id == unsure.pk
+    progress = page.inner_text("#run-progress")
+    # the reason matches the decision, and scores print one way (never 0.50 or 1.0)
+    assert "1 valid analysis at the lowest score 0.5, fewer than k = 2" in progress
+    assert "0.5 [1] valid" in progress
+    assert not re.search(r"\b(0\.50|1\.0|0\.0)\b", progress)
+    first_run = page.url
+
+    # Back, and the same loop started again: the run gathers its labels in the same campaign.
+    page.go_back()
+    start_loop(page)
+    page.wait_for_url(lambda url: url != first_run and "/verification/loops/" in url)
+    page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
+    runs = list(LabellingRun.objects.order_by("pk"))
+    assert len(runs) == 2 and runs[0].auto_campaign_id == runs[1].auto_campaign_id
+    labelled = LabellingOutcome.objects.filter(outcome="labelled").values_list("proof_id")
+    # a proof labelled twice keeps one item, with the later label
+    assert Item.objects.filter(campaign_id=runs[0].auto_campaign_id).count() == len(set(labelled))
+    page.goto(first_run)
 
     page.select_option("#id_campaign", label="Expert audit")
     page.fill("#id_size", "5")

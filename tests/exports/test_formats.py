@@ -124,7 +124,7 @@ def test_manifest_and_card_beside_the_data_file(tmp_path):
     assert manifest["schema_version"] == 1
     assert manifest["files"]["dv.parquet"]["rows"] == 3
     assert len(manifest["files"]["dv.parquet"]["sha256"]) == 64
-    assert manifest["files"]["dv.README.md"]["size"] == card_path.stat().st_size
+    assert manifest["files"]["dv.parquet.README.md"]["size"] == card_path.stat().st_size
     assert manifest["conversions"][0]["cuts"] == [5, 7]
     assert manifest["licences"] == ["CC-BY-4.0", "MIT"]
     card = card_path.read_text()

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from exports.models import ExportJob
-from exports.services import export_create, export_run
+from exports.services import export_create, export_file_path, export_run
 from tests.conftest import wait_for
 from tests.exports.factories import labelled_campaign
 from tests.factories import UserFactory
@@ -107,12 +107,18 @@ def test_an_interrupted_job_leaves_only_a_partial_name_and_a_rerun_completes(db,
     assert job.status == "succeeded"
     names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
     assert names == [
-        "golden-pilot-dv.README.md",
         "golden-pilot-dv.csv",
-        "golden-pilot-dv.manifest.json",
+        "golden-pilot-dv.csv.README.md",
+        "golden-pilot-dv.csv.manifest.json",
     ]
     again = export_run(job_id=job.pk)  # idempotent: a finished job is left alone
     assert again.finished_at == job.finished_at
+    # a job finished before companions took the data file's whole name still serves them
+    for new, old in (("csv.manifest.json", "manifest.json"), ("csv.README.md", "README.md")):
+        (folder / f"golden-pilot-dv.{new}").rename(folder / f"golden-pilot-dv.{old}")
+    assert export_file_path(job, "manifest").name == "golden-pilot-dv.manifest.json"
+    assert export_file_path(job, "card").name == "golden-pilot-dv.README.md"
+    assert export_file_path(job, "data").name == "golden-pilot-dv.csv"
 
 
 def test_only_admins_may_export_names(db):
@@ -171,9 +177,9 @@ def test_command_writes_data_manifest_and_card(db, tmp_path):
     )
     assert len(out.read_text().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "pb.README.md",
         "pb.jsonl",
-        "pb.manifest.json",
+        "pb.jsonl.README.md",
+        "pb.jsonl.manifest.json",
     ]
     with pytest.raises(CommandError, match="no campaign with slug 'nope'"):
         call_command(

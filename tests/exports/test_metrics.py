@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 
+from adjudication import agreement
 from exports import metrics as m
 from exports.metrics import Pair
 
@@ -103,7 +104,21 @@ def test_pooled_metrics_match_scipy_and_sklearn():
 def test_qwk_by_hand():
     # Two categories {0, 1}: O = [[1, 1], [0, 2]] / 4, marginals rows (1/2, 1/2), cols (1/4, 3/4).
     # Weighted observed = 1/4; weighted expected = 1/2 * 3/4 + 1/2 * 1/4 = 1/2 -> kappa = 1/2.
-    assert m.quadratic_weighted_kappa([0, 0, 1, 1], [0, 1, 1, 1], [0, 1]) == pytest.approx(0.5)
+    qwk = m.pooled_metrics([0, 0, 1, 1], [0, 1, 1, 1], [0, 1]).qwk
+    assert qwk == pytest.approx(0.5)
+
+
+def test_one_definition_of_kappa_confusion_and_bias():
+    """The grader evaluation's kappa, confusion matrix and bias are the agreement pages' own."""
+    expert, predicted = [0, 3, 5, 7, 7], [1, 3, 4, 7, 6]
+    labels = list(range(8))
+    pooled = m.pooled_metrics(expert, predicted, labels)
+    assert pooled.qwk == agreement.quadratic_weighted_kappa(expert, predicted, labels)
+    pairs = [Pair("p", e, p) for e, p in zip(expert, predicted, strict=True)]
+    per_problem = m.problem_metrics("p", pairs)
+    assert per_problem.bias == agreement.bias(predicted, expert) == pytest.approx(-0.2)
+    for twice in ("quadratic_weighted_kappa", "confusion_matrix", "bias"):
+        assert not hasattr(m, twice)
 
 
 def test_spearman_without_ties_is_refgraders_formula():
@@ -112,9 +127,10 @@ def test_spearman_without_ties_is_refgraders_formula():
     assert m.spearman(x, y) == pytest.approx(1 - 6 * d2 / (5 * (25 - 1)))
 
 
-def test_confusion_matrix_snaps_means_to_the_nearest_category():
-    matrix = m.confusion_matrix([0, 0.5, 1, 1], [0.2, 0.75, 1, 0.4], [0, 0.5, 1])
-    assert matrix == [[1, 0, 0], [0, 0, 1], [0, 1, 1]]
+def test_confusion_matrix_reads_means_as_the_nearest_category_halfway_lower():
+    # 0.2 -> 0; 0.75 (halfway) -> 0.5; 0.4 -> 0.5; 0.8 -> 1
+    matrix = agreement.confusion_matrix([0, 0.5, 1, 1, 1], [0.2, 0.75, 1, 0.4, 0.8], [0, 0.5, 1])
+    assert matrix == [[1, 0, 0], [0, 1, 0], [0, 1, 2]]
 
 
 def test_score_reward_deepseekmath_v2():

@@ -255,6 +255,51 @@ def test_audit_sends_a_sample_to_experts_and_reports_agreement(fake_llm, endpoin
     assert LabellingOutcome.objects.filter(audit_item__isnull=False).count() == 4
 
 
+def test_repeated_runs_of_one_configuration_share_its_campaign(endpoints, admin):
+    verifier, meta = endpoints
+    first_proof, second_proof = proof("first"), proof("second")
+
+    def start(proofs, **overrides):
+        settings = {"n": 2, "m": 1, "k": 1} | overrides
+        return labelling.labelling_run_start(
+            proofs=proofs, verifier=verifier, meta_verifier=meta, user=admin, **settings
+        )
+
+    first = start([first_proof])
+    again = start([second_proof])
+    other = start([first_proof], k=2)
+    assert again.auto_campaign_id == first.auto_campaign_id
+    assert other.auto_campaign_id != first.auto_campaign_id
+    assert "n = 2, m = 1, k = 2" in other.auto_campaign.name
+    chosen = CampaignFactory(scale="0-0.5-1")
+    assert start([second_proof], auto_campaign=chosen).auto_campaign_id == chosen.pk
+    with pytest.raises(labelling.LabellingError, match="auto_campaign"):
+        start([second_proof], auto_campaign=CampaignFactory(scale="0-7"))
+
+
+def test_the_audit_reads_expert_means_between_values(fake_llm, endpoints, admin):
+    verifier, meta = endpoints
+    proofs = [proof(f"mean {i}") for i in range(3)]
+    for p in proofs:
+        replies.script_proof(fake_llm, p, replies.CLEAN)
+    run = labelling.labelling_run_start(
+        proofs=proofs, verifier=verifier, meta_verifier=meta, n=1, m=1, k=1, user=admin
+    )
+    run_loop(run)
+    experts = CampaignFactory(scale="0-7", label_policy="mean", double_share=Decimal("0"))
+    items = labelling.labelling_audit_send(run=run, campaign=experts, size=3, seed=0)
+    from adjudication.services import final_label_set
+
+    for item, value in zip(items, ["6.5", "6.67", "4.5"], strict=True):
+        final_label_set(
+            item=item, value=Decimal(value), source="agreement", policy="test", grade_ids=[]
+        )
+    report = labelling.labelling_audit_agreement(run)
+    # automatic 1 (clean) against 6.5 -> 0.5, 6.67 -> 1, 4.5 -> 0
+    assert report.matrix == [[0, 0, 0], [0, 0, 0], [1, 1, 1]]
+    assert "halfway as the lower" in report.conversion
+
+
 @pytest.fixture
 def dead_broker():
     """The Celery app pointed at a port where no broker listens (restored afterwards)."""

@@ -13,8 +13,8 @@ from exports.writers import FILE_TYPES
 
 class Command(BaseCommand):
     help = (
-        "Exports a campaign's labelled dataset to PATH, with its manifest (PATH stem + "
-        ".manifest.json) and dataset card (stem + .README.md) beside it."
+        "Exports a campaign's labelled dataset to PATH, with its manifest (PATH + "
+        ".manifest.json) and dataset card (PATH + .README.md) beside it."
     )
 
     def add_arguments(self, parser):
