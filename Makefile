@@ -5,19 +5,27 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 DEPS_STAMP := $(VENV)/.deps-installed
+LOCK := requirements.lock
 NPM_STAMP := node_modules/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/proofmark
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test lint format bench deps services chromium clean
+.PHONY: run test lint format bench deps lock services chromium clean
 
-$(DEPS_STAMP): pyproject.toml scripts/requirements.py
+$(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found " + sys.version.split()[0] + ")")'
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) scripts/requirements.py > $(VENV)/requirements.txt
-	$(PY) -m pip install --quiet -r $(VENV)/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+
+# The packages come from the lock file only, each checked against its hashes.
+$(DEPS_STAMP): $(LOCK) | $(PY)
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
 	@touch $@
+
+# Re-resolves pyproject.toml's requirements (runtime and dev) into the lock file, with hashes.
+lock: | $(PY)
+	@$(PY) -m uv --version >/dev/null 2>&1 || $(PY) -m pip install --quiet uv
+	$(PY) -m uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+		--generate-hashes --quiet --output-file $(LOCK)
 
 $(NPM_STAMP): package.json package-lock.json
 	@command -v npm >/dev/null || { echo "npm is needed for htmx and KaTeX: apt-get install -y nodejs npm"; exit 1; }
