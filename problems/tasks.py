@@ -3,6 +3,7 @@
 from celery import shared_task
 from django.db import OperationalError
 
+from jobs.services import job_run
 from problems.services import import_job_fail, import_job_run
 
 MAX_RETRIES = 3
@@ -12,7 +13,7 @@ MAX_RETRIES = 3
 def import_run(self, job_id: int) -> None:
     """Runs an import job; retries (with backoff) only when the database connection fails."""
     try:
-        import_job_run(job_id=job_id)
+        job_run("import", job_id, lambda: import_job_run(job_id=job_id))
     except OperationalError as exc:
         if self.request.retries >= MAX_RETRIES:
             import_job_fail(job_id=job_id, message=f"The database was unavailable: {exc}")

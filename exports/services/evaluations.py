@@ -17,6 +17,7 @@ from decimal import Decimal
 import orjson
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import Campaign, Item
@@ -385,6 +386,14 @@ def evaluation_run_create(
     return evaluation
 
 
+def evaluation_fail(*, evaluation_id: int, reason: str) -> None:
+    """Records a failure outside the run's own work (its worker kept dying); the predictions
+    stored so far stay, for a later run to complete."""
+    GraderEvaluation.objects.filter(pk=evaluation_id).exclude(status=JobStatus.SUCCEEDED).update(
+        status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
+    )
+
+
 def _labelled_proof_items(campaign: Campaign):
     return Item.objects.filter(
         campaign=campaign, analysis__isnull=True, final_label__isnull=False
@@ -403,7 +412,9 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
     )
     if evaluation.status == JobStatus.SUCCEEDED:
         return evaluation
-    GraderEvaluation.objects.filter(pk=evaluation.pk).update(status=JobStatus.RUNNING)
+    GraderEvaluation.objects.filter(pk=evaluation.pk).update(
+        status=JobStatus.RUNNING, attempts=F("attempts") + 1, error=""
+    )
     client = LLMClient(llm_config(evaluation.endpoint, evaluation.parameters))
     done = set(evaluation.predictions.values_list("item_id", "run_index"))
     failures: list[str] = []
