@@ -48,6 +48,9 @@ test: deps services chromium
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
 		$(PY) -m pytest $(PYTEST_ARGS)
+	@echo "The database tests again on the embedded default (SQLite, filesystem broker):"
+	env -u DATABASE_URL -u CELERY_BROKER_URL PROOFMARK_RUN_DIR=$(CURDIR)/.run/test-sqlite DEBUG=true \
+		$(PY) -m pytest --ignore=tests/e2e -m "not e2e and not worker" $(PYTEST_ARGS)
 
 lint: deps
 	$(VENV)/bin/ruff check .
