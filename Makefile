@@ -50,7 +50,7 @@ test: deps services chromium
 		$(PY) -m pytest $(PYTEST_ARGS)
 	@echo "The database tests again on the embedded default (SQLite, filesystem broker):"
 	env -u DATABASE_URL -u CELERY_BROKER_URL PROOFMARK_RUN_DIR=$(CURDIR)/.run/test-sqlite DEBUG=true \
-		$(PY) -m pytest --ignore=tests/e2e -m "not e2e and not worker" $(PYTEST_ARGS)
+		$(PY) -m pytest --ignore=tests/e2e -m "not e2e and not worker and not postgresql" $(PYTEST_ARGS)
 
 lint: deps
 	$(VENV)/bin/ruff check .
