@@ -189,3 +189,14 @@ def test_a_job_waiting_for_its_retry_is_left_alone_until_it_is_due():
     assert task.status == "retrying"
     assert task.heartbeat_at > timezone.now() + timedelta(minutes=9)
     assert jobs_sweep(queued=0).requeued == []
+
+
+def test_the_command_runs_the_sweep_once(media, capsys, django_capture_on_commit_callbacks):
+    from django.core.management import call_command
+
+    corpus = labelled_campaign()
+    stuck = export_of(corpus, status="running", silent_minutes=30)
+    with django_capture_on_commit_callbacks(execute=False):
+        call_command("sweep_jobs")
+    assert f"queued again: [('export', {stuck.pk})]" in capsys.readouterr().out
+    assert ExportJob.objects.get(pk=stuck.pk).status == "pending"
