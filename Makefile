@@ -5,19 +5,27 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 DEPS_STAMP := $(VENV)/.deps-installed
+LOCK := requirements.lock
 NPM_STAMP := node_modules/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/proofmark
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test lint format bench deps services chromium clean
+.PHONY: run test lint format bench deps lock services chromium clean
 
-$(DEPS_STAMP): pyproject.toml scripts/requirements.py
+$(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found " + sys.version.split()[0] + ")")'
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) scripts/requirements.py > $(VENV)/requirements.txt
-	$(PY) -m pip install --quiet -r $(VENV)/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+
+# The packages come from the lock file only, each checked against its hashes.
+$(DEPS_STAMP): $(LOCK) | $(PY)
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
 	@touch $@
+
+# Re-resolves pyproject.toml's requirements (runtime and dev) into the lock file, with hashes.
+lock: | $(PY)
+	@$(PY) -m uv --version >/dev/null 2>&1 || $(PY) -m pip install --quiet uv
+	$(PY) -m uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+		--generate-hashes --quiet --output-file $(LOCK)
 
 $(NPM_STAMP): package.json package-lock.json
 	@command -v npm >/dev/null || { echo "npm is needed for htmx and KaTeX: apt-get install -y nodejs npm"; exit 1; }
@@ -40,6 +48,9 @@ test: deps services chromium
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
 		$(PY) -m pytest $(PYTEST_ARGS)
+	@echo "The database tests again on the embedded default (SQLite, filesystem broker):"
+	env -u DATABASE_URL -u CELERY_BROKER_URL PROOFMARK_RUN_DIR=$(CURDIR)/.run/test-sqlite DEBUG=true \
+		$(PY) -m pytest --ignore=tests/e2e -m "not e2e and not worker and not postgresql" $(PYTEST_ARGS)
 
 lint: deps
 	$(VENV)/bin/ruff check .

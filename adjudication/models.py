@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from jobs.models import JobLiveness
 from rubrics.models import TokenSpend, token_spend
 
 
@@ -199,7 +200,7 @@ class VerifierRunKind(models.TextChoices):
     DEFECT_SPLIT = "defect_split", "Pre-split of analyses into claimed defects (suggestions)"
 
 
-class VerifierRun(models.Model):
+class VerifierRun(JobLiveness):
     """A verifier endpoint over a selection of proofs (`samples` analyses per proof), or a
     meta-verifier endpoint over a selection of analyses (`samples` meta-analyses each); the row
     the run page reads for status, progress, failures and tokens."""
@@ -217,7 +218,6 @@ class VerifierRun(models.Model):
     done_count = models.PositiveIntegerField(default=0)
     failed_count = models.PositiveIntegerField(default=0)
     failures = models.JSONField(default=list, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     error = models.TextField(blank=True)
@@ -386,7 +386,7 @@ class LoopOutcome(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class LabellingOutcome(models.Model):
+class LabellingOutcome(JobLiveness):
     """What the loop decided for one proof of a run, and why."""
 
     run = models.ForeignKey(LabellingRun, on_delete=models.CASCADE, related_name="outcomes")
@@ -405,7 +405,6 @@ class LabellingOutcome(models.Model):
     details = models.JSONField(
         default=dict, blank=True, help_text="Per analysis: id, score, meta scores, valid."
     )
-    attempts = models.PositiveSmallIntegerField(default=0)
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     meta_prompt_tokens = models.PositiveBigIntegerField(default=0)

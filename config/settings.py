@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(os.environ.get("PROOFMARK_RUN_DIR", BASE_DIR / ".run"))
@@ -50,6 +51,7 @@ INSTALLED_APPS = [
     "annotation",
     "adjudication",
     "exports",
+    "jobs",
 ]
 
 MIDDLEWARE = [
@@ -176,17 +178,43 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "data_folder_in": str(_broker_dir / "out"),
         "data_folder_out": str(_broker_dir / "out"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
     else {}
 )
+if CELERY_BROKER_URL.startswith("filesystem"):
+    for _folder in ("out", "processed", "control"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "proofmark")
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# Jobs (the jobs app): a worker beats every JOB_HEARTBEAT_SECONDS while it runs a job; celery
+# beat sends the sweep every JOB_SWEEP_SECONDS, which queues again a job silent for
+# JOB_STALE_SECONDS, or fails it after JOB_MAX_ATTEMPTS runs (bound: stale + sweep, 3 minutes).
+# The sweep has a queue of its own, so that it never waits behind a long queue of jobs.
+JOB_HEARTBEAT_SECONDS = float(os.environ.get("JOB_HEARTBEAT_SECONDS", "30"))
+JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", "120"))
+JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "60"))
+JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
+CELERY_TASK_QUEUES = [
+    Queue(CELERY_TASK_DEFAULT_QUEUE),
+    Queue(f"{CELERY_TASK_DEFAULT_QUEUE}.sweep"),
+]
+CELERY_TASK_ROUTES = {"jobs.sweep": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}.sweep"}}
+CELERY_BEAT_SCHEDULE = {
+    "jobs-sweep": {
+        "task": "jobs.sweep",
+        "schedule": JOB_SWEEP_SECONDS,
+        "options": {"expires": JOB_SWEEP_SECONDS},
+    }
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
 
 # Language models: any OpenAI-compatible endpoint. Without a base URL, features that need a
 # model say so and everything else works.

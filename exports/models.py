@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from jobs.models import JobLiveness
 from rubrics.models import TokenSpend, token_spend
 
 
@@ -30,14 +31,13 @@ class JobStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class ExportJob(models.Model):
+class ExportJob(JobLiveness):
     """One export: the row its page polls for progress and the download reads.
 
     `file` names the data file only once it is complete (written under a temporary name and
     renamed); the manifest and the dataset card sit beside it. A running job's worker renews
     `heartbeat_at` as it goes; `attempts` counts the runs that took the job, and only the latest
-    may write to the row (exports.services.export_jobs_requeue_stale restarts a job whose
-    worker died).
+    may write to the row (jobs.services.jobs_sweep restarts a job whose worker died).
     """
 
     campaign = models.ForeignKey(
@@ -62,10 +62,6 @@ class ExportJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(
-        null=True, blank=True, help_text="Last sign of life of the worker (or when queued)."
-    )
-    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -109,7 +105,7 @@ class PredictionSource(models.TextChoices):
     ENDPOINT = "endpoint", "A grader endpoint run over the campaign's labelled proofs"
 
 
-class GraderEvaluation(models.Model):
+class GraderEvaluation(JobLiveness):
     """An automatic grader's predictions for a campaign's proofs, and the report against the final
     labels. Predictions are on `prediction_scale` ("0-7" or "0-1")."""
 

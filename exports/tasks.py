@@ -1,20 +1,25 @@
-"""Background jobs of the exports app: each takes an id and records its state on its row."""
+"""Background jobs of the exports app: each takes an id and records its state on its row
+(jobs.services.job_run: skipped when finished or alive elsewhere, a heartbeat while it runs)."""
 
 from celery import shared_task
 
 from exports.services.datasets import export_run
-from exports.services.evaluations import evaluation_run, evaluation_run_fail
+from exports.services.evaluations import evaluation_fail, evaluation_run
+from jobs.services import job_run
 
 
 @shared_task(name="exports.export_run", acks_late=True)
 def export_run_task(job_id: int) -> None:
-    export_run(job_id=job_id)
+    job_run("export", job_id, lambda: export_run(job_id=job_id))
 
 
 @shared_task(name="exports.evaluation_run", acks_late=True)
 def evaluation_run_task(evaluation_id: int) -> None:
-    try:
-        evaluation_run(evaluation_id=evaluation_id)
-    except Exception as exc:
-        evaluation_run_fail(evaluation_id=evaluation_id, reason=f"unexpected error: {exc}")
-        raise
+    def body() -> None:
+        try:
+            evaluation_run(evaluation_id=evaluation_id)
+        except Exception as exc:
+            evaluation_fail(evaluation_id=evaluation_id, reason=f"unexpected error: {exc}")
+            raise
+
+    job_run("grader_evaluation", evaluation_id, body)

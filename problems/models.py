@@ -8,6 +8,8 @@ from decimal import Decimal
 from django.db import models
 from django.db.models import Q
 
+from jobs.models import JobLiveness
+
 
 class Topic(models.TextChoices):
     ALGEBRA = "A", "Algebra"
@@ -126,7 +128,7 @@ class VerifierAnalysis(models.Model):
         return f"{self.proof} / {self.verifier} #{self.sample_key}"
 
 
-class ImportJob(models.Model):
+class ImportJob(JobLiveness):
     """One import from the upload page or the API: the row its page reads for progress."""
 
     class Status(models.TextChoices):

@@ -224,6 +224,20 @@ def generation_task_unqueued(*, task_id: int, reason: str) -> None:
     _run_refresh(task.run_id)
 
 
+@transaction.atomic
+def generation_task_fail(*, task_id: int, reason: str) -> None:
+    """Records a failure outside the workflow's own (its worker kept dying), to retry from the
+    page."""
+    task = GenerationTask.objects.select_for_update().get(pk=task_id)
+    if task.status in (TaskStatus.DONE, TaskStatus.FAILED):
+        return
+    task.status = TaskStatus.FAILED
+    task.error = reason
+    task.finished_at = timezone.now()
+    task.save(update_fields=["status", "error", "finished_at", "updated_at"])
+    _run_refresh(task.run_id)
+
+
 def _run_refresh(run_id: int) -> GenerationRun:
     """Recounts the run's tasks and tokens under a lock on the run row."""
     run = GenerationRun.objects.select_for_update().get(pk=run_id)

@@ -8,6 +8,8 @@ from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
 
+from jobs.models import JobLiveness
+
 MILLION = Decimal(1_000_000)
 
 
@@ -331,7 +333,7 @@ class TaskStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class GenerationTask(models.Model):
+class GenerationTask(JobLiveness):
     """One problem of a run: one Celery job, its attempts, the raw replies and the scheme."""
 
     run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="tasks")
@@ -341,7 +343,6 @@ class GenerationTask(models.Model):
     status = models.CharField(
         max_length=20, choices=TaskStatus.choices, default=TaskStatus.PENDING, db_index=True
     )
-    attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     raw_responses = models.JSONField(
         default=list, blank=True, help_text="The model calls of the last attempt, raw."

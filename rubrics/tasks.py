@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from jobs.services import job_run
 from llm.client import LLMTransientError
 
 from .generation import generation_task_execute
@@ -20,7 +21,11 @@ def generate_scheme(self, task_id: int) -> None:
     scheme created once); a provider that is still rate-limiting or failing after the client's
     own retries gets the job retried later, and the last try records the failure."""
     final = self.request.retries >= self.max_retries
-    try:
-        generation_task_execute(task_id=task_id, final_attempt=final)
-    except LLMTransientError as exc:
-        raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
+
+    def body() -> None:
+        try:
+            generation_task_execute(task_id=task_id, final_attempt=final)
+        except LLMTransientError as exc:
+            raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
+
+    job_run("scheme_generation", task_id, body)

@@ -109,35 +109,9 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     import redis
 
     redis.Redis.from_url(broker).flushdb()
-    db = settings.DATABASES["default"]
-    env = dict(os.environ)
-    env["DATABASE_URL"] = (
-        f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-    )
-    env["CELERY_BROKER_URL"] = broker
-    env["CELERY_TASK_ALWAYS_EAGER"] = "false"
     (ROOT / ".run").mkdir(exist_ok=True)
     log = (ROOT / ".run" / "test-worker.log").open("w")  # noqa: SIM115 (closed at teardown)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--pool=threads",
-            "--concurrency=4",
-            "--loglevel=INFO",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    proc = celery_process("worker", env={"CELERY_BROKER_URL": broker}, log=log)
     from config.celery import app
 
     deadline = time.monotonic() + 60
@@ -156,6 +130,38 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     except subprocess.TimeoutExpired:
         proc.kill()
     log.close()
+
+
+def worker_database_url() -> str:
+    db = settings.DATABASES["default"]
+    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def celery_process(command: str, *, env: dict, log) -> subprocess.Popen:
+    """`celery worker` (threads) or `celery beat` in a process of its own, on the test database,
+    eager mode off, `env` over the test's environment."""
+    options = {
+        "worker": [
+            "--pool=threads",
+            "--concurrency=8",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        "beat": [],
+    }[command]
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", command, "--loglevel=INFO", *options],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DATABASE_URL": worker_database_url(),
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+            **env,
+        },
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
 
 
 def wait_for(predicate, timeout: float = 60.0, interval: float = 0.2):

@@ -4,8 +4,8 @@ from exports.services.datasets import (
     companion_paths,
     dataset_write,
     export_create,
+    export_fail,
     export_file_path,
-    export_jobs_requeue_stale,
     export_run,
 )
 
@@ -14,6 +14,6 @@ __all__ = [
     "dataset_write",
     "export_create",
     "export_file_path",
-    "export_jobs_requeue_stale",
+    "export_fail",
     "export_run",
 ]

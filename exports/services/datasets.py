@@ -5,15 +5,11 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Campaign
@@ -160,24 +156,16 @@ def export_create(
     return job
 
 
-STALE_AFTER = timedelta(minutes=10)  # a running job silent this long has lost its worker
-MAX_ATTEMPTS = 3
-
-
 @transaction.atomic
 def _export_take(job_id: int) -> ExportJob | None:
-    """Takes the job for this run (None if it is done or its worker is alive)."""
+    """Takes the job for this run (None if it is done); jobs.services.job_run has checked that
+    no live worker holds it."""
     job = (
         ExportJob.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=job_id)
     )
-    now = timezone.now()
-    alive = (
-        job.status == JobStatus.RUNNING
-        and job.heartbeat_at
-        and job.heartbeat_at >= now - STALE_AFTER
-    )
-    if job.status == JobStatus.SUCCEEDED or alive:
+    if job.status == JobStatus.SUCCEEDED:
         return None
+    now = timezone.now()
     job.status = JobStatus.RUNNING
     job.started_at = job.heartbeat_at = now
     job.processed = 0
@@ -194,10 +182,10 @@ class _Superseded(Exception):
 
 
 def export_run(*, job_id: int) -> ExportJob:
-    """Builds the job's files. Idempotent: a finished job is left alone, and so is a job whose
-    worker is alive (fresh heartbeat); a job found running with a stale heartbeat (its worker
-    died) starts again from nothing, its partial files never having been renamed. Each run takes
-    the job by incrementing `attempts` and writes to the row only while that count is its own."""
+    """Builds the job's files. Idempotent: a finished job is left alone; a job run again after
+    its worker died starts from nothing, its partial files never having been renamed. Each run
+    takes the job by incrementing `attempts` and writes to the row only while that count is its
+    own."""
     job = _export_take(job_id)
     if job is None:
         return ExportJob.objects.get(pk=job_id)
@@ -250,56 +238,13 @@ def export_run(*, job_id: int) -> ExportJob:
     return ExportJob.objects.get(pk=job.pk)
 
 
-@dataclass
-class Sweep:
-    requeued: list[int] = field(default_factory=list)
-    failed: list[int] = field(default_factory=list)
-
-
-def export_jobs_requeue_stale(
-    *, stale_after: timedelta = STALE_AFTER, max_attempts: int = MAX_ATTEMPTS
-) -> Sweep:
-    """Restarts the export jobs whose worker died. Idempotent, cheap enough to run on every
-    exports page load, and safe when two sweeps meet (each job is changed only if still as
-    found, and queued by the sweep that changed it).
-
-    A job running without a heartbeat for `stale_after` is queued again, its partial files
-    removed; after `max_attempts` runs it is marked failed with the reason instead, and every
-    file it left is removed, so that nothing under its name looks complete. A job still waiting
-    after `stale_after` (its queue message lost) is queued again.
-    """
-    now = timezone.now()
-    cutoff = now - stale_after
-    sweep = Sweep()
-    stale = (
-        ExportJob.objects.filter(status__in=(JobStatus.PENDING, JobStatus.RUNNING))
-        .alias(beat=Coalesce("heartbeat_at", "started_at", "created_at"))
-        .filter(beat__lt=cutoff)
+def export_fail(*, job_id: int, reason: str) -> None:
+    """Records a failure outside the export's own work (its worker kept dying) and removes every
+    file the job left, so that nothing under its name looks complete."""
+    ExportJob.objects.filter(pk=job_id).exclude(status=JobStatus.SUCCEEDED).update(
+        status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
     )
-    found = stale.annotate(last=F("beat")).values_list("pk", "status", "attempts", "last")
-    for pk, status, attempts, beat in found:
-        same = stale.filter(pk=pk, status=status, attempts=attempts)
-        silent = f"its worker stopped (no sign of it since {beat:%Y-%m-%d %H:%M} UTC)"
-        if status == JobStatus.RUNNING and attempts >= max_attempts:
-            if same.update(
-                status=JobStatus.FAILED,
-                error=f"{silent}, {attempts} times",
-                finished_at=now,
-            ):
-                shutil.rmtree(export_dir() / str(pk), ignore_errors=True)
-                sweep.failed.append(pk)
-            continue
-        note = {"error": f"Queued again: {silent}"} if status == JobStatus.RUNNING else {}
-        if same.update(status=JobStatus.PENDING, heartbeat_at=now, processed=0, **note):
-            for partial in (export_dir() / str(pk)).glob(".*.partial-*"):
-                partial.unlink(missing_ok=True)
-            sweep.requeued.append(pk)
-    if sweep.requeued:
-        from exports.tasks import export_run_task
-
-        ids = list(sweep.requeued)
-        transaction.on_commit(lambda: [export_run_task.delay(pk) for pk in ids])
-    return sweep
+    shutil.rmtree(export_dir() / str(job_id), ignore_errors=True)
 
 
 def export_file_path(job: ExportJob, part: str) -> Path:

@@ -396,6 +396,14 @@ def evaluation_run_create(
     return evaluation
 
 
+def evaluation_fail(*, evaluation_id: int, reason: str) -> None:
+    """Records a failure outside the run's own work (its worker kept dying); the predictions
+    stored so far stay, for a later run to complete."""
+    GraderEvaluation.objects.filter(pk=evaluation_id).exclude(status=JobStatus.SUCCEEDED).update(
+        status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
+    )
+
+
 def _labelled_proof_items(campaign: Campaign):
     return Item.objects.filter(
         campaign=campaign, analysis__isnull=True, final_label__isnull=False
@@ -416,7 +424,9 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
     )
     if evaluation.status == JobStatus.SUCCEEDED:
         return evaluation
-    GraderEvaluation.objects.filter(pk=evaluation.pk).update(status=JobStatus.RUNNING, error="")
+    GraderEvaluation.objects.filter(pk=evaluation.pk).update(
+        status=JobStatus.RUNNING, attempts=F("attempts") + 1, error=""
+    )
     client = LLMClient(llm_config(evaluation.endpoint, evaluation.parameters))
     prompt = evaluation.parameters.get("prompt") or PROMPT_VERSION
     done = set(evaluation.predictions.values_list("item_id", "run_index"))
@@ -524,14 +534,6 @@ def _store_replies(
     GraderEvaluation.objects.filter(pk=evaluation.pk).update(
         prompt_tokens=F("prompt_tokens") + usage.prompt_tokens,
         completion_tokens=F("completion_tokens") + usage.completion_tokens,
-    )
-
-
-def evaluation_run_fail(*, evaluation_id: int, reason: str) -> None:
-    """Records a failure outside the run's own work (an unexpected error) on the row, so the
-    page never shows "running" forever; the predictions made are kept and Retry is offered."""
-    GraderEvaluation.objects.filter(pk=evaluation_id).update(
-        status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
     )
 
 

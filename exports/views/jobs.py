@@ -1,7 +1,5 @@
 """Export pages: the list with its form, a job's page with live progress, and the downloads.
-
-Both pages (and their polls) first restart the jobs whose worker died (one cheap query when
-there are none), so a job stuck in "running" is noticed by whoever is watching it."""
+(A job whose worker died is restarted by the jobs sweep that celery beat runs, not by a page.)"""
 
 from django.contrib import messages
 from django.http import FileResponse, Http404
@@ -12,7 +10,7 @@ from config.roles import Role, has_role, role_required
 from exports import selectors
 from exports.formats import ExportError
 from exports.forms import ExportForm
-from exports.services import export_create, export_file_path, export_jobs_requeue_stale
+from exports.services import export_create, export_file_path
 
 READERS = (Role.ADMIN, Role.RESEARCHER)
 JOBS_SHOWN = 50
@@ -40,7 +38,6 @@ def export_list(request):
         else:
             messages.success(request, f"Export {job.pk} queued.")
             return redirect("exports:detail", job_id=job.pk)
-    export_jobs_requeue_stale()
     jobs = list(selectors.export_jobs_for_user(request.user)[:JOBS_SHOWN])
     context = {"form": form, "jobs": jobs, "any_active": any(j.is_active for j in jobs)}
     if request.htmx and request.method == "GET":
@@ -50,7 +47,6 @@ def export_list(request):
 
 @role_required(*READERS)
 def export_detail(request, job_id: int):
-    export_jobs_requeue_stale()
     job = selectors.export_job_for_user(request.user, job_id)
     template = "exports/_job_status.html" if request.htmx else "exports/export_detail.html"
     return render(request, template, {"job": job})

@@ -9,6 +9,7 @@ from pathlib import Path
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connections, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from problems.models import ImportJob
@@ -86,7 +87,10 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     if job is None or job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED):
         return job
     ImportJob.objects.filter(pk=job_id).update(
-        status=ImportJob.Status.RUNNING, started_at=timezone.now(), processed=0
+        status=ImportJob.Status.RUNNING,
+        started_at=timezone.now(),
+        processed=0,
+        attempts=F("attempts") + 1,
     )
     writer = _ProgressWriter(job_id, job.total or 0)
     try:

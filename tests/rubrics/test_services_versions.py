@@ -70,7 +70,7 @@ def test_migration_reads_earlier_imported_guidelines_again_as_band_schemes():
 
     from django.apps import apps
 
-    reparse = import_module("rubrics.migrations.0005_imobench_guidelines_as_bands").reparse
+    reparse = import_module("rubrics.migrations.0006_imobench_guidelines_as_bands").reparse
     text = "(Partial)\n 1. Found the invariant.\n(Almost)\n 1. Small gap."
     old = MarkingScheme.objects.create(
         problem=ProblemFactory(),

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('rubrics', '0003_endpoint_token_prices'),
+        ('rubrics', '0004_job_liveness'),
     ]
 
     operations = [

@@ -24,6 +24,6 @@ def reparse(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("rubrics", "0004_generation_task_may_share_a_version")]
+    dependencies = [("rubrics", "0005_generation_task_may_share_a_version")]
 
     operations = [migrations.RunPython(reparse, migrations.RunPython.noop)]

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('adjudication', '0003_derived_labels_leave_items_open'),
+        ('adjudication', '0004_job_liveness'),
     ]
 
     operations = [

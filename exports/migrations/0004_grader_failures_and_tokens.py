@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('annotation', '0004_campaign_generator_config'),
-        ('exports', '0002_export_job_heartbeat'),
+        ('exports', '0003_job_liveness'),
     ]
 
     operations = [

@@ -1,0 +1,22 @@
+"""The liveness every background job's row carries (jobs.kinds lists the job kinds).
+
+A worker running a job renews `heartbeat_at` every JOB_HEARTBEAT_SECONDS; `attempts` counts the
+runs that took the job. The sweep (jobs.services.jobs_sweep, run by celery beat) re-queues a
+running job silent for JOB_STALE_SECONDS, or fails it with the reason after JOB_MAX_ATTEMPTS.
+"""
+
+from django.db import models
+from django.utils import timezone
+
+
+class JobLiveness(models.Model):
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        default=timezone.now,
+        help_text="Last sign of life of the worker running the job (or when it was queued).",
+    )
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="Runs that took the job.")
+
+    class Meta:
+        abstract = True

@@ -1,0 +1,203 @@
+"""Liveness of background jobs: a run claims its job and beats while it works; the sweep re-queues
+the jobs whose worker stopped, or fails them with the reason after their last attempt.
+
+Bound: a job whose worker dies is queued again (or failed) at most JOB_STALE_SECONDS +
+JOB_SWEEP_SECONDS after its last heartbeat (defaults 120 + 60 s: 3 minutes). The sweep reads
+only the database, so it works whatever the broker did with the message: the filesystem broker
+has deleted it, Redis keeps it unacknowledged for an hour (a late copy finds the job finished or
+alive and does nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+
+from celery import current_app
+from celery.exceptions import Retry
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+from kombu.exceptions import ChannelError, OperationalError
+
+from jobs.kinds import KINDS, RUNNING, JobKind
+
+logger = logging.getLogger(__name__)
+
+
+def stale_after() -> timedelta:
+    return timedelta(seconds=settings.JOB_STALE_SECONDS)
+
+
+# --- A run -------------------------------------------------------------------------------------
+
+
+def _take(kind: JobKind, pk: int) -> bool:
+    """Claims the job for this run: False when it is finished (or gone) or running elsewhere with
+    a fresh heartbeat (a second copy of its message); otherwise its heartbeat starts now."""
+    now = timezone.now()
+    with transaction.atomic():
+        row = (
+            kind.model.objects.select_for_update()
+            .filter(pk=pk)
+            .values(kind.status_field, "heartbeat_at")
+            .first()
+        )
+        if row is None:
+            return False
+        status, beat = row[kind.status_field], row["heartbeat_at"]
+        if status == RUNNING and beat is not None and beat >= now - stale_after():
+            return False
+        if status != RUNNING and status not in kind.waiting:
+            return False
+        kind.model.objects.filter(pk=pk).update(heartbeat_at=now)
+    return True
+
+
+class _Heartbeat(threading.Thread):
+    """Renews the row's heartbeat every JOB_HEARTBEAT_SECONDS while the job runs (a thread, so a
+    long model call or a long statement still beats)."""
+
+    def __init__(self, kind: JobKind, pk: int):
+        super().__init__(daemon=True, name=f"heartbeat {kind.name} {pk}")
+        self.kind, self.pk = kind, pk
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        running = self.kind.model.objects.filter(pk=self.pk, **{self.kind.status_field: RUNNING})
+        try:
+            while not self.stopped.wait(settings.JOB_HEARTBEAT_SECONDS):
+                try:
+                    running.update(heartbeat_at=timezone.now())
+                except DatabaseError as exc:  # e.g. SQLite busy: the next beat tries again
+                    logger.warning("%s %s: heartbeat not saved: %s", self.kind.name, self.pk, exc)
+        finally:
+            connection.close()
+
+
+def job_run(kind_name: str, pk: int, body: Callable[[], object]) -> bool:
+    """Runs `body` (the job's service) for the job `pk` of kind `kind_name`, beating while it
+    works. Returns False, without running it, when the job is finished or alive elsewhere.
+
+    A job that asks Celery to retry later (celery.exceptions.Retry) waits: its status goes back
+    to waiting and its heartbeat is set to when the retry is due, so the sweep leaves it alone.
+    """
+    kind = KINDS[kind_name]
+    if not _take(kind, pk):
+        logger.info("%s %s: finished or running elsewhere, not run again", kind_name, pk)
+        return False
+    heartbeat = _Heartbeat(kind, pk)
+    heartbeat.start()
+    try:
+        body()
+    except Retry as exc:
+        _wait_for_retry(kind, pk, exc.when)
+        raise
+    finally:
+        heartbeat.stopped.set()
+        heartbeat.join()
+    return True
+
+
+def _wait_for_retry(kind: JobKind, pk: int, when) -> None:
+    now = timezone.now()
+    if isinstance(when, datetime):
+        due = when
+    elif isinstance(when, int | float):
+        due = now + timedelta(seconds=when)
+    else:
+        due = now
+    rows = kind.model.objects.filter(pk=pk)
+    rows.filter(**{kind.status_field: RUNNING}).update(**{kind.status_field: kind.waiting[-1]})
+    rows.update(heartbeat_at=due)
+
+
+# --- The sweep ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Sweep:
+    requeued: list[tuple[str, int]] = field(default_factory=list)
+    failed: list[tuple[str, int]] = field(default_factory=list)
+
+
+def queued_messages() -> int:
+    """How many messages wait in the jobs' queue (0 when the broker cannot say)."""
+    try:
+        with current_app.connection_for_write() as conn:
+            declared = conn.default_channel.queue_declare(
+                queue=settings.CELERY_TASK_DEFAULT_QUEUE, passive=True
+            )
+            return declared.message_count
+    except (ChannelError, OperationalError):
+        return 0
+
+
+def _send(kind: JobKind, pk: int) -> None:
+    try:
+        current_app.send_task(kind.task, args=[pk])
+    except OperationalError as exc:  # the next sweep sends it again
+        logger.error("%s %s: could not be queued again: %s", kind.name, pk, exc)
+
+
+def jobs_sweep(
+    *,
+    stale: timedelta | None = None,
+    max_attempts: int | None = None,
+    queued: int | None = None,
+) -> Sweep:
+    """Re-queues every job whose worker stopped; fails it with the reason after its last attempt.
+
+    - running, heartbeat older than `stale`: queued again (waiting, heartbeat now, partial
+      output removed), or failed when it has had `max_attempts` runs;
+    - waiting, heartbeat (set when queued) older than `stale` while the queue is empty
+      (`queued` messages): its message was lost, it is sent again.
+    Idempotent and safe when two sweeps meet: a job is changed only if still as found.
+    """
+    stale = stale or stale_after()
+    max_attempts = max_attempts or settings.JOB_MAX_ATTEMPTS
+    queued = queued_messages() if queued is None else queued
+    now = timezone.now()
+    sweep = Sweep()
+    for kind in KINDS.values():
+        status = kind.status_field
+        silent = kind.model.objects.filter(
+            Q(heartbeat_at__lt=now - stale) | Q(heartbeat_at__isnull=True),
+            **{f"{status}__in": (RUNNING, *kind.waiting)},
+        )
+        for pk, state, attempts, beat in silent.values_list(
+            "pk", status, "attempts", "heartbeat_at"
+        ):
+            if state != RUNNING and queued:
+                continue  # its message may still be in the queue
+            with transaction.atomic():
+                same = silent.select_for_update().filter(
+                    pk=pk, attempts=attempts, heartbeat_at=beat, **{status: state}
+                )
+                if not same.exists():
+                    continue
+                if state == RUNNING and attempts >= max_attempts:
+                    since = f"{beat:%Y-%m-%d %H:%M:%S} UTC" if beat else "its start"
+                    kind.fail(
+                        pk,
+                        f"its worker stopped (no sign of it since {since}); "
+                        f"given up after {attempts} attempts",
+                    )
+                    sweep.failed.append((kind.name, pk))
+                    continue
+                changes = {"heartbeat_at": now}
+                if state == RUNNING:
+                    changes[status] = kind.waiting[0]
+                same.update(**changes)
+                if kind.reset:
+                    kind.reset(pk)
+                transaction.on_commit(partial(_send, kind, pk))
+                sweep.requeued.append((kind.name, pk))
+    if sweep.requeued or sweep.failed:
+        logger.warning("jobs sweep: queued again %s; failed %s", sweep.requeued, sweep.failed)
+    return sweep
