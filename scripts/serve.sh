@@ -12,5 +12,6 @@ $PY -m celery -A config worker --pool=threads --concurrency=2 --loglevel=WARNING
 WORKER=$!
 trap 'kill $WORKER 2>/dev/null || true' EXIT INT TERM
 echo "Background worker started (pid $WORKER, log in .run/worker.log)"
-echo "Serving on http://127.0.0.1:8000 (Ctrl-C stops)"
-$PY manage.py runserver 127.0.0.1:8000
+PORT=${PORT:-8000}
+echo "Serving on http://127.0.0.1:$PORT (Ctrl-C stops)"
+$PY manage.py runserver "127.0.0.1:$PORT"

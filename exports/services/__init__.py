@@ -4,7 +4,7 @@ from exports.services.datasets import (
     companion_paths,
     dataset_write,
     export_create,
-    export_file_path,
+    export_file_open,
     export_jobs_requeue_stale,
     export_run,
 )
@@ -13,7 +13,7 @@ __all__ = [
     "companion_paths",
     "dataset_write",
     "export_create",
-    "export_file_path",
+    "export_file_open",
     "export_jobs_requeue_stale",
     "export_run",
 ]

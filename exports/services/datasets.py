@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import logging
-import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
+from typing import IO
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Coalesce
@@ -18,6 +19,7 @@ from django.utils import timezone
 
 from annotation.models import Campaign
 from config.roles import Role, has_role
+from config.storage import stored_file_put, stored_folder_delete
 from exports.formats import ExportError, ExportOptions, plan_for
 from exports.models import ExportJob, FileType, JobStatus
 from exports.writers import (
@@ -33,7 +35,7 @@ logger = logging.getLogger(__name__)
 PROGRESS_SAVE_EVERY = 2000
 
 
-def companion_paths(data_path: Path) -> tuple[Path, Path]:
+def companion_paths(data_path: PurePath) -> tuple[PurePath, PurePath]:
     """The manifest and the dataset card that go beside a data file."""
     stem = data_path.name.rsplit(".", 1)[0]
     return (
@@ -132,10 +134,6 @@ def _shorten(row: dict, limit: int = 160) -> dict:
 # --- Jobs ------------------------------------------------------------------------------------
 
 
-def export_dir() -> Path:
-    return Path(settings.MEDIA_ROOT) / "exports"
-
-
 @transaction.atomic
 def export_create(
     *, user: AbstractBaseUser, campaign: Campaign, fmt: str, file_type: str, filters: dict
@@ -202,8 +200,11 @@ def export_run(*, job_id: int) -> ExportJob:
     if job is None:
         return ExportJob.objects.get(pk=job_id)
     own = ExportJob.objects.filter(pk=job.pk, attempts=job.attempts)
-    relative = Path("exports") / str(job.pk) / f"{job.campaign.slug}-{job.format}.{job.file_type}"
-    out = Path(settings.MEDIA_ROOT) / relative
+    # Written in a local scratch folder, then stored (shared volume or bucket) in a folder of
+    # this attempt's own, so that a run presumed dead never overwrites its successor's files.
+    scratch = tempfile.TemporaryDirectory(prefix="proofmark-export-")
+    out = Path(scratch.name) / f"{job.campaign.slug}-{job.format}.{job.file_type}"
+    stored = PurePosixPath("exports", str(job.pk), str(job.attempts))
 
     def on_total(total: int) -> None:
         if not own.update(total=total, heartbeat_at=timezone.now()):
@@ -217,15 +218,18 @@ def export_run(*, job_id: int) -> ExportJob:
             raise _Superseded
 
     try:
-        manifest = dataset_write(
-            campaign=job.campaign,
-            fmt=job.format,
-            file_type=job.file_type,
-            options=ExportOptions.from_dict(job.filters),
-            out=out,
-            on_total=on_total,
-            on_progress=on_progress,
-        )
+        with scratch:
+            manifest = dataset_write(
+                campaign=job.campaign,
+                fmt=job.format,
+                file_type=job.file_type,
+                options=ExportOptions.from_dict(job.filters),
+                out=out,
+                on_total=on_total,
+                on_progress=on_progress,
+            )
+            for local in (out, *companion_paths(out)):
+                stored_file_put(local, str(stored / local.name))
     except _Superseded:
         logger.warning("export %s: taken over by a later run, this one stops", job.pk)
         return ExportJob.objects.get(pk=job.pk)
@@ -241,7 +245,7 @@ def export_run(*, job_id: int) -> ExportJob:
     own.update(
         status=JobStatus.SUCCEEDED,
         processed=info["rows"],
-        file=str(relative),
+        file=str(stored / out.name),
         size=info["size"],
         sha256=info["sha256"],
         manifest=manifest,
@@ -286,13 +290,11 @@ def export_jobs_requeue_stale(
                 error=f"{silent}, {attempts} times",
                 finished_at=now,
             ):
-                shutil.rmtree(export_dir() / str(pk), ignore_errors=True)
+                stored_folder_delete(f"exports/{pk}")
                 sweep.failed.append(pk)
             continue
         note = {"error": f"Queued again: {silent}"} if status == JobStatus.RUNNING else {}
         if same.update(status=JobStatus.PENDING, heartbeat_at=now, processed=0, **note):
-            for partial in (export_dir() / str(pk)).glob(".*.partial-*"):
-                partial.unlink(missing_ok=True)
             sweep.requeued.append(pk)
     if sweep.requeued:
         from exports.tasks import export_run_task
@@ -302,10 +304,15 @@ def export_jobs_requeue_stale(
     return sweep
 
 
-def export_file_path(job: ExportJob, part: str) -> Path:
-    """The data file, or its `manifest` or `card`; ExportError while the job is not done."""
+def export_file_open(job: ExportJob, part: str) -> tuple[IO[bytes], str]:
+    """The stored data file, or its `manifest` or `card`, open for reading, and its file name.
+    ExportError while the job is not done, KeyError for another part, FileNotFoundError when
+    the file is no longer stored."""
     if job.status != JobStatus.SUCCEEDED or not job.file:
         raise ExportError("this export has no file yet")
-    data = Path(settings.MEDIA_ROOT) / job.file
+    data = PurePosixPath(job.file)
     manifest, card = companion_paths(data)
-    return {"data": data, "manifest": manifest, "card": card}[part]
+    name = str({"data": data, "manifest": manifest, "card": card}[part])
+    if not default_storage.exists(name):
+        raise FileNotFoundError(name)
+    return default_storage.open(name, "rb"), PurePosixPath(name).name

@@ -88,7 +88,7 @@ def test_a_failed_job_records_the_error_and_leaves_no_file(db, media, monkeypatc
     assert files_under(media) == []
 
 
-def test_an_interrupted_job_leaves_only_a_partial_name_and_a_rerun_completes(db, media):
+def test_an_interrupted_job_left_nothing_complete_and_a_rerun_completes(db, media):
     corpus = labelled_campaign()
     user = UserFactory(username="res-int", roles=["researcher"])
     job = ExportJob.objects.create(
@@ -97,16 +97,16 @@ def test_an_interrupted_job_leaves_only_a_partial_name_and_a_rerun_completes(db,
         file_type="csv",
         created_by=user,
         status="running",
+        attempts=1,
     )
-    # What a killed worker leaves behind: a partial file under a temporary name.
-    folder = Path(media) / "exports" / str(job.pk)
-    folder.mkdir(parents=True)
-    (folder / ".golden-pilot-dv.csv.partial-deadbeef").write_text("problem_id,prob")
-    assert not list(folder.glob("golden-pilot-dv.*"))
+    # What a worker killed while storing its files leaves: part of one, in its attempt's folder.
+    killed = Path(media) / "exports" / str(job.pk) / "1"
+    killed.mkdir(parents=True)
+    (killed / "golden-pilot-dv.csv").write_text("problem_id,prob")
+    ExportJob.objects.filter(pk=job.pk).update(heartbeat_at=None, started_at=None)
     job = export_run(job_id=job.pk)
-    assert job.status == "succeeded"
-    names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
-    assert names == [
+    assert job.status == "succeeded" and job.file.startswith(f"exports/{job.pk}/2/")
+    assert sorted(p.name for p in (Path(media) / job.file).parent.iterdir()) == [
         "golden-pilot-dv.README.md",
         "golden-pilot-dv.csv",
         "golden-pilot-dv.manifest.json",

@@ -39,11 +39,11 @@ def job_of(corpus, *, status, silent_minutes, attempts=1) -> ExportJob:
 
 
 def leftovers(media, job) -> Path:
-    """What a killed worker may leave: a partial file, and a data file renamed just before."""
+    """What a worker killed while storing its files may leave: its data file, in the folder of
+    its attempt (a new attempt writes to a folder of its own)."""
     folder = Path(media) / "exports" / str(job.pk)
-    folder.mkdir(parents=True)
-    (folder / ".golden-pilot-dv.csv.partial-deadbeef").write_text("problem_id,prob")
-    (folder / "golden-pilot-dv.csv").write_text("problem_id,problem\n")
+    (folder / str(job.attempts)).mkdir(parents=True)
+    (folder / str(job.attempts) / "golden-pilot-dv.csv").write_text("problem_id,problem\n")
     return folder
 
 
@@ -52,7 +52,7 @@ def test_a_job_whose_worker_died_is_queued_again_and_completes(
 ):
     corpus = labelled_campaign()
     job = job_of(corpus, status="running", silent_minutes=30)
-    folder = leftovers(media, job)
+    leftovers(media, job)
 
     with django_capture_on_commit_callbacks() as queued:
         sweep = export_jobs_requeue_stale()
@@ -60,10 +60,9 @@ def test_a_job_whose_worker_died_is_queued_again_and_completes(
     assert len(queued) == 1
     job.refresh_from_db()
     assert job.status == "pending" and job.error.startswith("Queued again: its worker stopped")
-    assert sorted(p.name for p in folder.iterdir()) == ["golden-pilot-dv.csv"]
-
     job = export_run(job_id=job.pk)
     assert job.status == "succeeded" and job.attempts == 2 and job.error == ""
+    assert job.file == f"exports/{job.pk}/2/golden-pilot-dv.csv"
     assert (Path(media) / job.file).read_text().startswith("problem_id,problem,proof,")
 
 
@@ -78,7 +77,7 @@ def test_a_job_that_keeps_dying_fails_with_the_reason_and_leaves_no_file(media):
     assert job.status == "failed" and job.file == ""
     assert job.error.startswith("its worker stopped (no sign of it since ")
     assert job.error.endswith(", 3 times")
-    assert not folder.exists()
+    assert not [p for p in folder.rglob("*") if p.is_file()]
 
 
 def test_the_sweep_leaves_live_finished_and_recent_jobs_alone_and_repeats_safely(
