@@ -58,14 +58,19 @@ def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False)
 
 def expert_campaign(*, slug: str, user: AbstractBaseUser) -> Campaign:
     """The campaign where `user` grades: an expert membership is required (admins too)."""
-    campaign = Campaign.objects.filter(slug=slug).first()
+    campaign = _one(Campaign.objects.filter(slug=slug))
     if campaign is None:
         raise Http404("No such campaign.")
+    ensure_campaign_expert(campaign=campaign, user=user)
+    return campaign
+
+
+def ensure_campaign_expert(*, campaign: Campaign, user: AbstractBaseUser) -> None:
+    """PermissionDenied unless `user` is an expert member of the campaign."""
     if not CampaignMember.objects.filter(
         campaign=campaign, user=user, role=MemberRole.EXPERT
     ).exists():
         raise PermissionDenied("You are not an expert of this campaign.")
-    return campaign
 
 
 def campaign_members(campaign: Campaign) -> QuerySet[CampaignMember]:
@@ -83,23 +88,55 @@ class GradingView:
     others: list[Grade] = field(default_factory=list)  # only when the item allows it
 
 
-def grading_view_for_user(*, item_id: int, user: AbstractBaseUser) -> GradingView:
+def _one(queryset: QuerySet):
+    """The first row of a queryset known to hold at most one (no ORDER BY to build or run)."""
+    rows = list(queryset.order_by()[:1])
+    return rows[0] if rows else None
+
+
+# What the API shows of an item's proof, problem and scheme (annotation.apis.ItemOutput); the
+# item and its campaign are read whole (the checks here and the services use them).
+API_ITEM_COLUMNS = (
+    *(f.name for f in Item._meta.concrete_fields),
+    *(f"campaign__{f.name}" for f in Campaign._meta.concrete_fields),
+    "proof__text",
+    "proof__problem__external_id",
+    "proof__problem__statement",
+    "scheme__version",
+    "scheme__structure",
+)
+
+
+def grading_view_for_user(
+    *,
+    item_id: int,
+    user: AbstractBaseUser,
+    with_solutions: bool = True,
+    assignment: Assignment | None = None,
+) -> GradingView:
     """The item as `user` may see it. Experts reach only items assigned to them (never another
     expert's judgement unless the item is final or revealed); admins see every grade. Anyone
-    else gets a 404, so item ids cannot be probed."""
-    item = (
-        Item.objects.select_related("campaign", "proof__problem", "scheme")
-        .filter(pk=item_id)
-        .first()
-    )
+    else gets a 404, so item ids cannot be probed. The API, which shows no reference solutions,
+    leaves them out (`with_solutions=False`), reads only the columns it shows of the proof, the
+    problem and the scheme (long texts and metadata otherwise), and passes the assignment it
+    has just leased."""
+    items = Item.objects.select_related("campaign", "proof__problem", "scheme")
+    if not with_solutions:
+        items = items.only(*API_ITEM_COLUMNS)
+    item = _one(items.filter(pk=item_id))
     if item is None:
         raise Http404("No such item.")
     admin = has_role(user, Role.ADMIN)
-    assignment = Assignment.objects.filter(item=item, expert=user).first()
+    if assignment is None or assignment.item_id != item.pk or assignment.expert_id != user.pk:
+        assignment = _one(Assignment.objects.filter(item=item, expert=user))
     if assignment is None and not admin:
         raise Http404("No such item.")
-    grade = Grade.objects.filter(item=item, expert=user).prefetch_related("spans").first()
-    solutions = list(ReferenceSolution.objects.filter(problem_id=item.proof.problem_id))
+    grade = _one(Grade.objects.filter(item=item, expert=user).prefetch_related("spans"))
+    solutions = (
+        list(ReferenceSolution.objects.filter(problem_id=item.proof.problem_id))
+        if with_solutions
+        else []
+    )
     others: list[Grade] = []
     if admin or ((item.is_final or item.judgements_visible) and not item.is_gold):
         others = list(

@@ -146,7 +146,7 @@ PROOFMARK_MAX_UPLOAD_BYTES = int(os.environ.get("PROOFMARK_MAX_UPLOAD_BYTES", 51
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "config.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

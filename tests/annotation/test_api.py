@@ -106,3 +106,38 @@ def test_experts_cannot_use_admin_endpoints(api_client_for):
     assert (
         api.post(f"/api/v1/campaigns/{campaign.slug}/items/", {}, format="json").status_code == 403
     )
+
+
+def test_submit_with_next_returns_the_next_item_in_one_round_trip(
+    api_client_for, django_assert_max_num_queries
+):
+    campaign = CampaignFactory()
+    first, second = ItemFactory(campaign=campaign), ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    api = api_client_for(expert)
+    leased = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()["item"]["id"]
+    # token and roles 1, item view 3, membership 1, the submission (the first grade freezes the
+    # scheme) 14, its spans 1, the lease 6, the next item view 2 (its assignment is known)
+    with django_assert_max_num_queries(28):
+        answer = api.post(f"/api/v1/items/{leased}/submit/?next=1", {"score": 3}, format="json")
+    assert answer.status_code == 200, answer.json()
+    body = answer.json()
+    assert body["status"] == "submitted" and body["item"] == leased
+    following = body["next"]["item"]["id"]
+    assert {leased, following} == {first.pk, second.pk}
+    assert body["next"]["grade"] is None and body["next"]["item"]["proof_text"]
+    # The next item is leased: submitting it needs no other call, and then nothing is left.
+    last = api.post(f"/api/v1/items/{following}/submit/?next=true", {"score": 5}, format="json")
+    assert last.json()["next"] == {"detail": "No work left.", "submitted": 2, "drafts": 0}
+    # Without the parameter the answer is the grade alone, as before.
+    again = api.post(f"/api/v1/items/{following}/submit/", {"score": 5}, format="json").json()
+    assert "next" not in again and again["id"] == last.json()["id"]
+
+
+def test_submit_with_next_is_refused_before_writing_for_a_non_expert(api_client_for, admin_user):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    api = api_client_for(admin_user)  # an admin may grade any item, but is no expert here
+    answer = api.post(f"/api/v1/items/{item.pk}/submit/?next=1", {"score": 3}, format="json")
+    assert answer.status_code == 403
+    assert not Grade.objects.filter(item=item).exists()
