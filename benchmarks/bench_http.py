@@ -2,7 +2,7 @@
 
     DATABASE_URL=postgres://... python benchmarks/bench_http.py [--quick] [--workers 2]
 
-The web process is the Procfile's (`gunicorn -c config/gunicorn.py config.wsgi`, DEBUG off,
+The web process is the Procfile's (`gunicorn --config python:config.gunicorn config.wsgi`, DEBUG off,
 persistent database connections, JSON request logs to .run/bench_http_web.log) with
 `--workers` sync workers (default 2: two per core is gunicorn's usual start, and this machine has
 two cores). Like Django's test runner the script creates a database named bench_<name> beside the

@@ -1,4 +1,4 @@
-"""gunicorn's settings for the Procfile's `web` process (`gunicorn -c config/gunicorn.py
+"""gunicorn's settings for the Procfile's `web` process (`gunicorn --config python:config.gunicorn
 config.wsgi`): the usual Procfile conventions, PORT and WEB_CONCURRENCY, from the environment.
 
 Sync workers: a request is short (a judgement costs a few ms of CPU) and holds one persistent
