@@ -135,6 +135,26 @@ STATICFILES_DIRS = [
 STATIC_ROOT = RUN_DIR / "staticfiles"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", RUN_DIR / "media"))
 MEDIA_URL = "/media/"
+# Files one process writes and another reads (uploaded imports, exports) go through the storage
+# API: a folder (MEDIA_ROOT, on a volume every machine mounts) or, with S3_BUCKET set, an
+# S3-compatible bucket (django-storages; credentials as boto3 reads them: AWS_ACCESS_KEY_ID,
+# AWS_SECRET_ACCESS_KEY). See config/storage.py.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if os.environ.get("S3_BUCKET"):
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": os.environ["S3_BUCKET"],
+            "endpoint_url": os.environ.get("S3_ENDPOINT_URL") or None,
+            "region_name": os.environ.get("S3_REGION") or None,
+            "location": os.environ.get("S3_PREFIX", ""),
+            "file_overwrite": True,
+            "default_acl": None,
+        },
+    }
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 (RUN_DIR / "staticfiles").mkdir(parents=True, exist_ok=True)
