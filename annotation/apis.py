@@ -97,8 +97,8 @@ def _view(request, item_id: int, assignment=None) -> selectors.GradingView:
     from django.http import Http404
 
     try:
-        return selectors.grading_view_for_user(
-            item_id=item_id, user=request.user, with_solutions=False, assignment=assignment
+        return selectors.item_view_for_api(
+            item_id=item_id, user=request.user, assignment=assignment
         )
     except Http404 as exc:
         raise NotFound("No such item.") from exc

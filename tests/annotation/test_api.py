@@ -141,3 +141,34 @@ def test_submit_with_next_is_refused_before_writing_for_a_non_expert(api_client_
     answer = api.post(f"/api/v1/items/{item.pk}/submit/?next=1", {"score": 3}, format="json")
     assert answer.status_code == 403
     assert not Grade.objects.filter(item=item).exists()
+
+
+def test_the_api_item_read_keeps_the_pages_rules(api_client_for, admin_user):
+    """The API reads an item with its own statement: the same answers as the page's selector
+    (admins see every grade, an expert only their own draft until the item is final)."""
+    from annotation.selectors import grading_view_for_user, item_view_for_api
+
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, required_judgements=2)
+    a, b = expert_in(campaign), expert_in(campaign)
+    api_a, api_b = api_client_for(a), api_client_for(b)
+    api_a.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+    api_b.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+    api_a.post(f"/api/v1/items/{item.pk}/submit/", {"score": 6}, format="json")
+    api_b.put(f"/api/v1/items/{item.pk}/draft/", {"comment": "B-DRAFT"}, format="json")
+    for user in (a, b, admin_user):
+        page, api = (
+            grading_view_for_user(item_id=item.pk, user=user),
+            item_view_for_api(item_id=item.pk, user=user),
+        )
+        assert (api.item.pk, api.item.proof.text, api.item.campaign.slug) == (
+            page.item.pk,
+            page.item.proof.text,
+            page.item.campaign.slug,
+        )
+        assert api.item.scheme.structure == page.item.scheme.structure
+        assert getattr(api.grade, "pk", None) == getattr(page.grade, "pk", None)
+        assert [g.pk for g in api.others] == [g.pk for g in page.others]
+    seen_by_admin = api_client_for(admin_user).get(f"/api/v1/items/{item.pk}/").json()
+    assert [g["score"] for g in seen_by_admin["other_grades"]] == ["6.00"]
+    assert api_b.get(f"/api/v1/items/{item.pk}/").json()["grade"]["comment"] == "B-DRAFT"
