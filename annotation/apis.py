@@ -93,12 +93,12 @@ def _grade_input(data: dict) -> services.GradeInput:
     return services.GradeInput.from_data(data)
 
 
-def _view(request, item_id: int, assignment=None) -> selectors.GradingView:
+def _view(request, item_id: int, assignment=None, campaign=None) -> selectors.GradingView:
     from django.http import Http404
 
     try:
         return selectors.item_view_for_api(
-            item_id=item_id, user=request.user, assignment=assignment
+            item_id=item_id, user=request.user, assignment=assignment, campaign=campaign
         )
     except Http404 as exc:
         raise NotFound("No such item.") from exc
@@ -111,7 +111,7 @@ def _next_item(request, campaign) -> dict:
     if assignment is None:
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
         return {"detail": "No work left.", "submitted": totals.submitted, "drafts": totals.drafts}
-    view = _view(request, assignment.item_id, assignment)
+    view = _view(request, assignment.item_id, assignment, campaign)
     return ItemDetailOutput(
         {"item": view.item, "grade": view.grade, "other_grades": view.others}
     ).data

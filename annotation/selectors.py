@@ -173,13 +173,18 @@ def _from_row(model, values: dict):
 
 
 def item_view_for_api(
-    *, item_id: int, user: AbstractBaseUser, assignment: Assignment | None = None
+    *,
+    item_id: int,
+    user: AbstractBaseUser,
+    assignment: Assignment | None = None,
+    campaign: Campaign | None = None,
 ) -> GradingView:
     """`grading_view_for_user` for the API (same checks, same blindness, no reference
     solutions): the item, what the API shows of its proof, problem and scheme, and the
     caller's assignment and grade ids in one hand-written statement (the ORM's compiled joins
     cost more CPU than a submission's own work), then the campaign and, if any, the grade.
-    `assignment` is one the caller has just leased (not read again)."""
+    `assignment` is one the caller has just leased, `campaign` one it has just read (neither is
+    read again)."""
     with connection.cursor() as cursor:
         cursor.execute(_api_item_sql(), {"item": item_id, "user": user.pk})
         row = cursor.fetchone()
@@ -194,7 +199,11 @@ def item_view_for_api(
         len(fields) :
     ]
     item = _from_row(Item, values)
-    item.campaign = Campaign.objects.get(pk=item.campaign_id)
+    item.campaign = (
+        campaign
+        if campaign is not None and campaign.pk == item.campaign_id
+        else Campaign.objects.get(pk=item.campaign_id)
+    )
     item.proof = _from_row(Proof, {"id": item.proof_id, "problem_id": problem_id, "text": text})
     item.proof.problem = _from_row(
         Problem, {"id": problem_id, "external_id": external_id, "statement": statement}
