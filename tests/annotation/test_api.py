@@ -117,7 +117,7 @@ def test_submit_with_next_returns_the_next_item_in_one_round_trip(
     api = api_client_for(expert)
     leased = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()["item"]["id"]
     # token and roles 1; the item 1 and its campaign 1; membership 1; the submission 13 (the
-    # first grade freezes the scheme: 4 of them); its spans 1; the lease 6; the next item 1
+    # first grade freezes the scheme: 5 of them); its spans 1; the lease 6; the next item 1
     # (its assignment and campaign known)
     with django_assert_max_num_queries(25):
         answer = api.post(f"/api/v1/items/{leased}/submit/?next=1", {"score": 3}, format="json")
