@@ -3,7 +3,7 @@ submit, list one's own grades; admin endpoints to create campaigns and items and
 One APIView per operation with input and output serializers."""
 
 from django.contrib.auth import get_user_model
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
@@ -18,6 +18,7 @@ from problems.models import Proof
 Anyone = api_permission(*ALL_ROLES)
 ANALYSIS_ITEM = "This item is an analysis review: use the items/<id>/review/ endpoints."
 Admin = api_permission(Role.ADMIN)
+TRUE_VALUES = {"1", "true", "yes", "on"}
 User = get_user_model()
 
 
@@ -92,13 +93,28 @@ def _grade_input(data: dict) -> services.GradeInput:
     return services.GradeInput.from_data(data)
 
 
-def _view(request, item_id: int) -> selectors.GradingView:
+def _view(request, item_id: int, assignment=None, campaign=None) -> selectors.GradingView:
     from django.http import Http404
 
     try:
-        return selectors.grading_view_for_user(item_id=item_id, user=request.user)
+        return selectors.item_view_for_api(
+            item_id=item_id, user=request.user, assignment=assignment, campaign=campaign
+        )
     except Http404 as exc:
         raise NotFound("No such item.") from exc
+
+
+def _next_item(request, campaign) -> dict:
+    """Leases the expert's next item of the campaign: the item as ItemDetailOutput, or "No work
+    left." with the expert's totals."""
+    assignment = services.assignment_next(campaign=campaign, expert=request.user)
+    if assignment is None:
+        totals = selectors.expert_totals(campaign=campaign, expert=request.user)
+        return {"detail": "No work left.", "submitted": totals.submitted, "drafts": totals.drafts}
+    view = _view(request, assignment.item_id, assignment, campaign)
+    return ItemDetailOutput(
+        {"item": view.item, "grade": view.grade, "other_grades": view.others}
+    ).data
 
 
 class NextItemApi(APIView):
@@ -107,19 +123,7 @@ class NextItemApi(APIView):
     @extend_schema(tags=["annotation"], request=None, responses={200: ItemDetailOutput})
     def post(self, request, slug):
         campaign = selectors.expert_campaign(slug=slug, user=request.user)
-        assignment = services.assignment_next(campaign=campaign, expert=request.user)
-        if assignment is None:
-            totals = selectors.expert_totals(campaign=campaign, expert=request.user)
-            return Response(
-                {"detail": "No work left.", "submitted": totals.submitted, "drafts": totals.drafts},
-                status=status.HTTP_200_OK,
-            )
-        view = _view(request, assignment.item_id)
-        return Response(
-            ItemDetailOutput(
-                {"item": view.item, "grade": view.grade, "other_grades": view.others}
-            ).data
-        )
+        return Response(_next_item(request, campaign))
 
 
 class ItemDetailApi(APIView):
@@ -154,15 +158,30 @@ class DraftSaveApi(APIView):
         return Response(GradeOutput(grade).data)
 
 
+class GradeSubmitOutput(GradeOutput):
+    next = serializers.JSONField(
+        required=False,
+        help_text="With ?next=1: the next item of the campaign, leased to you (as the next/ "
+        'endpoint answers it), or {"detail": "No work left.", ...}.',
+    )
+
+
 class GradeSubmitApi(APIView):
     permission_classes = [Anyone]
 
     @extend_schema(
         tags=["annotation"],
         request=GradeInputSerializer,
-        responses=GradeOutput,
+        responses=GradeSubmitOutput,
+        parameters=[
+            OpenApiParameter("revise", bool, description="Change a submitted grade."),
+            OpenApiParameter(
+                "next", bool, description="Also lease the campaign's next item and return it."
+            ),
+        ],
         description="Idempotent: a repeat returns the grade already submitted. A submitted "
-        "grade is changed with revise=true (kept as a revision).",
+        "grade is changed with revise=true (kept as a revision). With next=1 the answer also "
+        "holds the next item (one round trip per judgement instead of two).",
     )
     def post(self, request, item_id):
         view = _view(request, item_id)
@@ -172,6 +191,9 @@ class GradeSubmitApi(APIView):
         params.is_valid(raise_exception=True)
         data = _grade_input(params.validated_data)
         key = params.validated_data.get("submit_key") or request.headers.get("Idempotency-Key", "")
+        want_next = request.query_params.get("next", "").lower() in TRUE_VALUES
+        if want_next:  # refused before the grade is written, not after
+            selectors.ensure_campaign_expert(campaign=view.item.campaign, user=request.user)
         try:
             if request.query_params.get("revise") and view.grade and view.grade.is_submitted:
                 grade = services.grade_revise(grade=view.grade, user=request.user, data=data)
@@ -181,7 +203,10 @@ class GradeSubmitApi(APIView):
                 )
         except services.GradeError as exc:
             raise ValidationError({"problems": exc.problems}) from exc
-        return Response(GradeOutput(grade).data)
+        answer = GradeOutput(grade).data
+        if want_next:
+            answer["next"] = _next_item(request, view.item.campaign)
+        return Response(answer)
 
 
 class OwnGradeListApi(APIView):

@@ -1,9 +1,49 @@
+import logging
 import os
+import time
 
 from celery import Celery
+from celery.signals import task_postrun, task_prerun
+
+from config.logging import log_context
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("proofmark")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+logger = logging.getLogger("proofmark.task")
+
+
+def _job_id(args, kwargs):
+    """Tasks take ids: the job's is the first argument (or a `*_id` keyword)."""
+    if args:
+        return args[0]
+    return next((value for key, value in (kwargs or {}).items() if key.endswith("_id")), None)
+
+
+@task_prerun.connect
+def _task_log_start(task_id=None, task=None, args=None, kwargs=None, **_):
+    context = {
+        "task": task.name,
+        "task_id": task_id,
+        "job_id": _job_id(args, kwargs),
+        "attempt": task.request.retries + 1,
+    }
+    task.request.proofmark_log = (log_context.set(context), time.perf_counter())
+    logger.info("task %s started", task.name)
+
+
+@task_postrun.connect
+def _task_log_end(task=None, state=None, **_):
+    token, started = getattr(task.request, "proofmark_log", (None, None))
+    if token is None:
+        return
+    logger.info(
+        "task %s %s",
+        task.name,
+        state,
+        extra={"state": state, "duration_ms": round((time.perf_counter() - started) * 1000, 2)},
+    )
+    log_context.reset(token)

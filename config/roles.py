@@ -26,7 +26,13 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[Role]:
     cached = getattr(user, "_proofmark_roles", None)
     if cached is not None:
         return cached
-    names = set(user.groups.values_list("name", flat=True))
+    return remember_roles(user, user.groups.values_list("name", flat=True))
+
+
+def remember_roles(user: AbstractBaseUser, group_names: Iterable[str]) -> frozenset[Role]:
+    """The user's roles from the names of their groups, kept on the user object for the request
+    (config.authentication reads the names with the user)."""
+    names = set(group_names)
     roles = {role for role in Role if role.value in names}
     if user.is_superuser:
         roles.add(Role.ADMIN)

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "config.middleware.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -87,10 +88,13 @@ TEMPLATES = [
     }
 ]
 
+# Connections persist (DB_CONN_MAX_AGE seconds, checked before reuse) unless DEBUG is on:
+# opening one per request costs more than a judgement does.
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{RUN_DIR / 'proofmark.sqlite3'}"),
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0")),
+        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0" if DEBUG else "600")),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -133,6 +137,26 @@ STATICFILES_DIRS = [
 STATIC_ROOT = RUN_DIR / "staticfiles"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", RUN_DIR / "media"))
 MEDIA_URL = "/media/"
+# Files one process writes and another reads (uploaded imports, exports) go through the storage
+# API: a folder (MEDIA_ROOT, on a volume every machine mounts) or, with S3_BUCKET set, an
+# S3-compatible bucket (django-storages; credentials as boto3 reads them: AWS_ACCESS_KEY_ID,
+# AWS_SECRET_ACCESS_KEY). See config/storage.py.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if os.environ.get("S3_BUCKET"):
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": os.environ["S3_BUCKET"],
+            "endpoint_url": os.environ.get("S3_ENDPOINT_URL") or None,
+            "region_name": os.environ.get("S3_REGION") or None,
+            "location": os.environ.get("S3_PREFIX", ""),
+            "file_overwrite": True,
+            "default_acl": None,
+        },
+    }
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 (RUN_DIR / "staticfiles").mkdir(parents=True, exist_ok=True)
@@ -144,7 +168,7 @@ PROOFMARK_MAX_UPLOAD_BYTES = int(os.environ.get("PROOFMARK_MAX_UPLOAD_BYTES", 51
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "config.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -222,12 +246,31 @@ LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
 
+# Logs: one JSON object a line on stderr (LOG_FORMAT=json, the default when DEBUG is off) with
+# the request id, or the task's job id and attempt (config/logging.py); plain text otherwise.
+# With DEBUG off each request and each task start and end is a line (INFO).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG else "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "config.logging.ContextFilter"}},
+    "formatters": {
+        "json": {"()": "config.logging.JsonFormatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "text",
+            "filters": ["context"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "loggers": {
+        "proofmark": {"level": os.environ.get("LOG_LEVEL", "WARNING" if DEBUG else "INFO")},
+    },
 }
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)

@@ -24,4 +24,5 @@ urlpatterns = [
         name="api-docs",
     ),
     path("healthz", login_not_required(views.healthz), name="healthz"),
+    path("readyz", login_not_required(views.readyz), name="readyz"),
 ]

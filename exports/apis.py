@@ -11,7 +11,7 @@ from config.roles import Role, api_permission
 from exports import selectors
 from exports.formats import FORMATS, ExportError
 from exports.models import ExportJob, FileType
-from exports.services import export_create, export_file_path
+from exports.services import export_create, export_file_open
 
 Readers = api_permission(Role.ADMIN, Role.RESEARCHER)
 
@@ -99,11 +99,11 @@ class ExportDownloadApi(APIView):
         job = selectors.export_job_for_user(request.user, job_id)
         part = request.query_params.get("part", "data")
         try:
-            path = export_file_path(job, part)
+            handle, name = export_file_open(job, part)
         except ExportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except KeyError as exc:
             raise Http404("part is data, manifest or card") from exc
-        if not path.is_file():
-            raise Http404("the file is no longer on the server")
-        return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+        except FileNotFoundError as exc:
+            raise Http404("the file is no longer on the server") from exc
+        return FileResponse(handle, as_attachment=True, filename=name)

@@ -68,11 +68,11 @@ def _fail_export(pk: int, reason: str) -> None:
 
 
 def _reset_export(pk: int) -> None:
-    """A re-run starts from nothing: the partial files of the dead run go."""
-    from exports.services.datasets import export_dir
+    """A re-run starts from nothing: whatever the dead run stored goes (each run writes in a
+    scratch folder of its own and stores its files only when they are complete)."""
+    from config.storage import stored_folder_delete
 
-    for partial in (export_dir() / str(pk)).glob(".*.partial-*"):
-        partial.unlink(missing_ok=True)
+    stored_folder_delete(f"exports/{pk}")
 
 
 KINDS: dict[str, JobKind] = {

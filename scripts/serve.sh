@@ -15,5 +15,6 @@ $PY -m celery -A config beat --loglevel=WARNING > .run/beat.log 2>&1 &
 BEAT=$!
 trap 'kill $WORKER $BEAT 2>/dev/null || true' EXIT INT TERM
 echo "Background worker (pid $WORKER, log in .run/worker.log) and beat (pid $BEAT, .run/beat.log) started"
-echo "Serving on http://127.0.0.1:8000 (Ctrl-C stops)"
-$PY manage.py runserver 127.0.0.1:8000
+PORT=${PORT:-8000}
+echo "Serving on http://127.0.0.1:$PORT (Ctrl-C stops)"
+$PY manage.py runserver "127.0.0.1:$PORT"

@@ -76,3 +76,33 @@ def test_a_user_without_a_role_is_refused(client, api_client_for, corpus):
 def test_session_auth_works_for_the_api_from_the_browser(client, corpus):
     client.force_login(UserFactory(roles=["researcher"]))
     assert client.get(reverse("api-proof-list")).status_code == 200
+
+
+def test_token_authentication_reads_the_user_and_roles_in_one_statement(
+    db, django_assert_num_queries
+):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.exceptions import AuthenticationFailed
+
+    from config.authentication import TokenAuthentication
+    from config.roles import Role, user_roles
+
+    user = UserFactory(username="tok-expert", roles=["expert", "researcher"])
+    key = Token.objects.create(user=user).key
+    with django_assert_num_queries(1):
+        found, token = TokenAuthentication().authenticate_credentials(key)
+        assert user_roles(found) == {Role.EXPERT, Role.RESEARCHER}
+    assert (found.pk, found.username, found.is_superuser, token.key) == (
+        user.pk,
+        "tok-expert",
+        False,
+        key,
+    )
+    boss = UserFactory(username="tok-super", is_superuser=True)
+    found, _ = TokenAuthentication().authenticate_credentials(Token.objects.create(user=boss).key)
+    assert user_roles(found) == {Role.ADMIN}
+    user.is_active = False
+    user.save()
+    for bad in (key, "no-such-token"):
+        with pytest.raises(AuthenticationFailed):
+            TokenAuthentication().authenticate_credentials(bad)

@@ -5,7 +5,7 @@ from exports.services.datasets import (
     dataset_write,
     export_create,
     export_fail,
-    export_file_path,
+    export_file_open,
     export_run,
 )
 
@@ -13,7 +13,7 @@ __all__ = [
     "companion_paths",
     "dataset_write",
     "export_create",
-    "export_file_path",
     "export_fail",
+    "export_file_open",
     "export_run",
 ]

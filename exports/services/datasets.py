@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import logging
-import shutil
+import tempfile
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
+from typing import IO
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Campaign
 from config.roles import Role, has_role
+from config.storage import stored_file_put, stored_folder_delete
 from exports.formats import ExportError, ExportOptions, plan_for
 from exports.models import ExportJob, FileType, JobStatus
 from exports.writers import (
@@ -29,7 +31,7 @@ logger = logging.getLogger(__name__)
 PROGRESS_SAVE_EVERY = 2000
 
 
-def companion_paths(data_path: Path) -> tuple[Path, Path]:
+def companion_paths(data_path: PurePath) -> tuple[PurePath, PurePath]:
     """The manifest and the dataset card that go beside a data file, named after the whole file
     name (`x.csv.manifest.json`): the JSONL, CSV and Parquet files of one stem each keep their own."""
     return (
@@ -128,10 +130,6 @@ def _shorten(row: dict, limit: int = 160) -> dict:
 # --- Jobs ------------------------------------------------------------------------------------
 
 
-def export_dir() -> Path:
-    return Path(settings.MEDIA_ROOT) / "exports"
-
-
 @transaction.atomic
 def export_create(
     *, user: AbstractBaseUser, campaign: Campaign, fmt: str, file_type: str, filters: dict
@@ -190,8 +188,11 @@ def export_run(*, job_id: int) -> ExportJob:
     if job is None:
         return ExportJob.objects.get(pk=job_id)
     own = ExportJob.objects.filter(pk=job.pk, attempts=job.attempts)
-    relative = Path("exports") / str(job.pk) / f"{job.campaign.slug}-{job.format}.{job.file_type}"
-    out = Path(settings.MEDIA_ROOT) / relative
+    # Written in a local scratch folder, then stored (shared volume or bucket) in a folder of
+    # this attempt's own, so that a run presumed dead never overwrites its successor's files.
+    scratch = tempfile.TemporaryDirectory(prefix="proofmark-export-")
+    out = Path(scratch.name) / f"{job.campaign.slug}-{job.format}.{job.file_type}"
+    stored = PurePosixPath("exports", str(job.pk), str(job.attempts))
 
     def on_total(total: int) -> None:
         if not own.update(total=total, heartbeat_at=timezone.now()):
@@ -205,15 +206,18 @@ def export_run(*, job_id: int) -> ExportJob:
             raise _Superseded
 
     try:
-        manifest = dataset_write(
-            campaign=job.campaign,
-            fmt=job.format,
-            file_type=job.file_type,
-            options=ExportOptions.from_dict(job.filters),
-            out=out,
-            on_total=on_total,
-            on_progress=on_progress,
-        )
+        with scratch:
+            manifest = dataset_write(
+                campaign=job.campaign,
+                fmt=job.format,
+                file_type=job.file_type,
+                options=ExportOptions.from_dict(job.filters),
+                out=out,
+                on_total=on_total,
+                on_progress=on_progress,
+            )
+            for local in (out, *companion_paths(out)):
+                stored_file_put(local, str(stored / local.name))
     except _Superseded:
         logger.warning("export %s: taken over by a later run, this one stops", job.pk)
         return ExportJob.objects.get(pk=job.pk)
@@ -229,7 +233,7 @@ def export_run(*, job_id: int) -> ExportJob:
     own.update(
         status=JobStatus.SUCCEEDED,
         processed=info["rows"],
-        file=str(relative),
+        file=str(stored / out.name),
         size=info["size"],
         sha256=info["sha256"],
         manifest=manifest,
@@ -244,19 +248,25 @@ def export_fail(*, job_id: int, reason: str) -> None:
     ExportJob.objects.filter(pk=job_id).exclude(status=JobStatus.SUCCEEDED).update(
         status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
     )
-    shutil.rmtree(export_dir() / str(job_id), ignore_errors=True)
+    stored_folder_delete(f"exports/{job_id}")
 
 
-def export_file_path(job: ExportJob, part: str) -> Path:
-    """The data file, or its `manifest` or `card`; ExportError while the job is not done."""
+def export_file_open(job: ExportJob, part: str) -> tuple[IO[bytes], str]:
+    """The stored data file, or its `manifest` or `card`, open for reading, and its file name.
+    ExportError while the job is not done, KeyError for another part, FileNotFoundError when
+    the file is no longer stored."""
     if job.status != JobStatus.SUCCEEDED or not job.file:
         raise ExportError("this export has no file yet")
-    data = Path(settings.MEDIA_ROOT) / job.file
+    data = PurePosixPath(job.file)
     manifest, card = companion_paths(data)
-    path = {"data": data, "manifest": manifest, "card": card}[part]
-    if part != "data" and not path.exists():
+    name = str({"data": data, "manifest": manifest, "card": card}[part])
+    if part != "data" and not default_storage.exists(name):
         # jobs finished before companions took the data file's whole name: STEM.manifest.json
         stem = data.name.rsplit(".", 1)[0]
-        legacy = path.with_name(path.name.replace(data.name, stem, 1))
-        path = legacy if legacy.exists() else path
-    return path
+        legacy = str(
+            PurePosixPath(name).with_name(PurePosixPath(name).name.replace(data.name, stem, 1))
+        )
+        name = legacy if default_storage.exists(legacy) else name
+    if not default_storage.exists(name):
+        raise FileNotFoundError(name)
+    return default_storage.open(name, "rb"), PurePosixPath(name).name

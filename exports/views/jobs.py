@@ -10,7 +10,7 @@ from config.roles import Role, has_role, role_required
 from exports import selectors
 from exports.formats import ExportError
 from exports.forms import ExportForm
-from exports.services import export_create, export_file_path
+from exports.services import export_create, export_file_open
 
 READERS = (Role.ADMIN, Role.RESEARCHER)
 JOBS_SHOWN = 50
@@ -56,9 +56,9 @@ def export_detail(request, job_id: int):
 def export_download(request, job_id: int, part: str = "data"):
     job = selectors.export_job_for_user(request.user, job_id)
     try:
-        path = export_file_path(job, part)
+        handle, name = export_file_open(job, part)
     except (ExportError, KeyError) as exc:
         raise Http404(str(exc)) from exc
-    if not path.is_file():
-        raise Http404("the file is no longer on the server")
-    return FileResponse(path.open("rb"), as_attachment=True, filename=path.name)
+    except FileNotFoundError as exc:
+        raise Http404("the file is no longer on the server") from exc
+    return FileResponse(handle, as_attachment=True, filename=name)

@@ -12,6 +12,7 @@ from django.db import connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from config.storage import stored_file_local
 from problems.models import ImportJob
 from problems.services.corpus import ImportReport, corpus_import
 
@@ -94,14 +95,15 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
     )
     writer = _ProgressWriter(job_id, job.total or 0)
     try:
-        report = corpus_import(
-            path=Path(job.file.path),
-            fmt=job.format or None,
-            dry_run=job.dry_run,
-            name=job.original_name,
-            on_progress=writer,
-            licence=job.licence,
-        )
+        with stored_file_local(job.file.name, storage=job.file.storage) as path:
+            report = corpus_import(
+                path=path,
+                fmt=job.format or None,
+                dry_run=job.dry_run,
+                name=job.original_name,
+                on_progress=writer,
+                licence=job.licence,
+            )
     finally:
         writer.close()
     status = ImportJob.Status.SUCCEEDED if report.ok else ImportJob.Status.FAILED

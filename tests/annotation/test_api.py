@@ -110,3 +110,70 @@ def test_experts_cannot_use_admin_endpoints(api_client_for):
     assert (
         api.post(f"/api/v1/campaigns/{campaign.slug}/items/", {}, format="json").status_code == 403
     )
+
+
+def test_submit_with_next_returns_the_next_item_in_one_round_trip(
+    api_client_for, django_assert_max_num_queries
+):
+    campaign = CampaignFactory()
+    first, second = ItemFactory(campaign=campaign), ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    api = api_client_for(expert)
+    leased = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()["item"]["id"]
+    # token and roles 1; the item 1 and its campaign 1; membership 1; the submission 13 (the
+    # first grade freezes the scheme: 5 of them); its spans 1; the lease 6; the next item 1
+    # (its assignment and campaign known)
+    with django_assert_max_num_queries(25):
+        answer = api.post(f"/api/v1/items/{leased}/submit/?next=1", {"score": 3}, format="json")
+    assert answer.status_code == 200, answer.json()
+    body = answer.json()
+    assert body["status"] == "submitted" and body["item"] == leased
+    following = body["next"]["item"]["id"]
+    assert {leased, following} == {first.pk, second.pk}
+    assert body["next"]["grade"] is None and body["next"]["item"]["proof_text"]
+    # The next item is leased: submitting it needs no other call, and then nothing is left.
+    last = api.post(f"/api/v1/items/{following}/submit/?next=true", {"score": 5}, format="json")
+    assert last.json()["next"] == {"detail": "No work left.", "submitted": 2, "drafts": 0}
+    # Without the parameter the answer is the grade alone, as before.
+    again = api.post(f"/api/v1/items/{following}/submit/", {"score": 5}, format="json").json()
+    assert "next" not in again and again["id"] == last.json()["id"]
+
+
+def test_submit_with_next_is_refused_before_writing_for_a_non_expert(api_client_for, admin_user):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    api = api_client_for(admin_user)  # an admin may grade any item, but is no expert here
+    answer = api.post(f"/api/v1/items/{item.pk}/submit/?next=1", {"score": 3}, format="json")
+    assert answer.status_code == 403
+    assert not Grade.objects.filter(item=item).exists()
+
+
+def test_the_api_item_read_keeps_the_pages_rules(api_client_for, admin_user):
+    """The API reads an item with its own statement: the same answers as the page's selector
+    (admins see every grade, an expert only their own draft until the item is final)."""
+    from annotation.selectors import grading_view_for_user, item_view_for_api
+
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, required_judgements=2)
+    a, b = expert_in(campaign), expert_in(campaign)
+    api_a, api_b = api_client_for(a), api_client_for(b)
+    api_a.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+    api_b.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+    api_a.post(f"/api/v1/items/{item.pk}/submit/", {"score": 6}, format="json")
+    api_b.put(f"/api/v1/items/{item.pk}/draft/", {"comment": "B-DRAFT"}, format="json")
+    for user in (a, b, admin_user):
+        page, api = (
+            grading_view_for_user(item_id=item.pk, user=user),
+            item_view_for_api(item_id=item.pk, user=user),
+        )
+        assert (api.item.pk, api.item.proof.text, api.item.campaign.slug) == (
+            page.item.pk,
+            page.item.proof.text,
+            page.item.campaign.slug,
+        )
+        assert api.item.scheme.structure == page.item.scheme.structure
+        assert getattr(api.grade, "pk", None) == getattr(page.grade, "pk", None)
+        assert [g.pk for g in api.others] == [g.pk for g in page.others]
+    seen_by_admin = api_client_for(admin_user).get(f"/api/v1/items/{item.pk}/").json()
+    assert [g["score"] for g in seen_by_admin["other_grades"]] == ["6.00"]
+    assert api_b.get(f"/api/v1/items/{item.pk}/").json()["grade"]["comment"] == "B-DRAFT"

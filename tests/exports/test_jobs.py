@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from exports.models import ExportJob
-from exports.services import export_create, export_file_path, export_run
+from exports.services import export_create, export_file_open, export_run
 from tests.conftest import wait_for
 from tests.exports.factories import labelled_campaign
 from tests.factories import UserFactory
@@ -88,7 +88,7 @@ def test_a_failed_job_records_the_error_and_leaves_no_file(db, media, monkeypatc
     assert files_under(media) == []
 
 
-def test_an_interrupted_job_leaves_only_a_partial_name_and_a_rerun_completes(db, media):
+def test_an_interrupted_job_left_nothing_complete_and_a_rerun_completes(db, media):
     corpus = labelled_campaign()
     user = UserFactory(username="res-int", roles=["researcher"])
     job = ExportJob.objects.create(
@@ -97,16 +97,16 @@ def test_an_interrupted_job_leaves_only_a_partial_name_and_a_rerun_completes(db,
         file_type="csv",
         created_by=user,
         status="running",
+        attempts=1,
     )
-    # What a killed worker leaves behind: a partial file under a temporary name.
-    folder = Path(media) / "exports" / str(job.pk)
-    folder.mkdir(parents=True)
-    (folder / ".golden-pilot-dv.csv.partial-deadbeef").write_text("problem_id,prob")
-    assert not list(folder.glob("golden-pilot-dv.*"))
+    # What a worker killed while storing its files leaves: part of one, in its attempt's folder.
+    killed = Path(media) / "exports" / str(job.pk) / "1"
+    killed.mkdir(parents=True)
+    (killed / "golden-pilot-dv.csv").write_text("problem_id,prob")
+    ExportJob.objects.filter(pk=job.pk).update(heartbeat_at=None, started_at=None)
     job = export_run(job_id=job.pk)
-    assert job.status == "succeeded"
-    names = sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))
-    assert names == [
+    assert job.status == "succeeded" and job.file.startswith(f"exports/{job.pk}/2/")
+    assert sorted(p.name for p in (Path(media) / job.file).parent.iterdir()) == [
         "golden-pilot-dv.csv",
         "golden-pilot-dv.csv.README.md",
         "golden-pilot-dv.csv.manifest.json",
@@ -114,11 +114,17 @@ def test_an_interrupted_job_leaves_only_a_partial_name_and_a_rerun_completes(db,
     again = export_run(job_id=job.pk)  # idempotent: a finished job is left alone
     assert again.finished_at == job.finished_at
     # a job finished before companions took the data file's whole name still serves them
+    folder = (Path(media) / job.file).parent
     for new, old in (("csv.manifest.json", "manifest.json"), ("csv.README.md", "README.md")):
         (folder / f"golden-pilot-dv.{new}").rename(folder / f"golden-pilot-dv.{old}")
-    assert export_file_path(job, "manifest").name == "golden-pilot-dv.manifest.json"
-    assert export_file_path(job, "card").name == "golden-pilot-dv.README.md"
-    assert export_file_path(job, "data").name == "golden-pilot-dv.csv"
+    for part, name in (
+        ("manifest", "golden-pilot-dv.manifest.json"),
+        ("card", "golden-pilot-dv.README.md"),
+        ("data", "golden-pilot-dv.csv"),
+    ):
+        handle, served = export_file_open(job, part)
+        handle.close()
+        assert served == name
 
 
 def test_only_admins_may_export_names(db):

@@ -1,0 +1,522 @@
+"""Benchmark: grading over HTTP, as experts' scripts and pages reach the production server.
+
+    DATABASE_URL=postgres://... python benchmarks/bench_http.py [--quick] [--workers 2]
+
+The web process is the Procfile's (`gunicorn --config python:config.gunicorn config.wsgi`, DEBUG off,
+persistent database connections, JSON request logs to .run/bench_http_web.log) with
+`--workers` sync workers (default 2: two per core is gunicorn's usual start, and this machine has
+two cores). Like Django's test runner the script creates a database named bench_<name> beside the
+one in DATABASE_URL, loads it, and drops it at the end: real data is never touched.
+
+Data: a campaign of `--items` items (default 20,000) and one of 1,000, each item a ~2 KB proof
+needing one judgement; 16 experts, each with its own API token, members of both.
+Phases (each runs `--seconds` or until its share of the items is used):
+1. `next` + `submit`: what a script does today, two round trips per judgement;
+2. `submit?next=1`: the submission answers with the next item, one round trip;
+3. submissions alone: the items are leased beforehand (not timed), the clients only submit;
+each with 1, 4 and 16 concurrent experts. Under the 4- and 16-expert loads of phase 2 one more
+client loads the grading page (a logged-in expert's session) in a loop. Phase 2 with 4 experts
+runs again on the 1,000-item campaign. A 429 (throttled) answer is waited out (Retry-After) and
+counted. Clients are threads of this process (one new connection a request, as sync gunicorn
+workers close them); they share the two cores with the server, so figures are conservative.
+Server CPU: the gunicorn workers' and the PostgreSQL backends' CPU time (from /proc) over each
+phase, per judgement. Results are appended to benchmarks/RESULTS.md (`--no-write`: printed only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import secrets
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchdb import ROOT, setup_django  # noqa: E402
+
+setup_django()
+
+from django.db import connection, connections  # noqa: E402
+
+EXPERTS = 16
+CONCURRENCY = (1, 4, 16)
+SMALL_ITEMS = 1000
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PROOF = (
+    "Let $n$ be a positive integer and suppose $n^2 + n + 41$ is composite. We argue by "
+    "contradiction: every prime factor $p$ of $n^2 + n + 41$ satisfies $p > 40$, since the "
+    "discriminant of $x^2 + x + 41$ is $-163$ and $\\left(\\frac{-163}{p}\\right) = -1$ for every "
+    "prime $p < 41$. Hence the claim follows.\n\n"
+) * 6
+
+
+# --- Data -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Fixture:
+    big: str
+    small: str
+    tokens: list[str]
+    users: list
+    page_url: str
+    page_cookie: str
+
+
+def load(items: int) -> Fixture:
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.auth.models import Group, User
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.utils import timezone
+    from rest_framework.authtoken.models import Token
+
+    from annotation.models import Assignment, Campaign, CampaignMember, Item
+    from problems.models import Problem, Proof
+
+    expert = Group.objects.get_or_create(name="expert")[0]
+    users = User.objects.bulk_create(User(username=f"http-{i}") for i in range(EXPERTS + 1))
+    expert.user_set.add(*users)
+    Token.objects.bulk_create(Token(key=secrets.token_hex(20), user=u) for u in users)
+    tokens = [Token.objects.get(user=u).key for u in users[:EXPERTS]]
+    slugs = []
+    for slug, count in (("http-big", items), ("http-small", SMALL_ITEMS)):
+        problem = Problem.objects.create(external_id=f"HTTP-{slug}", statement="Prove it.")
+        proofs = Proof.objects.bulk_create(
+            (
+                Proof(problem=problem, generator=f"gen-{i % 4}", sample_key=str(i), text=PROOF)
+                for i in range(count)
+            ),
+            batch_size=2000,
+        )
+        campaign = Campaign.objects.create(slug=slug, name=slug)
+        Item.objects.bulk_create((Item(campaign=campaign, proof=p) for p in proofs), 2000)
+        CampaignMember.objects.bulk_create(
+            CampaignMember(campaign=campaign, user=u, role="expert") for u in users
+        )
+        slugs.append(slug)
+    page_user = users[EXPERTS]
+    page_item = Item.objects.filter(campaign__slug="http-big").order_by("-pk").first()
+    Assignment.objects.create(
+        item=page_item, expert=page_user, leased_until=timezone.now() + timedelta(hours=2)
+    )
+    session = SessionStore()
+    session[SESSION_KEY] = str(page_user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = page_user.get_session_auth_hash()
+    session.create()
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    return Fixture(
+        big=slugs[0],
+        small=slugs[1],
+        tokens=tokens,
+        users=users[:EXPERTS],
+        page_url=f"/annotation/items/{page_item.pk}/",
+        page_cookie=f"sessionid={session.session_key}",
+    )
+
+
+def prelease(fixture: Fixture, clients: int, per_client: int) -> list[list[int]]:
+    """Leases `per_client` items of the big campaign to each of the first `clients` experts,
+    as `next` would have (not timed): what phase 3 submits."""
+    from django.utils import timezone
+
+    from annotation.models import Assignment, Item
+
+    free = list(
+        Item.objects.filter(campaign__slug=fixture.big, needs_work=True)
+        .exclude(assignments__isnull=False)
+        .order_by("-pk")
+        .values_list("pk", flat=True)[: clients * per_client]
+    )
+    until = timezone.now() + timedelta(hours=2)
+    mine = [free[i::clients] for i in range(clients)]
+    Assignment.objects.bulk_create(
+        Assignment(item_id=pk, expert=fixture.users[i], leased_until=until)
+        for i, pks in enumerate(mine)
+        for pk in pks
+    )
+    return mine
+
+
+# --- The server -----------------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, port: int, workers: int, database_url: str):
+        self.port = port
+        env = dict(os.environ)
+        env.update(
+            PORT=str(port),
+            WEB_CONCURRENCY=str(workers),
+            DATABASE_URL=database_url,
+            DEBUG="false",
+            SECRET_KEY="benchmark-only",
+            ALLOWED_HOSTS="127.0.0.1",
+        )
+        (ROOT / ".run").mkdir(exist_ok=True)
+        self.log = (ROOT / ".run" / "bench_http_web.log").open("w")
+        # The Procfile's `web` line: its leading NAME=value words go to the environment.
+        procfile = dict(
+            line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line
+        )
+        words = shlex.split(procfile["web"])
+        while "=" in words[0]:
+            name, value = words.pop(0).split("=", 1)
+            env[name] = value
+        words[0] = str(Path(sys.executable).parent / words[0])
+        self.proc = subprocess.Popen(words, cwd=ROOT, env=env, stdout=self.log, stderr=self.log)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if request(port, "GET", "/healthz")[0] == 200 and len(self.workers()) == workers:
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                sys.exit("gunicorn exited: see .run/bench_http_web.log")
+            time.sleep(0.2)
+        self.stop()
+        sys.exit("gunicorn did not answer within 60 s")
+
+    def workers(self) -> list[int]:
+        children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
+        return [int(pid) for pid in children.read_text().split()] if children.exists() else []
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / CLK_TCK
+
+
+def backend_pids(database: str) -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [database],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+# --- Clients --------------------------------------------------------------------------------
+
+
+def request(port: int, method: str, path: str, *, headers=None, body=None) -> tuple[int, bytes]:
+    """One request on a new connection; a 429's body is replaced by its Retry-After (seconds)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        raw = response.read()
+        if response.status == 429:
+            raw = (response.getheader("Retry-After") or "0.2").encode()
+        return response.status, raw
+    finally:
+        conn.close()
+
+
+@dataclass
+class Tally:
+    judgements: int = 0
+    throttled: int = 0
+    cycles: list[float] = field(default_factory=list)  # seconds per judgement, all its requests
+    requests: list[float] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Expert:
+    """One expert's script: its own token, one request at a time."""
+
+    def __init__(self, port: int, token: str, tally: Tally):
+        self.port, self.tally = port, tally
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+        self.body = json.dumps({"score": 5, "comment": "Correct, one step terse."})
+
+    def call(self, method: str, path: str, body=None) -> dict:
+        while True:
+            start = time.perf_counter()
+            status, raw = request(self.port, method, path, headers=self.headers, body=body)
+            elapsed = time.perf_counter() - start
+            if status == 429:
+                with self.tally.lock:
+                    self.tally.throttled += 1
+                time.sleep(min(float(raw), 5.0))
+                continue
+            if status != 200:
+                raise RuntimeError(f"{method} {path}: {status} {raw[:300]!r}")
+            self.tally.requests.append(elapsed)
+            return json.loads(raw)
+
+    def next_item(self, slug: str) -> int | None:
+        body = self.call("POST", f"/api/v1/campaigns/{slug}/next/")
+        return body["item"]["id"] if "item" in body else None
+
+    def done(self, started: float) -> None:
+        with self.tally.lock:
+            self.tally.judgements += 1
+            self.tally.cycles.append(time.perf_counter() - started)
+
+    def two_trips(self, slug: str, until: float, limit: int) -> None:
+        while time.perf_counter() < until and self.tally.judgements < limit:
+            started = time.perf_counter()
+            item = self.next_item(slug)
+            if item is None:
+                return
+            self.call("POST", f"/api/v1/items/{item}/submit/", self.body)
+            self.done(started)
+
+    def one_trip(self, slug: str, until: float, limit: int) -> None:
+        item = self.next_item(slug)  # the first item, as a script starts (not timed)
+        while item is not None and time.perf_counter() < until and self.tally.judgements < limit:
+            started = time.perf_counter()
+            answer = self.call("POST", f"/api/v1/items/{item}/submit/?next=1", self.body)
+            self.done(started)
+            item = answer["next"]["item"]["id"] if "item" in answer["next"] else None
+
+    def submit_only(self, items: list[int], until: float, limit: int) -> None:
+        for item in items:
+            if time.perf_counter() >= until or self.tally.judgements >= limit:
+                return
+            started = time.perf_counter()
+            self.call("POST", f"/api/v1/items/{item}/submit/", self.body)
+            self.done(started)
+
+
+@dataclass
+class Result:
+    phase: str
+    clients: int
+    campaign: str
+    judgements: int
+    seconds: float
+    p50_ms: float
+    p95_ms: float
+    web_cpu_ms: float
+    db_cpu_ms: float
+    throttled: int
+    page_p50_ms: float | None = None
+    page_p95_ms: float | None = None
+    pages: int = 0
+
+    @property
+    def rate(self) -> float:
+        return self.judgements / self.seconds
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def run_phase(
+    server: Server,
+    fixture: Fixture,
+    *,
+    phase: str,
+    clients: int,
+    slug: str,
+    seconds: float,
+    limit: int,
+    database: str,
+    page: bool = False,
+    leased: list[list[int]] | None = None,
+) -> Result:
+    tally = Tally()
+    experts = [Expert(server.port, fixture.tokens[i], tally) for i in range(clients)]
+    stop = threading.Event()
+    page_times: list[float] = []
+
+    def load_page() -> None:
+        headers = {"Cookie": fixture.page_cookie}
+        while not stop.is_set():
+            start = time.perf_counter()
+            status, _ = request(server.port, "GET", fixture.page_url, headers=headers)
+            if status != 200:
+                raise RuntimeError(f"grading page: {status}")
+            page_times.append(time.perf_counter() - start)
+
+    errors: list[BaseException] = []
+
+    def guarded(target, *args) -> None:
+        try:
+            target(*args)
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            errors.append(exc)
+
+    web, db = server.workers(), backend_pids(database)
+    cpu_before = cpu_seconds(web), cpu_seconds(db)
+    started = time.perf_counter()
+    until = started + seconds
+    threads = []
+    for index, expert in enumerate(experts):
+        if phase == "next + submit":
+            args = (expert.two_trips, slug, until, limit)
+        elif phase == "submit?next=1":
+            args = (expert.one_trip, slug, until, limit)
+        else:
+            args = (expert.submit_only, leased[index], until, limit)
+        threads.append(threading.Thread(target=guarded, args=args))
+    pager = threading.Thread(target=guarded, args=(load_page,)) if page else None
+    for thread in threads + ([pager] if pager else []):
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    stop.set()
+    if pager:
+        pager.join()
+    db = sorted(set(db) | set(backend_pids(database)))
+    web_cpu = cpu_seconds(web) - cpu_before[0]
+    db_cpu = cpu_seconds(db) - cpu_before[1]
+    if errors:
+        raise errors[0]
+    count = max(tally.judgements, 1)
+    return Result(
+        phase=phase,
+        clients=clients,
+        campaign=slug,
+        judgements=tally.judgements,
+        seconds=elapsed,
+        p50_ms=percentile(tally.cycles, 0.5),
+        p95_ms=percentile(tally.cycles, 0.95),
+        web_cpu_ms=web_cpu / count * 1000,
+        db_cpu_ms=db_cpu / count * 1000,
+        throttled=tally.throttled,
+        page_p50_ms=percentile(page_times, 0.5) if page_times else None,
+        page_p95_ms=percentile(page_times, 0.95) if page_times else None,
+        pages=len(page_times),
+    )
+
+
+# --- Report ---------------------------------------------------------------------------------
+
+
+def report(results: list[Result], *, items: int, workers: int, quick: bool, load_avg: str) -> str:
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "",
+        f"## Grading over HTTP (`bench_http.py`{' --quick' if quick else ''}, {when})",
+        "",
+        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python "
+        f"{platform.python_version()}; PostgreSQL on the same machine; gunicorn {workers} sync "
+        f"workers (the Procfile's `web`, DEBUG off, persistent connections, JSON request logs); "
+        f"load average over the run {load_avg}. Campaigns of {items:,} and {SMALL_ITEMS:,} items; "
+        "clients are threads of the benchmark on the same cores.",
+        "",
+        "| phase | experts | campaign | judgements/s | p50 | p95 | web CPU / judgement "
+        "| PostgreSQL CPU / judgement | grading page p50 / p95 (loads) | 429s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        page = f"{r.page_p50_ms:.0f} / {r.page_p95_ms:.0f} ms ({r.pages})" if r.pages else ""
+        lines.append(
+            f"| {r.phase} | {r.clients} | {r.campaign} ({r.judgements}) | {r.rate:.0f} | "
+            f"{r.p50_ms:.1f} ms | {r.p95_ms:.1f} ms | {r.web_cpu_ms:.1f} ms | "
+            f"{r.db_cpu_ms:.1f} ms | {page} | {r.throttled} |"
+        )
+    one_trip = {r.clients: r for r in results if r.phase == "submit?next=1"}
+    small = next((r for r in results if r.campaign == "http-small"), None)
+    best = max(results, key=lambda r: r.rate)
+    lines += [
+        "",
+        "p50 / p95: per judgement, all of its requests (two for `next + submit`). Targets: "
+        f">= 180 judgements/s (best: {best.rate:.0f}/s, {best.phase}, {best.clients} experts); "
+        f"p95 < 150 ms; web CPU < 5 ms a submission; 1,000 vs {items:,} items within 20%"
+        + (
+            f" (submit?next=1, 4 experts: {small.rate:.0f} vs {one_trip[4].rate:.0f}/s, "
+            f"{small.rate / one_trip[4].rate - 1:+.0%})."
+            if small and 4 in one_trip
+            else "."
+        ),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3,000 items, 3 s a phase")
+    parser.add_argument("--items", type=int, help="items of the big campaign (default 20,000)")
+    parser.add_argument("--seconds", type=float, help="longest run of a phase (default 8)")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("BENCH_HTTP_PORT", 8765)))
+    parser.add_argument("--no-write", action="store_true", help="do not append to RESULTS.md")
+    args = parser.parse_args()
+    items = args.items or (3000 if args.quick else 20000)
+    seconds = args.seconds or (3.0 if args.quick else 8.0)
+    # Each of the 9 phases on the big campaign may use a tenth of it; the small one, 80%.
+    limit = items // 10
+
+    original = connection.settings_dict["NAME"]
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_http_{original}"
+    database = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    settings = connection.settings_dict
+    url = (
+        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:"
+        f"{settings['PORT'] or 5432}/{database}"
+    )
+    server = None
+    try:
+        print(f"loading {items:,} + {SMALL_ITEMS:,} items into {database}", flush=True)
+        fixture = load(items)
+        server = Server(args.port, args.workers, url)
+        load_start = os.getloadavg()[0]
+        results = []
+        for phase in ("next + submit", "submit?next=1", "submissions alone"):
+            for clients in CONCURRENCY:
+                leased = None
+                if phase == "submissions alone":
+                    leased = prelease(fixture, clients, limit // clients + 1)
+                result = run_phase(
+                    server, fixture, phase=phase, clients=clients, slug=fixture.big,
+                    seconds=seconds, limit=limit, database=database,
+                    page=phase == "submit?next=1" and clients > 1, leased=leased,
+                )  # fmt: skip
+                print(f"{phase}, {clients} experts: {result.rate:.0f}/s", flush=True)
+                results.append(result)
+        small = run_phase(
+            server, fixture, phase="submit?next=1", clients=4, slug=fixture.small,
+            seconds=seconds, limit=int(SMALL_ITEMS * 0.8), database=database,
+        )  # fmt: skip
+        results.append(small)
+        load_avg = f"{load_start:.1f} -> {os.getloadavg()[0]:.1f}"
+    finally:
+        if server:
+            server.stop()
+        connections.close_all()
+        connection.creation.destroy_test_db(original, verbosity=0)
+    text = report(results, items=items, workers=args.workers, quick=args.quick, load_avg=load_avg)
+    print(text)
+    if not args.no_write:
+        with (ROOT / "benchmarks" / "RESULTS.md").open("a") as fh:
+            fh.write(text)
+
+
+if __name__ == "__main__":
+    main()

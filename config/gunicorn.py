@@ -1,0 +1,22 @@
+"""gunicorn's settings for the Procfile's `web` process (`gunicorn --config python:config.gunicorn
+config.wsgi`): the usual Procfile conventions, PORT and WEB_CONCURRENCY, from the environment.
+
+Sync workers: a request is short (a judgement costs a few ms of CPU) and holds one persistent
+database connection per worker. Two workers per core is the usual start; the benchmark
+(benchmarks/bench_http.py) measures 2 on a 2-core machine.
+"""
+
+import os
+
+bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "sync"
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
+graceful_timeout = 30
+keepalive = 5
+# Requests are logged by Django as JSON (config.middleware.RequestLogMiddleware).
+accesslog = None
+errorlog = "-"
+# A worker is replaced after this many requests (plus jitter), so that no leak grows for ever.
+max_requests = 5000
+max_requests_jitter = 500

@@ -1,0 +1,46 @@
+import logging
+import re
+import time
+import uuid
+
+from config.logging import log_context
+
+logger = logging.getLogger("proofmark.request")
+# A request id given by a proxy is kept when it looks like one (no spaces, no control characters).
+_GIVEN_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+
+
+class RequestLogMiddleware:
+    """One log line per request (method, path, status, duration, user, request id); the id comes
+    from the proxy's `X-Request-ID` or is made here, is on every line logged while the request is
+    served, and goes back in the response's `X-Request-ID`."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        given = request.headers.get("X-Request-ID", "")
+        request_id = given if _GIVEN_ID.fullmatch(given) else uuid.uuid4().hex
+        token = log_context.set({"request_id": request_id})
+        started = time.perf_counter()
+        try:
+            response = self.get_response(request)
+            response["X-Request-ID"] = request_id
+            if logger.isEnabledFor(logging.INFO):
+                user = getattr(request, "user", None)
+                logger.info(
+                    "%s %s %s",
+                    request.method,
+                    request.path,
+                    response.status_code,
+                    extra={
+                        "method": request.method,
+                        "path": request.path,
+                        "status": response.status_code,
+                        "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+                        "user_id": user.pk if user is not None and user.is_authenticated else None,
+                    },
+                )
+            return response
+        finally:
+            log_context.reset(token)

@@ -1,0 +1,54 @@
+"""Files shared between processes go through Django's storage API (`STORAGES["default"]`): a
+folder on a shared volume (FileSystemStorage at MEDIA_ROOT) or an S3-compatible bucket. A web
+process saves an upload and a worker reads it; a worker writes an export and any web process
+serves it. These helpers are the only places that move such a file to or from a local path."""
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.core.files import File
+from django.core.files.storage import Storage, default_storage
+
+
+@contextmanager
+def stored_file_local(name: str, *, storage: Storage = default_storage) -> Iterator[Path]:
+    """A local path holding the stored file `name` while the block runs: the file itself when
+    the storage is a folder (a shared volume), else a temporary copy (same file name, so a
+    format told by its extension is still told)."""
+    try:
+        path = storage.path(name)
+    except NotImplementedError:
+        path = None
+    if path is not None:
+        yield Path(path)
+        return
+    with tempfile.TemporaryDirectory(prefix="proofmark-") as folder:
+        local = Path(folder) / Path(name).name
+        with storage.open(name, "rb") as source, local.open("wb") as target:
+            shutil.copyfileobj(source, target, 1 << 20)
+        yield local
+
+
+def stored_file_put(local: Path, name: str, *, storage: Storage = default_storage) -> None:
+    """Stores the local file under exactly `name`, replacing what was there."""
+    if storage.exists(name):
+        storage.delete(name)
+    with local.open("rb") as handle:
+        saved = storage.save(name, File(handle, name=local.name))
+    if saved != name:
+        raise RuntimeError(f"the storage kept {name!r} as {saved!r}")
+
+
+def stored_folder_delete(folder: str, *, storage: Storage = default_storage) -> None:
+    """Deletes the stored `folder` with everything in it (absent: nothing happens)."""
+    try:
+        folders, files = storage.listdir(folder)
+    except FileNotFoundError:
+        return
+    for name in files:
+        storage.delete(f"{folder}/{name}")
+    for name in folders:
+        stored_folder_delete(f"{folder}/{name}", storage=storage)

@@ -1,0 +1,200 @@
+"""Production processes: the readiness check, the JSON logs, and the Procfile's web and worker
+processes run as on two machines (separate working and run folders) over shared storage."""
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+from django.conf import settings
+
+from config.logging import JsonFormatter
+from tests.conftest import ROOT, wait_for
+from tests.exports.factories import labelled_campaign
+from tests.factories import UserFactory
+from tests.problems.import_files import proofbench_row
+
+WEB_PORT = int(os.environ.get("PROOFMARK_TEST_WEB_PORT", "9610"))
+
+
+def test_readiness_checks_the_database_and_the_broker(client, db, monkeypatch):
+    from config.celery import app
+
+    ready = client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json() == {"database": "ok", "broker": "ok"}
+    monkeypatch.setattr(app.conf, "broker_write_url", "redis://127.0.0.1:9/0")  # nothing there
+    down = client.get("/readyz")
+    assert down.status_code == 503
+    body = down.json()
+    assert body["database"] == "ok" and body["broker"] != "ok"
+    assert client.get("/healthz").status_code == 200  # liveness does not depend on the broker
+
+
+def test_each_request_logs_one_json_line_with_its_request_id(client, db, caplog):
+    caplog.set_level(logging.INFO, logger="proofmark.request")
+    response = client.get("/healthz", HTTP_X_REQUEST_ID="lb-7f3a")
+    assert response["X-Request-ID"] == "lb-7f3a"
+    (record,) = [r for r in caplog.records if r.name == "proofmark.request"]
+    line = json.loads(JsonFormatter().format(record))
+    assert line["request_id"] == "lb-7f3a"
+    assert (line["method"], line["path"], line["status"]) == ("GET", "/healthz", 200)
+    assert line["level"] == "INFO" and line["duration_ms"] >= 0
+    caplog.clear()
+    made = client.get("/healthz", HTTP_X_REQUEST_ID="not an id\n")["X-Request-ID"]
+    assert len(made) == 32 and made != "not an id\n"  # a malformed id is replaced
+
+
+def test_task_logs_carry_the_job_id_and_attempt(db, caplog):
+    from problems.tasks import import_run
+
+    caplog.set_level(logging.INFO, logger="proofmark.task")
+    import_run.apply(args=[987654])  # no such job: the task returns at once
+    lines = [json.loads(JsonFormatter().format(r)) for r in caplog.records]
+    assert [line["message"] for line in lines] == [
+        "task problems.tasks.import_run started",
+        "task problems.tasks.import_run SUCCESS",
+    ]
+    assert all(line["job_id"] == 987654 and line["attempt"] == 1 for line in lines)
+
+
+# --- The Procfile's processes, as on two machines ------------------------------------------
+
+
+def procfile() -> dict[str, str]:
+    lines = (ROOT / "Procfile").read_text().splitlines()
+    return dict((part.strip() for part in line.split(":", 1)) for line in lines if line.strip())
+
+
+def start(name: str, folder: Path, env: dict) -> subprocess.Popen:
+    """Runs the Procfile's `name` line in `folder` (its working directory and run folder), the
+    way a process manager does: `sh -c`, the virtualenv's bin first on PATH."""
+    folder.mkdir(parents=True)
+    env = {**env, "PROOFMARK_RUN_DIR": str(folder / ".run")}
+    log = (folder / f"{name}.log").open("w")  # noqa: SIM115 (closed with the process)
+    return subprocess.Popen(
+        ["sh", "-c", "exec " + procfile()[name].replace("DEBUG=false ", "env DEBUG=false ", 1)],
+        cwd=folder,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def files_in(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.worker
+def test_web_and_worker_in_separate_folders_share_files_only_through_storage(
+    transactional_db, tmp_path
+):
+    broker = os.environ.get("CELERY_BROKER_URL", "")
+    if not broker.startswith("redis://"):
+        pytest.skip("CELERY_BROKER_URL is not a redis:// URL: run the suite with `make test`")
+    assert procfile()["web"].split()[1] == "gunicorn"
+    db = settings.DATABASES["default"]
+    shared = tmp_path / "shared-volume"
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),  # the code, as installed on each machine
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:"
+        f"{db['PORT'] or 5432}/{db['NAME']}",
+        "CELERY_BROKER_URL": broker,
+        # a queue of its own, so that the suite's other worker never takes these jobs
+        "CELERY_TASK_DEFAULT_QUEUE": f"deploy-test-{os.getpid()}",
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "MEDIA_ROOT": str(shared),
+        "SECRET_KEY": "deploy-test-key",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "PORT": str(WEB_PORT),
+        "WEB_CONCURRENCY": "1",
+    }
+    env.pop("DEBUG", None)
+    admin = UserFactory(username="deploy-admin", roles=["admin", "researcher"])
+    from rest_framework.authtoken.models import Token
+
+    headers = {"Authorization": f"Token {Token.objects.create(user=admin).key}"}
+    corpus = labelled_campaign(slug="deploy-pilot")
+    web = start("web", tmp_path / "web-machine", env)
+    worker = start("worker", tmp_path / "worker-machine", env)
+    base = f"http://127.0.0.1:{WEB_PORT}"
+    try:
+
+        def answers():
+            try:
+                return requests.get(f"{base}/readyz", timeout=30).status_code == 200
+            except requests.ConnectionError:
+                assert web.poll() is None, (tmp_path / "web-machine" / "web.log").read_text()
+                return False
+
+        wait_for(answers, timeout=60)
+        rows = "".join(json.dumps(proofbench_row(n)) + "\n" for n in (1, 2))
+        upload = requests.post(
+            f"{base}/api/v1/imports/",
+            headers=headers,
+            files={"file": ("rows.jsonl", rows.encode())},
+            data={"format": "proofbench"},
+            timeout=30,
+        )
+        assert upload.status_code == 202, upload.text
+        status_url = f"{base}/api/v1/imports/{upload.json()['id']}/"
+
+        def imported():
+            body = requests.get(status_url, headers=headers, timeout=30).json()
+            return body if body["status"] in ("succeeded", "failed") else None
+
+        job = wait_for(imported, timeout=120)
+        assert job["status"] == "succeeded", job
+        created = requests.post(
+            f"{base}/api/v1/exports/",
+            headers=headers,
+            json={"campaign": corpus.campaign.slug, "format": "dv", "file_type": "jsonl"},
+            timeout=30,
+        )
+        assert created.status_code == 201, created.text
+        export_url = f"{base}/api/v1/exports/{created.json()['id']}/"
+
+        def exported():
+            body = requests.get(export_url, headers=headers, timeout=30).json()
+            return body if body["status"] in ("succeeded", "failed") else None
+
+        export = wait_for(exported, timeout=120)
+        assert export["status"] == "succeeded", export
+        download = requests.get(f"{export_url}download/", headers=headers, timeout=30)
+        assert download.status_code == 200
+        assert len(download.content.splitlines()) == export["processed"] == 3
+    finally:
+        stop(web)
+        stop(worker)
+    # The upload and the export's three files are on the shared volume, nowhere else.
+    stored = files_in(shared)
+    assert any(name.startswith("imports/") and name.endswith("rows.jsonl") for name in stored)
+    assert {Path(name).name for name in stored if name.startswith("exports/")} == {
+        "deploy-pilot-dv.jsonl",
+        "deploy-pilot-dv.manifest.json",
+        "deploy-pilot-dv.README.md",
+    }
+    for machine in ("web-machine", "worker-machine"):
+        local = files_in(tmp_path / machine)
+        assert not [name for name in local if "rows.jsonl" in name or "deploy-pilot" in name]
+    # Production logs: JSON lines, the request id on the web's, the job id on the worker's.
+    web_lines = (tmp_path / "web-machine" / "web.log").read_text().splitlines()
+    requests_logged = [json.loads(line) for line in web_lines if '"proofmark.request"' in line]
+    assert requests_logged and all(len(line["request_id"]) == 32 for line in requests_logged)
+    worker_lines = (tmp_path / "worker-machine" / "worker.log").read_text().splitlines()
+    tasks = [json.loads(line) for line in worker_lines if '"proofmark.task"' in line]
+    assert {line["job_id"] for line in tasks} >= {job["id"], export["id"]}
