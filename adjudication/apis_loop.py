@@ -5,7 +5,6 @@ researchers). One APIView per operation with input and output serializers."""
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -13,6 +12,7 @@ from adjudication import labelling, loop_selectors, verifier_runs
 from adjudication.models import VerifierRunKind
 from annotation.models import Campaign
 from annotation.selectors import proof_selection
+from config.api import ListApi
 from config.roles import Role, api_permission
 from config.serializers import RunStatusOutput
 from problems.models import Proof
@@ -22,7 +22,7 @@ Admin = api_permission(Role.ADMIN)
 Reader = api_permission(Role.ADMIN, Role.RESEARCHER)
 
 
-class SelectionInput(serializers.Serializer):
+class ProofSelectionInput(serializers.Serializer):
     proof_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
     contest = serializers.CharField(required=False, allow_blank=True, default="")
     year = serializers.IntegerField(required=False, allow_null=True, default=None)
@@ -64,21 +64,24 @@ class VerifierRunOutput(RunStatusOutput):
     error = serializers.CharField()
 
 
+class VerifierRunStartInput(ProofSelectionInput):
+    kind = serializers.ChoiceField(choices=VerifierRunKind.choices)
+    endpoint = serializers.CharField(help_text="The LLM endpoint's name.")
+    samples = serializers.IntegerField(min_value=1, max_value=64, default=1)
+    verifier = serializers.CharField(
+        required=False, allow_blank=True, default="",
+        help_text="meta_verify: only analyses by this verifier model.",
+    )  # fmt: skip
+
+
 class VerifierRunStartApi(APIView):
     permission_classes = [Admin]
 
-    class Input(SelectionInput):
-        kind = serializers.ChoiceField(choices=VerifierRunKind.choices)
-        endpoint = serializers.CharField(help_text="The LLM endpoint's name.")
-        samples = serializers.IntegerField(min_value=1, max_value=64, default=1)
-        verifier = serializers.CharField(
-            required=False, allow_blank=True, default="",
-            help_text="meta_verify: only analyses by this verifier model.",
-        )  # fmt: skip
-
-    @extend_schema(tags=["verification"], request=Input, responses={201: VerifierRunOutput})
+    @extend_schema(
+        tags=["verification"], request=VerifierRunStartInput, responses={201: VerifierRunOutput}
+    )
     def post(self, request):
-        params = self.Input(data=request.data)
+        params = VerifierRunStartInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         proofs = params.proofs()
@@ -106,7 +109,7 @@ class VerifierRunDetailApi(APIView):
         return Response(VerifierRunOutput(loop_selectors.verifier_run_detail(run_id)).data)
 
 
-class OutcomeOutput(serializers.Serializer):
+class LabellingOutcomeOutput(serializers.Serializer):
     proof_id = serializers.IntegerField()
     outcome = serializers.CharField()
     label = serializers.DecimalField(max_digits=2, decimal_places=1, allow_null=True)
@@ -133,24 +136,27 @@ class LabellingRunOutput(RunStatusOutput):
 
 
 class LabellingRunDetailOutput(LabellingRunOutput):
-    outcomes = OutcomeOutput(many=True)
+    outcomes = LabellingOutcomeOutput(many=True)
+
+
+class LabellingRunStartInput(ProofSelectionInput):
+    verifier = serializers.CharField(help_text="The verifier endpoint's name.")
+    meta_verifier = serializers.CharField(help_text="The meta-verifier endpoint's name.")
+    n = serializers.IntegerField(min_value=1, max_value=64)
+    m = serializers.IntegerField(min_value=1, max_value=64)
+    k = serializers.IntegerField(min_value=1, max_value=64)
+    confirm_at = serializers.ChoiceField(choices=["1", "0.5"], default="1")
+    route_campaign = serializers.SlugField(required=False, allow_blank=True, default="")
 
 
 class LabellingRunStartApi(APIView):
     permission_classes = [Admin]
 
-    class Input(SelectionInput):
-        verifier = serializers.CharField(help_text="The verifier endpoint's name.")
-        meta_verifier = serializers.CharField(help_text="The meta-verifier endpoint's name.")
-        n = serializers.IntegerField(min_value=1, max_value=64)
-        m = serializers.IntegerField(min_value=1, max_value=64)
-        k = serializers.IntegerField(min_value=1, max_value=64)
-        confirm_at = serializers.ChoiceField(choices=["1", "0.5"], default="1")
-        route_campaign = serializers.SlugField(required=False, allow_blank=True, default="")
-
-    @extend_schema(tags=["verification"], request=Input, responses={201: LabellingRunOutput})
+    @extend_schema(
+        tags=["verification"], request=LabellingRunStartInput, responses={201: LabellingRunOutput}
+    )
     def post(self, request):
-        params = self.Input(data=request.data)
+        params = LabellingRunStartInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         route = None
@@ -182,7 +188,9 @@ class LabellingRunDetailApi(APIView):
     def get(self, request, run_id: int):
         run = loop_selectors.labelling_run_detail(run_id)
         data = LabellingRunOutput(run).data
-        data["outcomes"] = OutcomeOutput(loop_selectors.labelling_run_outcomes(run), many=True).data
+        data["outcomes"] = LabellingOutcomeOutput(
+            loop_selectors.labelling_run_outcomes(run), many=True
+        ).data
         return Response(data)
 
 
@@ -196,7 +204,7 @@ class MetaVerificationOutput(serializers.Serializer):
     score_problem = serializers.CharField()
 
 
-class AnalysisOutput(serializers.Serializer):
+class AnalysisWithMetaOutput(serializers.Serializer):
     id = serializers.IntegerField()
     proof_id = serializers.IntegerField()
     problem = serializers.CharField(source="proof.problem.external_id")
@@ -209,7 +217,7 @@ class AnalysisOutput(serializers.Serializer):
     meta_verifications = MetaVerificationOutput(many=True)
 
 
-class AnalysisListApi(APIView):
+class AnalysisListApi(ListApi):
     permission_classes = [Reader]
 
     @extend_schema(
@@ -218,7 +226,7 @@ class AnalysisListApi(APIView):
             OpenApiParameter("proof", int, description="Only this proof's analyses."),
             OpenApiParameter("verifier", str, description="Only this verifier model's."),
         ],
-        responses=AnalysisOutput(many=True),
+        responses=AnalysisWithMetaOutput(many=True),
     )
     def get(self, request):
         proof = request.query_params.get("proof", "")
@@ -228,6 +236,4 @@ class AnalysisListApi(APIView):
             proof_id=int(proof) if proof else None,
             verifier=request.query_params.get("verifier", ""),
         )
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(AnalysisOutput(page, many=True).data)
+        return self.page(qs, AnalysisWithMetaOutput)
