@@ -25,3 +25,8 @@ urlpatterns = [
     ),
     path("healthz", login_not_required(views.healthz), name="healthz"),
 ]
+
+handler400 = "config.errors.bad_request"
+handler403 = "config.errors.permission_denied"
+handler404 = "config.errors.page_not_found"
+handler500 = "config.errors.server_error"
