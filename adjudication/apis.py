@@ -17,6 +17,7 @@ from adjudication.models import CaseStatus, LabelSource
 from adjudication.services import AdjudicationError, case_resolve, case_return
 from annotation.models import Campaign
 from config.api import ListApi
+from config.limits import ID_MAX
 from config.roles import Role, api_permission
 
 LabelReader = api_permission(Role.ADMIN, Role.RESEARCHER, Role.ADJUDICATOR)
@@ -133,7 +134,7 @@ class CaseDetailApi(APIView):
 
 class CaseResolveInput(serializers.Serializer):
     action = serializers.ChoiceField(choices=["accept", "new_score", "return"])
-    grade_id = serializers.IntegerField(required=False)
+    grade_id = serializers.IntegerField(required=False, min_value=1, max_value=ID_MAX)
     score = serializers.DecimalField(max_digits=4, decimal_places=2, required=False)
     awards = serializers.DictField(required=False)
     spans = serializers.ListField(child=serializers.DictField(), required=False)

@@ -2,7 +2,7 @@
 (admins), read their status, read analyses with their meta-verifications (admins and
 researchers). One APIView per operation with input and output serializers."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -13,6 +13,7 @@ from adjudication.models import VerifierRunKind
 from annotation.models import Campaign
 from annotation.selectors import proof_selection
 from config.api import ListApi
+from config.limits import ID_MAX
 from config.roles import Role, api_permission
 from config.serializers import RunStatusOutput
 from problems.models import Proof
@@ -23,9 +24,13 @@ Reader = api_permission(Role.ADMIN, Role.RESEARCHER)
 
 
 class ProofSelectionInput(serializers.Serializer):
-    proof_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    proof_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=ID_MAX), required=False
+    )
     contest = serializers.CharField(required=False, allow_blank=True, default="")
-    year = serializers.IntegerField(required=False, allow_null=True, default=None)
+    year = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=9999
+    )
     generator = serializers.CharField(required=False, allow_blank=True, default="")
     problem = serializers.CharField(required=False, allow_blank=True, default="")
 
@@ -217,23 +222,29 @@ class AnalysisWithMetaOutput(serializers.Serializer):
     meta_verifications = MetaVerificationOutput(many=True)
 
 
+class AnalysisListInput(serializers.Serializer):
+    proof = serializers.IntegerField(
+        required=False, min_value=1, max_value=ID_MAX, help_text="Only this proof's analyses."
+    )
+    verifier = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=200,
+        help_text="Only this verifier model's.",
+    )  # fmt: skip
+
+
 class AnalysisListApi(ListApi):
     permission_classes = [Reader]
 
     @extend_schema(
         tags=["verification"],
-        parameters=[
-            OpenApiParameter("proof", int, description="Only this proof's analyses."),
-            OpenApiParameter("verifier", str, description="Only this verifier model's."),
-        ],
+        parameters=[AnalysisListInput],
         responses=AnalysisWithMetaOutput(many=True),
     )
     def get(self, request):
-        proof = request.query_params.get("proof", "")
-        if proof and not proof.isdigit():
-            raise ValidationError({"proof": ["give a proof id"]})
+        params = AnalysisListInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
         qs = loop_selectors.analyses_with_meta(
-            proof_id=int(proof) if proof else None,
-            verifier=request.query_params.get("verifier", ""),
+            proof_id=params.validated_data.get("proof"),
+            verifier=params.validated_data["verifier"],
         )
         return self.page(qs, AnalysisWithMetaOutput)

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from annotation import selectors, services
 from annotation.models import Item, LabelPolicy, Scale, TaskKind
 from config.api import ListApi
+from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from config.roles import ALL_ROLES, Role, api_permission
 from problems.models import Proof
 
@@ -22,8 +23,8 @@ User = get_user_model()
 
 
 class GradeSpanInput(serializers.Serializer):
-    start = serializers.IntegerField(min_value=0)
-    end = serializers.IntegerField(min_value=1)
+    start = serializers.IntegerField(min_value=0, max_value=INT_MAX)
+    end = serializers.IntegerField(min_value=1, max_value=INT_MAX)
     quote = serializers.CharField(allow_blank=True, required=False, default="")
     category = serializers.CharField(max_length=60)
     note = serializers.CharField(allow_blank=True, required=False, default="")
@@ -41,8 +42,10 @@ class GradeSubmitInput(serializers.Serializer):
     score_note = serializers.CharField(required=False, allow_blank=True)
     comment = serializers.CharField(required=False, allow_blank=True)
     step_verdicts = serializers.DictField(child=serializers.CharField(), required=False)
-    first_wrong_step = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    seconds_spent = serializers.IntegerField(required=False, min_value=0)
+    first_wrong_step = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=INT_MAX
+    )
+    seconds_spent = serializers.IntegerField(required=False, min_value=0, max_value=INT_MAX)
     spans = GradeSpanInput(many=True, required=False)
     submit_key = serializers.CharField(required=False, allow_blank=True, max_length=64)
 
@@ -218,15 +221,23 @@ class CampaignCreateInput(serializers.Serializer):
     slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
     task_kind = serializers.ChoiceField(choices=TaskKind.choices, required=False)
     scale = serializers.ChoiceField(choices=Scale.choices, required=False)
-    double_share = serializers.DecimalField(max_digits=4, decimal_places=3, required=False)
-    sample_seed = serializers.IntegerField(required=False)
-    tolerance = serializers.DecimalField(max_digits=4, decimal_places=2, required=False)
+    double_share = serializers.DecimalField(
+        max_digits=4, decimal_places=3, required=False, min_value=0, max_value=1
+    )
+    sample_seed = serializers.IntegerField(required=False, min_value=INT_MIN, max_value=INT_MAX)
+    tolerance = serializers.DecimalField(
+        max_digits=4, decimal_places=2, required=False, min_value=0, max_value=7
+    )
     label_policy = serializers.ChoiceField(choices=LabelPolicy.choices, required=False)
     error_taxonomy = serializers.ListField(child=serializers.DictField(), required=False)
     guidelines = serializers.CharField(required=False, allow_blank=True)
-    lease_minutes = serializers.IntegerField(required=False, min_value=1)
-    gold_rate = serializers.DecimalField(max_digits=4, decimal_places=3, required=False)
-    fast_seconds = serializers.IntegerField(required=False, min_value=0)
+    lease_minutes = serializers.IntegerField(
+        required=False, min_value=1, max_value=LEASE_MINUTES_MAX
+    )
+    gold_rate = serializers.DecimalField(
+        max_digits=4, decimal_places=3, required=False, min_value=0, max_value=1
+    )
+    fast_seconds = serializers.IntegerField(required=False, min_value=0, max_value=INT_MAX)
     experts = serializers.ListField(child=serializers.CharField(), required=False)
 
 
@@ -272,12 +283,20 @@ class CampaignCreateApi(APIView):
 
 class ItemsCreateInput(serializers.Serializer):
     contest = serializers.CharField(required=False, allow_blank=True, default="")
-    year = serializers.IntegerField(required=False, allow_null=True, default=None)
+    year = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=9999
+    )
     generator = serializers.CharField(required=False, allow_blank=True, default="")
     problem = serializers.CharField(required=False, allow_blank=True, default="")
-    proof_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+    proof_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=ID_MAX), required=False
+    )
     required_judgements = serializers.IntegerField(
-        required=False, allow_null=True, default=None, min_value=1
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        max_value=REQUIRED_JUDGEMENTS_MAX,
     )
     is_gold = serializers.BooleanField(required=False, default=False)
 
@@ -327,8 +346,8 @@ class ItemsCreateApi(APIView):
 
 
 class AssignInput(serializers.Serializer):
-    item = serializers.IntegerField()
-    expert = serializers.CharField()
+    item = serializers.IntegerField(min_value=1, max_value=ID_MAX)
+    expert = serializers.CharField(max_length=150)
 
 
 class AssignOutput(serializers.Serializer):

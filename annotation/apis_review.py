@@ -19,18 +19,24 @@ from annotation.services.review import (
     meta_review_submit,
 )
 from config.api import ListApi
+from config.limits import INT_MAX
 
 
 class MetaReviewDefectInput(serializers.Serializer):
-    start = serializers.IntegerField(min_value=0)
-    end = serializers.IntegerField(min_value=1)
+    start = serializers.IntegerField(min_value=0, max_value=INT_MAX)
+    end = serializers.IntegerField(min_value=1, max_value=INT_MAX)
     quote = serializers.CharField(allow_blank=True, required=False, default="")
     exists = serializers.BooleanField(allow_null=True, required=False, default=None)
     accurate = serializers.BooleanField(allow_null=True, required=False, default=None)
     note = serializers.CharField(allow_blank=True, required=False, default="")
-    proof_start = serializers.IntegerField(min_value=0, allow_null=True, required=False)
-    proof_end = serializers.IntegerField(min_value=1, allow_null=True, required=False)
+    proof_start = serializers.IntegerField(
+        min_value=0, max_value=INT_MAX, allow_null=True, required=False
+    )
+    proof_end = serializers.IntegerField(
+        min_value=1, max_value=INT_MAX, allow_null=True, required=False
+    )
     proof_quote = serializers.CharField(allow_blank=True, required=False, default="")
+    from_suggestion = serializers.BooleanField(required=False, default=False)
 
 
 class MetaReviewSubmitInput(serializers.Serializer):
@@ -44,7 +50,9 @@ class MetaReviewSubmitInput(serializers.Serializer):
     )
     override_reason = serializers.CharField(allow_blank=True, required=False, default="")
     comment = serializers.CharField(allow_blank=True, required=False, default="")
-    seconds_spent = serializers.IntegerField(min_value=0, required=False, default=0)
+    seconds_spent = serializers.IntegerField(
+        min_value=0, max_value=INT_MAX, required=False, default=0
+    )
     submit_key = serializers.CharField(allow_blank=True, required=False, default="")
 
 

@@ -9,8 +9,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from config.parsers import NUL_REFUSED
+
 API_PREFIX = "/api/"
-NUL_REFUSED = "NUL bytes are not accepted in paths, query strings or text."
 
 
 def _is_api(request) -> bool:

@@ -7,6 +7,7 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.limits import ID_MAX
 from config.roles import Role, api_permission
 from config.serializers import RunStatusOutput
 from problems.models import Problem
@@ -22,7 +23,10 @@ class GenerationRunCreateInput(serializers.Serializer):
         child=serializers.CharField(), allow_empty=False, help_text="Problem external ids."
     )
     config = serializers.IntegerField(
-        required=False, help_text="An existing configuration (frozen ones keep their model)."
+        required=False,
+        min_value=1,
+        max_value=ID_MAX,
+        help_text="An existing configuration (frozen ones keep their model).",
     )
     method = serializers.ChoiceField(choices=GENERATION_METHODS, required=False)
     prompt_version = serializers.CharField(required=False, default="v1")

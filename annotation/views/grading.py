@@ -9,9 +9,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, services
+from annotation.apis import GradeSubmitInput
 from annotation.models import Assignment, Grade
 from annotation.page import grading_page_context
-from annotation.views.jsonio import json_payload, problems_response
+from annotation.views.jsonio import PayloadError, json_payload, problems_response, validated
 from annotation.views.review import review_page
 from config.roles import ALL_ROLES, role_required
 from rubrics.structure import AwardError, Scheme, score_breakdown
@@ -27,6 +28,13 @@ def item_page(request, item_id):
     context = grading_page_context(view)
     context["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
     return render(request, "annotation/grade.html", context)
+
+
+def _grade_input(payload: dict) -> tuple[services.GradeInput, str]:
+    """The page's body checked by the API's serializer: the grade and the submission key."""
+    data = validated(payload, GradeSubmitInput)
+    submit_key = data.pop("submit_key", "")
+    return services.GradeInput.from_data(data), submit_key
 
 
 def _breakdown(grade: Grade) -> dict | None:
@@ -61,11 +69,11 @@ def item_draft(request, item_id):
     if view.item.analysis_id is not None:
         return problems_response(services.GradeError(ANALYSIS_ITEM))
     try:
-        data = services.GradeInput.from_data(json_payload(request))
+        data = _grade_input(json_payload(request))[0]
         if view.grade is not None and view.grade.is_submitted:
             return JsonResponse(_preview_json(view.item, data))
         grade = services.grade_save_draft(item=view.item, expert=request.user, data=data)
-    except (services.GradeError, ValueError, KeyError, TypeError) as exc:
+    except (services.GradeError, PayloadError) as exc:
         return problems_response(exc)
     return JsonResponse(_grade_json(grade))
 
@@ -92,19 +100,19 @@ def item_submit(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
     if view.item.analysis_id is not None:
         return problems_response(services.GradeError(ANALYSIS_ITEM))
-    payload = json_payload(request)
     try:
-        data = services.GradeInput.from_data(payload)
-        if view.grade is not None and view.grade.is_submitted and payload.get("revise"):
+        payload = json_payload(request)
+        data, submit_key = _grade_input(payload)
+        if view.grade is not None and view.grade.is_submitted and payload.get("revise") is True:
             grade = services.grade_revise(grade=view.grade, user=request.user, data=data)
         else:
             grade = services.grade_submit(
                 item=view.item,
                 expert=request.user,
                 data=data,
-                submit_key=str(payload.get("submit_key", "")),
+                submit_key=submit_key,
             )
-    except (services.GradeError, ValueError, KeyError, TypeError) as exc:
+    except (services.GradeError, PayloadError) as exc:
         return problems_response(exc)
     body = _grade_json(grade)
     body["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
