@@ -4,7 +4,7 @@ The page's script (static/js/grading.js) posts JSON; every endpoint answers JSON
 the saved state or `problems`, a list of what is wrong, in words."""
 
 from django.http import JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -12,6 +12,7 @@ from annotation import selectors, services
 from annotation.apis import GradeSubmitInput
 from annotation.models import Assignment, Grade
 from annotation.page import grading_page_context
+from annotation.views.campaigns import lease_next
 from annotation.views.jsonio import PayloadError, json_payload, problems_response, validated
 from annotation.views.review import review_page
 from config.roles import ALL_ROLES, role_required
@@ -143,4 +144,4 @@ def item_skip(request, item_id):
             services.assignment_release(assignment=view.assignment)
         except services.AssignmentError as exc:
             return problems_response(exc)
-    return redirect("annotation:next", slug=view.item.campaign.slug)
+    return lease_next(request, view.item.campaign)
