@@ -21,7 +21,7 @@ from config.limits import ID_MAX
 from config.roles import Role, api_permission
 
 LabelReader = api_permission(Role.ADMIN, Role.RESEARCHER, Role.ADJUDICATOR)
-FiguresReader = api_permission(Role.ADMIN, Role.RESEARCHER)
+FiguresReader = api_permission(*selectors.AGREEMENT_READERS)
 
 
 class IsAdjudicator(BasePermission):
@@ -259,7 +259,7 @@ class AgreementApi(APIView):
         tags=["adjudication"],
     )
     def get(self, request, slug: str):
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = selectors.agreement_campaign_for_user(request.user, slug)
         a = campaign_agreement_cached(campaign)
         return Response(
             {

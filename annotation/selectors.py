@@ -12,7 +12,7 @@ from decimal import Decimal
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, Prefetch, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -95,7 +95,9 @@ def grading_view_for_user(*, item_id: int, user: AbstractBaseUser) -> GradingVie
     if item is None:
         raise Http404("No such item.")
     admin = has_role(user, Role.ADMIN)
-    assignment = Assignment.objects.filter(item=item, expert=user).first()
+    # An expert removed from the campaign keeps the assignment row but loses the item.
+    member = CampaignMember.objects.filter(campaign_id=item.campaign_id, user=user)
+    assignment = Assignment.objects.filter(item=item, expert=user).filter(Exists(member)).first()
     if assignment is None and not admin:
         raise Http404("No such item.")
     grade = Grade.objects.filter(item=item, expert=user).prefetch_related("spans").first()
