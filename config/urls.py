@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.decorators import login_not_required
+from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -21,7 +21,9 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",
-        role_required(*ALL_ROLES)(SpectacularSwaggerSplitView.as_view(url_name="api-schema")),
+        login_required(
+            role_required(*ALL_ROLES)(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
+        ),
         name="api-docs",
     ),
     path("healthz", login_not_required(views.healthz), name="healthz"),

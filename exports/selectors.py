@@ -24,7 +24,7 @@ def export_jobs_for_user(user: AbstractBaseUser) -> QuerySet[ExportJob]:
     jobs = ExportJob.objects.select_related("campaign", "created_by").order_by("-created_at", "-id")
     if has_role(user, Role.ADMIN):
         return jobs
-    return jobs.filter(created_by=user).exclude(filters__expert_names=True)
+    return jobs.filter(created_by=user).exclude(filters__contains={"expert_names": True})
 
 
 def export_job_for_user(user: AbstractBaseUser, job_id: int) -> ExportJob:
