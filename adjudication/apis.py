@@ -3,13 +3,10 @@ graded answers 404), resolving, final labels, agreement figures. One APIView per
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import get_object_or_404
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -19,10 +16,12 @@ from adjudication.metrics import campaign_agreement_cached
 from adjudication.models import CaseStatus, LabelSource
 from adjudication.services import AdjudicationError, case_resolve, case_return
 from annotation.models import Campaign
+from config.api import ListApi
+from config.limits import ID_MAX
 from config.roles import Role, api_permission
 
 LabelReader = api_permission(Role.ADMIN, Role.RESEARCHER, Role.ADJUDICATOR)
-FiguresReader = api_permission(Role.ADMIN, Role.RESEARCHER)
+FiguresReader = api_permission(*selectors.AGREEMENT_READERS)
 
 
 class IsAdjudicator(BasePermission):
@@ -44,7 +43,7 @@ class CaseSummaryOutput(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class SpanOutput(serializers.Serializer):
+class JudgementSpanOutput(serializers.Serializer):
     start = serializers.IntegerField()
     end = serializers.IntegerField()
     quote = serializers.CharField()
@@ -66,10 +65,10 @@ class JudgementOutput(serializers.Serializer):
     spans = serializers.SerializerMethodField()
 
     def get_spans(self, obj) -> list[dict]:
-        return SpanOutput([row["span"] for row in obj["spans"]], many=True).data
+        return JudgementSpanOutput([row["span"] for row in obj["spans"]], many=True).data
 
 
-class EventOutput(serializers.Serializer):
+class CaseEventOutput(serializers.Serializer):
     kind = serializers.CharField(source="event.kind")
     who = serializers.CharField()
     text = serializers.CharField(source="event.text")
@@ -83,7 +82,7 @@ class CaseDetailOutput(CaseSummaryOutput):
     score = serializers.DecimalField(max_digits=4, decimal_places=2, allow_null=True)
     rationale = serializers.CharField()
     judgements = JudgementOutput(many=True, source="sheet.judgements")
-    events = EventOutput(many=True, source="sheet.events")
+    events = CaseEventOutput(many=True, source="sheet.events")
 
 
 def _case_data(case) -> dict:
@@ -91,10 +90,10 @@ def _case_data(case) -> dict:
     return CaseDetailOutput(case).data
 
 
-def _list_filters(view: APIView, request) -> tuple[dict, int | None]:
-    """The query string checked by the view's FilterInput (400 if invalid), and the id of the
-    campaign its `campaign` slug names (404 if none does; None when no slug is given)."""
-    filters = view.FilterInput(data=request.query_params)
+def _list_filters(request, params: type[serializers.Serializer]) -> tuple[dict, int | None]:
+    """The query string checked by `params` (400 if invalid), and the id of the campaign its
+    `campaign` slug names (404 if none does; None when no slug is given)."""
+    filters = params(data=request.query_params)
     filters.is_valid(raise_exception=True)
     campaign_id = None
     if filters.validated_data.get("campaign"):
@@ -102,35 +101,27 @@ def _list_filters(view: APIView, request) -> tuple[dict, int | None]:
     return filters.validated_data, campaign_id
 
 
-def _list_page(
-    view: APIView, request, rows: QuerySet, output: type[serializers.Serializer]
-) -> Response:
-    """One page of `rows` written by `output`, with count and the next and previous links."""
-    paginator = PageNumberPagination()
-    page = paginator.paginate_queryset(rows, request, view=view)
-    return paginator.get_paginated_response(output(page, many=True).data)
+class CaseListInput(serializers.Serializer):
+    status = serializers.ChoiceField(choices=CaseStatus.choices, required=False)
+    campaign = serializers.SlugField(required=False)
+    mine = serializers.BooleanField(required=False, default=False)
 
 
-class CaseListApi(APIView):
+class CaseListApi(ListApi):
     permission_classes = [IsAdjudicator]
 
-    class FilterInput(serializers.Serializer):
-        status = serializers.ChoiceField(choices=CaseStatus.choices, required=False)
-        campaign = serializers.SlugField(required=False)
-        mine = serializers.BooleanField(required=False, default=False)
-
     @extend_schema(
-        parameters=[FilterInput], responses=CaseSummaryOutput(many=True), tags=["adjudication"]
+        parameters=[CaseListInput], responses=CaseSummaryOutput(many=True), tags=["adjudication"]
     )
     def get(self, request):
-        filters, campaign_id = _list_filters(self, request)
+        filters, campaign_id = _list_filters(request, CaseListInput)
         cases = selectors.cases_for_user(
             request.user,
             status=filters.get("status"),
             campaign_id=campaign_id,
             mine=filters["mine"],
         )
-        return _list_page(self, request, cases, CaseSummaryOutput)
+        return self.page(cases, CaseSummaryOutput)
 
 
 class CaseDetailApi(APIView):
@@ -141,22 +132,23 @@ class CaseDetailApi(APIView):
         return Response(_case_data(selectors.case_for_adjudicator(request.user, case_id)))
 
 
+class CaseResolveInput(serializers.Serializer):
+    action = serializers.ChoiceField(choices=["accept", "new_score", "return"])
+    grade_id = serializers.IntegerField(required=False, min_value=1, max_value=ID_MAX)
+    score = serializers.DecimalField(max_digits=4, decimal_places=2, required=False)
+    awards = serializers.DictField(required=False)
+    spans = serializers.ListField(child=serializers.DictField(), required=False)
+    rationale = serializers.CharField(required=False, allow_blank=True, default="")
+    question = serializers.CharField(required=False, allow_blank=True, default="")
+
+
 class CaseResolveApi(APIView):
     permission_classes = [IsAdjudicator]
 
-    class ResolveInput(serializers.Serializer):
-        action = serializers.ChoiceField(choices=["accept", "new_score", "return"])
-        grade_id = serializers.IntegerField(required=False)
-        score = serializers.DecimalField(max_digits=4, decimal_places=2, required=False)
-        awards = serializers.DictField(required=False)
-        spans = serializers.ListField(child=serializers.DictField(), required=False)
-        rationale = serializers.CharField(required=False, allow_blank=True, default="")
-        question = serializers.CharField(required=False, allow_blank=True, default="")
-
-    @extend_schema(request=ResolveInput, responses=CaseDetailOutput, tags=["adjudication"])
+    @extend_schema(request=CaseResolveInput, responses=CaseDetailOutput, tags=["adjudication"])
     def post(self, request, case_id: int):
         case = selectors.case_for_adjudicator(request.user, case_id)
-        data = self.ResolveInput(data=request.data)
+        data = CaseResolveInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
         try:
@@ -197,20 +189,23 @@ class FinalLabelOutput(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
-class FinalLabelListApi(APIView):
+class FinalLabelListInput(serializers.Serializer):
+    campaign = serializers.SlugField(required=False)
+    source = serializers.ChoiceField(choices=LabelSource.choices, required=False)
+
+
+class FinalLabelListApi(ListApi):
     permission_classes = [LabelReader]
 
-    class FilterInput(serializers.Serializer):
-        campaign = serializers.SlugField(required=False)
-        source = serializers.ChoiceField(choices=LabelSource.choices, required=False)
-
     @extend_schema(
-        parameters=[FilterInput], responses=FinalLabelOutput(many=True), tags=["adjudication"]
+        parameters=[FinalLabelListInput],
+        responses=FinalLabelOutput(many=True),
+        tags=["adjudication"],
     )
     def get(self, request):
-        filters, campaign_id = _list_filters(self, request)
+        filters, campaign_id = _list_filters(request, FinalLabelListInput)
         labels = selectors.final_labels(campaign_id=campaign_id, source=filters.get("source"))
-        return _list_page(self, request, labels, FinalLabelOutput)
+        return self.page(labels, FinalLabelOutput)
 
 
 def _figures(figures) -> dict:
@@ -221,16 +216,50 @@ def _figures(figures) -> dict:
     }
 
 
+class FastGradeOutput(serializers.Serializer):
+    grade_id = serializers.IntegerField()
+    item_id = serializers.IntegerField()
+    expert = serializers.CharField()
+    seconds = serializers.IntegerField()
+
+
+class AgreementOutput(serializers.Serializer):
+    """A campaign's agreement figures. A figures object holds `n`, one value per figure and
+    `ci` (each figure's interval, or null)."""
+
+    campaign = serializers.CharField()
+    scale = serializers.CharField()
+    labels = serializers.ListField(child=serializers.FloatField())
+    tolerance = serializers.CharField()
+    calibration_round = serializers.BooleanField()
+    overall = serializers.JSONField()
+    krippendorff_alpha_ordinal = serializers.FloatField(allow_null=True)
+    krippendorff_alpha_ci = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2
+    )
+    confusion_matrix = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField())
+    )
+    pairs = serializers.ListField(
+        child=serializers.JSONField(), help_text="Per pair of experts: `experts` and figures."
+    )
+    weeks = serializers.ListField(
+        child=serializers.JSONField(), help_text="Per week (`week`, ISO date) and figures."
+    )
+    experts = serializers.JSONField()
+    fast_grades = FastGradeOutput(many=True)
+
+
 class AgreementApi(APIView):
     permission_classes = [FiguresReader]
 
     @extend_schema(
         parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
-        responses=OpenApiTypes.OBJECT,
+        responses=AgreementOutput,
         tags=["adjudication"],
     )
     def get(self, request, slug: str):
-        campaign = get_object_or_404(Campaign, slug=slug)
+        campaign = selectors.agreement_campaign_for_user(request.user, slug)
         a = campaign_agreement_cached(campaign)
         return Response(
             {

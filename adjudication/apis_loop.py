@@ -2,10 +2,9 @@
 (admins), read their status, read analyses with their meta-verifications (admins and
 researchers). One APIView per operation with input and output serializers."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -13,6 +12,8 @@ from adjudication import labelling, loop_selectors, verifier_runs
 from adjudication.models import VerifierRunKind
 from annotation.models import Campaign
 from annotation.selectors import proof_selection
+from config.api import ListApi
+from config.limits import ID_MAX
 from config.roles import Role, api_permission
 from config.serializers import RunStatusOutput
 from problems.models import Proof
@@ -22,10 +23,14 @@ Admin = api_permission(Role.ADMIN)
 Reader = api_permission(Role.ADMIN, Role.RESEARCHER)
 
 
-class SelectionInput(serializers.Serializer):
-    proof_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
+class ProofSelectionInput(serializers.Serializer):
+    proof_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=ID_MAX), required=False
+    )
     contest = serializers.CharField(required=False, allow_blank=True, default="")
-    year = serializers.IntegerField(required=False, allow_null=True, default=None)
+    year = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=9999
+    )
     generator = serializers.CharField(required=False, allow_blank=True, default="")
     problem = serializers.CharField(required=False, allow_blank=True, default="")
 
@@ -64,21 +69,24 @@ class VerifierRunOutput(RunStatusOutput):
     error = serializers.CharField()
 
 
+class VerifierRunStartInput(ProofSelectionInput):
+    kind = serializers.ChoiceField(choices=VerifierRunKind.choices)
+    endpoint = serializers.CharField(help_text="The LLM endpoint's name.")
+    samples = serializers.IntegerField(min_value=1, max_value=64, default=1)
+    verifier = serializers.CharField(
+        required=False, allow_blank=True, default="",
+        help_text="meta_verify: only analyses by this verifier model.",
+    )  # fmt: skip
+
+
 class VerifierRunStartApi(APIView):
     permission_classes = [Admin]
 
-    class Input(SelectionInput):
-        kind = serializers.ChoiceField(choices=VerifierRunKind.choices)
-        endpoint = serializers.CharField(help_text="The LLM endpoint's name.")
-        samples = serializers.IntegerField(min_value=1, max_value=64, default=1)
-        verifier = serializers.CharField(
-            required=False, allow_blank=True, default="",
-            help_text="meta_verify: only analyses by this verifier model.",
-        )  # fmt: skip
-
-    @extend_schema(tags=["verification"], request=Input, responses={201: VerifierRunOutput})
+    @extend_schema(
+        tags=["verification"], request=VerifierRunStartInput, responses={201: VerifierRunOutput}
+    )
     def post(self, request):
-        params = self.Input(data=request.data)
+        params = VerifierRunStartInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         proofs = params.proofs()
@@ -106,7 +114,7 @@ class VerifierRunDetailApi(APIView):
         return Response(VerifierRunOutput(loop_selectors.verifier_run_detail(run_id)).data)
 
 
-class OutcomeOutput(serializers.Serializer):
+class LabellingOutcomeOutput(serializers.Serializer):
     proof_id = serializers.IntegerField()
     outcome = serializers.CharField()
     label = serializers.DecimalField(max_digits=2, decimal_places=1, allow_null=True)
@@ -133,31 +141,34 @@ class LabellingRunOutput(RunStatusOutput):
 
 
 class LabellingRunDetailOutput(LabellingRunOutput):
-    outcomes = OutcomeOutput(many=True)
+    outcomes = LabellingOutcomeOutput(many=True)
+
+
+class LabellingRunStartInput(ProofSelectionInput):
+    verifier = serializers.CharField(help_text="The verifier endpoint's name.")
+    meta_verifier = serializers.CharField(help_text="The meta-verifier endpoint's name.")
+    n = serializers.IntegerField(min_value=1, max_value=64)
+    m = serializers.IntegerField(min_value=1, max_value=64)
+    k = serializers.IntegerField(min_value=1, max_value=64)
+    confirm_at = serializers.ChoiceField(choices=["1", "0.5"], default="1")
+    route_campaign = serializers.SlugField(required=False, allow_blank=True, default="")
+    auto_campaign = serializers.SlugField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The campaign (0 / 0.5 / 1) for the automatic labels; empty: the one of the "
+        "last run with the same configuration, or a new one.",
+    )
 
 
 class LabellingRunStartApi(APIView):
     permission_classes = [Admin]
 
-    class Input(SelectionInput):
-        verifier = serializers.CharField(help_text="The verifier endpoint's name.")
-        meta_verifier = serializers.CharField(help_text="The meta-verifier endpoint's name.")
-        n = serializers.IntegerField(min_value=1, max_value=64)
-        m = serializers.IntegerField(min_value=1, max_value=64)
-        k = serializers.IntegerField(min_value=1, max_value=64)
-        confirm_at = serializers.ChoiceField(choices=["1", "0.5"], default="1")
-        route_campaign = serializers.SlugField(required=False, allow_blank=True, default="")
-        auto_campaign = serializers.SlugField(
-            required=False,
-            allow_blank=True,
-            default="",
-            help_text="The campaign (0 / 0.5 / 1) for the automatic labels; empty: the one of the "
-            "last run with the same configuration, or a new one.",
-        )
-
-    @extend_schema(tags=["verification"], request=Input, responses={201: LabellingRunOutput})
+    @extend_schema(
+        tags=["verification"], request=LabellingRunStartInput, responses={201: LabellingRunOutput}
+    )
     def post(self, request):
-        params = self.Input(data=request.data)
+        params = LabellingRunStartInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         route = None
@@ -195,7 +206,9 @@ class LabellingRunDetailApi(APIView):
     def get(self, request, run_id: int):
         run = loop_selectors.labelling_run_detail(run_id)
         data = LabellingRunOutput(run).data
-        data["outcomes"] = OutcomeOutput(loop_selectors.labelling_run_outcomes(run), many=True).data
+        data["outcomes"] = LabellingOutcomeOutput(
+            loop_selectors.labelling_run_outcomes(run), many=True
+        ).data
         return Response(data)
 
 
@@ -209,7 +222,7 @@ class MetaVerificationOutput(serializers.Serializer):
     score_problem = serializers.CharField()
 
 
-class AnalysisOutput(serializers.Serializer):
+class AnalysisWithMetaOutput(serializers.Serializer):
     id = serializers.IntegerField()
     proof_id = serializers.IntegerField()
     problem = serializers.CharField(source="proof.problem.external_id")
@@ -222,25 +235,29 @@ class AnalysisOutput(serializers.Serializer):
     meta_verifications = MetaVerificationOutput(many=True)
 
 
-class AnalysisListApi(APIView):
+class AnalysisListInput(serializers.Serializer):
+    proof = serializers.IntegerField(
+        required=False, min_value=1, max_value=ID_MAX, help_text="Only this proof's analyses."
+    )
+    verifier = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=200,
+        help_text="Only this verifier model's.",
+    )  # fmt: skip
+
+
+class AnalysisListApi(ListApi):
     permission_classes = [Reader]
 
     @extend_schema(
         tags=["verification"],
-        parameters=[
-            OpenApiParameter("proof", int, description="Only this proof's analyses."),
-            OpenApiParameter("verifier", str, description="Only this verifier model's."),
-        ],
-        responses=AnalysisOutput(many=True),
+        parameters=[AnalysisListInput],
+        responses=AnalysisWithMetaOutput(many=True),
     )
     def get(self, request):
-        proof = request.query_params.get("proof", "")
-        if proof and not proof.isdigit():
-            raise ValidationError({"proof": ["give a proof id"]})
+        params = AnalysisListInput(data=request.query_params)
+        params.is_valid(raise_exception=True)
         qs = loop_selectors.analyses_with_meta(
-            proof_id=int(proof) if proof else None,
-            verifier=request.query_params.get("verifier", ""),
+            proof_id=params.validated_data.get("proof"),
+            verifier=params.validated_data["verifier"],
         )
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(AnalysisOutput(page, many=True).data)
+        return self.page(qs, AnalysisWithMetaOutput)

@@ -11,12 +11,21 @@ from decimal import Decimal
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
 from adjudication.models import AdjudicationCase, CaseEvent, CaseStatus, FinalLabel
 from adjudication.overlay import Mark, overlay
-from annotation.models import CampaignMember, ErrorSpan, Grade, GradeStatus, MemberRole
+from annotation.models import (
+    Campaign,
+    CampaignMember,
+    CampaignStatus,
+    ErrorSpan,
+    Grade,
+    GradeStatus,
+    MemberRole,
+)
 from annotation.scales import scale_spec
 from config.roles import Role, has_role
 from rubrics.structure import Scheme
@@ -32,6 +41,28 @@ def adjudicator_campaign_ids(user: AbstractBaseUser) -> set[int] | None:
             "campaign_id", flat=True
         )
     )
+
+
+AGREEMENT_READERS = (Role.ADMIN, Role.RESEARCHER)
+
+
+def agreement_campaign_for_user(user: AbstractBaseUser, slug: str) -> Campaign:
+    """The campaign whose agreement figures `user` asks for (page and API alike): admins and
+    researchers read them; a researcher who is also an expert of the campaign only once it is
+    closed, since the figures are made of judgements of items not yet final."""
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is None:
+        raise Http404("No such campaign.")
+    if has_role(user, Role.ADMIN):
+        return campaign
+    if not has_role(user, *AGREEMENT_READERS):
+        raise PermissionDenied("Agreement figures are for admins and researchers.")
+    grading = CampaignMember.objects.filter(campaign=campaign, user=user, role=MemberRole.EXPERT)
+    if campaign.status == CampaignStatus.OPEN and grading.exists():
+        raise PermissionDenied(
+            "You grade in this campaign: its agreement figures open to you once it is closed."
+        )
+    return campaign
 
 
 def may_adjudicate(user: AbstractBaseUser) -> bool:

@@ -31,6 +31,7 @@ from adjudication.services import (
 )
 from annotation.models import Campaign, Item
 from config.roles import Role, has_role, role_required
+from exports.writers import csv_safe
 
 QUEUE_PAGE = 200
 
@@ -205,9 +206,9 @@ def imported_materialise(request: HttpRequest) -> HttpResponse:
     return redirect("adjudication:campaigns")
 
 
-@role_required(Role.ADMIN)
+@role_required(*selectors.AGREEMENT_READERS)
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = selectors.agreement_campaign_for_user(request.user, slug)
     figures = campaign_agreement_cached(campaign)
     return render(request, "adjudication/dashboard.html", {"campaign": campaign, "a": figures})
 
@@ -237,7 +238,7 @@ def disagreements_csv(request: HttpRequest, slug: str) -> HttpResponse:
             row["final_source"],
             row["case_status"],
         ]
-        writer.writerow(line)
+        writer.writerow([csv_safe(cell) for cell in line])
     return response
 
 

@@ -3,15 +3,16 @@ submit, list one's own grades; admin endpoints to create campaigns and items and
 One APIView per operation with input and output serializers."""
 
 from django.contrib.auth import get_user_model
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
 from annotation.models import Item, LabelPolicy, Scale, TaskKind
+from config.api import ListApi
+from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from config.roles import ALL_ROLES, Role, api_permission
 from problems.models import Proof
 
@@ -22,15 +23,17 @@ TRUE_VALUES = {"1", "true", "yes", "on"}
 User = get_user_model()
 
 
-class SpanSerializer(serializers.Serializer):
-    start = serializers.IntegerField(min_value=0)
-    end = serializers.IntegerField(min_value=1)
+class GradeSpanInput(serializers.Serializer):
+    start = serializers.IntegerField(min_value=0, max_value=INT_MAX)
+    end = serializers.IntegerField(min_value=1, max_value=INT_MAX)
     quote = serializers.CharField(allow_blank=True, required=False, default="")
     category = serializers.CharField(max_length=60)
     note = serializers.CharField(allow_blank=True, required=False, default="")
 
 
-class GradeInputSerializer(serializers.Serializer):
+class GradeSubmitInput(serializers.Serializer):
+    """The body of a submission and of a draft (a draft is checked like a submission)."""
+
     score = serializers.DecimalField(
         max_digits=4, decimal_places=2, required=False, allow_null=True
     )
@@ -40,10 +43,16 @@ class GradeInputSerializer(serializers.Serializer):
     score_note = serializers.CharField(required=False, allow_blank=True)
     comment = serializers.CharField(required=False, allow_blank=True)
     step_verdicts = serializers.DictField(child=serializers.CharField(), required=False)
-    first_wrong_step = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    seconds_spent = serializers.IntegerField(required=False, min_value=0)
-    spans = SpanSerializer(many=True, required=False)
+    first_wrong_step = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=INT_MAX
+    )
+    seconds_spent = serializers.IntegerField(required=False, min_value=0, max_value=INT_MAX)
+    spans = GradeSpanInput(many=True, required=False)
     submit_key = serializers.CharField(required=False, allow_blank=True, max_length=64)
+
+
+class GradeSpanOutput(GradeSpanInput):
+    """A span as stored, with the fields it was given."""
 
 
 class GradeOutput(serializers.Serializer):
@@ -64,7 +73,7 @@ class GradeOutput(serializers.Serializer):
     submitted_at = serializers.DateTimeField(allow_null=True)
     updated_at = serializers.DateTimeField()
     scheme = serializers.IntegerField(source="scheme_id", allow_null=True)
-    spans = SpanSerializer(many=True, source="spans.all")
+    spans = GradeSpanOutput(many=True, source="spans.all")
 
 
 class ItemOutput(serializers.Serializer):
@@ -85,6 +94,19 @@ class ItemDetailOutput(serializers.Serializer):
     item = ItemOutput()
     grade = GradeOutput(allow_null=True)
     other_grades = GradeOutput(many=True)
+
+
+class NoWorkLeftOutput(serializers.Serializer):
+    detail = serializers.CharField()
+    submitted = serializers.IntegerField()
+    drafts = serializers.IntegerField()
+
+
+NextItemOutput = PolymorphicProxySerializer(
+    component_name="NextItemOutput",
+    serializers=[ItemDetailOutput, NoWorkLeftOutput],
+    resource_type_field_name=None,
+)
 
 
 def _grade_input(data: dict) -> services.GradeInput:
@@ -110,7 +132,8 @@ def _next_item(request, campaign) -> dict:
     assignment = services.assignment_next(campaign=campaign, expert=request.user)
     if assignment is None:
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
-        return {"detail": "No work left.", "submitted": totals.submitted, "drafts": totals.drafts}
+        body = {"detail": "No work left.", "submitted": totals.submitted, "drafts": totals.drafts}
+        return NoWorkLeftOutput(body).data
     view = _view(request, assignment.item_id, assignment, campaign)
     return ItemDetailOutput(
         {"item": view.item, "grade": view.grade, "other_grades": view.others}
@@ -120,7 +143,7 @@ def _next_item(request, campaign) -> dict:
 class NextItemApi(APIView):
     permission_classes = [Anyone]
 
-    @extend_schema(tags=["annotation"], request=None, responses={200: ItemDetailOutput})
+    @extend_schema(tags=["annotation"], request=None, responses={200: NextItemOutput})
     def post(self, request, slug):
         campaign = selectors.expert_campaign(slug=slug, user=request.user)
         return Response(_next_item(request, campaign))
@@ -142,12 +165,12 @@ class ItemDetailApi(APIView):
 class DraftSaveApi(APIView):
     permission_classes = [Anyone]
 
-    @extend_schema(tags=["annotation"], request=GradeInputSerializer, responses=GradeOutput)
+    @extend_schema(tags=["annotation"], request=GradeSubmitInput, responses=GradeOutput)
     def put(self, request, item_id):
         view = _view(request, item_id)
         if view.item.analysis_id is not None:
             raise ValidationError({"problems": [ANALYSIS_ITEM]})
-        params = GradeInputSerializer(data=request.data)
+        params = GradeSubmitInput(data=request.data)
         params.is_valid(raise_exception=True)
         try:
             grade = services.grade_save_draft(
@@ -171,7 +194,7 @@ class GradeSubmitApi(APIView):
 
     @extend_schema(
         tags=["annotation"],
-        request=GradeInputSerializer,
+        request=GradeSubmitInput,
         responses=GradeSubmitOutput,
         parameters=[
             OpenApiParameter("revise", bool, description="Change a submitted grade."),
@@ -187,7 +210,7 @@ class GradeSubmitApi(APIView):
         view = _view(request, item_id)
         if view.item.analysis_id is not None:
             raise ValidationError({"problems": [ANALYSIS_ITEM]})
-        params = GradeInputSerializer(data=request.data)
+        params = GradeSubmitInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = _grade_input(params.validated_data)
         key = params.validated_data.get("submit_key") or request.headers.get("Idempotency-Key", "")
@@ -209,32 +232,36 @@ class GradeSubmitApi(APIView):
         return Response(answer)
 
 
-class OwnGradeListApi(APIView):
+class OwnGradeListApi(ListApi):
     permission_classes = [Anyone]
 
     @extend_schema(tags=["annotation"], responses=GradeOutput(many=True))
     def get(self, request):
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(
-            selectors.grades_for_expert(expert=request.user), request, view=self
-        )
-        return paginator.get_paginated_response(GradeOutput(page, many=True).data)
+        return self.page(selectors.grades_for_expert(expert=request.user), GradeOutput)
 
 
-class CampaignInput(serializers.Serializer):
+class CampaignCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
     task_kind = serializers.ChoiceField(choices=TaskKind.choices, required=False)
     scale = serializers.ChoiceField(choices=Scale.choices, required=False)
-    double_share = serializers.DecimalField(max_digits=4, decimal_places=3, required=False)
-    sample_seed = serializers.IntegerField(required=False)
-    tolerance = serializers.DecimalField(max_digits=4, decimal_places=2, required=False)
+    double_share = serializers.DecimalField(
+        max_digits=4, decimal_places=3, required=False, min_value=0, max_value=1
+    )
+    sample_seed = serializers.IntegerField(required=False, min_value=INT_MIN, max_value=INT_MAX)
+    tolerance = serializers.DecimalField(
+        max_digits=4, decimal_places=2, required=False, min_value=0, max_value=7
+    )
     label_policy = serializers.ChoiceField(choices=LabelPolicy.choices, required=False)
     error_taxonomy = serializers.ListField(child=serializers.DictField(), required=False)
     guidelines = serializers.CharField(required=False, allow_blank=True)
-    lease_minutes = serializers.IntegerField(required=False, min_value=1)
-    gold_rate = serializers.DecimalField(max_digits=4, decimal_places=3, required=False)
-    fast_seconds = serializers.IntegerField(required=False, min_value=0)
+    lease_minutes = serializers.IntegerField(
+        required=False, min_value=1, max_value=LEASE_MINUTES_MAX
+    )
+    gold_rate = serializers.DecimalField(
+        max_digits=4, decimal_places=3, required=False, min_value=0, max_value=1
+    )
+    fast_seconds = serializers.IntegerField(required=False, min_value=0, max_value=INT_MAX)
     experts = serializers.ListField(child=serializers.CharField(), required=False)
 
 
@@ -257,9 +284,11 @@ class CampaignOutput(serializers.Serializer):
 class CampaignCreateApi(APIView):
     permission_classes = [Admin]
 
-    @extend_schema(tags=["annotation"], request=CampaignInput, responses={201: CampaignOutput})
+    @extend_schema(
+        tags=["annotation"], request=CampaignCreateInput, responses={201: CampaignOutput}
+    )
     def post(self, request):
-        params = CampaignInput(data=request.data)
+        params = CampaignCreateInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = dict(params.validated_data)
         experts = data.pop("experts", [])
@@ -276,31 +305,43 @@ class CampaignCreateApi(APIView):
         return Response(CampaignOutput(campaign).data, status=status.HTTP_201_CREATED)
 
 
+class ItemsCreateInput(serializers.Serializer):
+    contest = serializers.CharField(required=False, allow_blank=True, default="")
+    year = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=9999
+    )
+    generator = serializers.CharField(required=False, allow_blank=True, default="")
+    problem = serializers.CharField(required=False, allow_blank=True, default="")
+    proof_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=ID_MAX), required=False
+    )
+    required_judgements = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=1,
+        max_value=REQUIRED_JUDGEMENTS_MAX,
+    )
+    is_gold = serializers.BooleanField(required=False, default=False)
+
+
+class ItemsCreateOutput(serializers.Serializer):
+    created = serializers.ListField(child=serializers.IntegerField())
+    already_present = serializers.IntegerField()
+    double_scored = serializers.IntegerField()
+    without_scheme = serializers.ListField(child=serializers.CharField())
+    summary = serializers.CharField()
+
+
 class ItemsCreateApi(APIView):
     permission_classes = [Admin]
 
-    class Input(serializers.Serializer):
-        contest = serializers.CharField(required=False, allow_blank=True, default="")
-        year = serializers.IntegerField(required=False, allow_null=True, default=None)
-        generator = serializers.CharField(required=False, allow_blank=True, default="")
-        problem = serializers.CharField(required=False, allow_blank=True, default="")
-        proof_ids = serializers.ListField(child=serializers.IntegerField(), required=False)
-        required_judgements = serializers.IntegerField(
-            required=False, allow_null=True, default=None, min_value=1
-        )
-        is_gold = serializers.BooleanField(required=False, default=False)
-
-    class Output(serializers.Serializer):
-        created = serializers.ListField(child=serializers.IntegerField())
-        already_present = serializers.IntegerField()
-        double_scored = serializers.IntegerField()
-        without_scheme = serializers.ListField(child=serializers.CharField())
-        summary = serializers.CharField()
-
-    @extend_schema(tags=["annotation"], request=Input, responses={201: Output})
+    @extend_schema(
+        tags=["annotation"], request=ItemsCreateInput, responses={201: ItemsCreateOutput}
+    )
     def post(self, request, slug):
         campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
-        params = self.Input(data=request.data)
+        params = ItemsCreateInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data
         if data.get("proof_ids"):
@@ -325,27 +366,29 @@ class ItemsCreateApi(APIView):
             "without_scheme": sorted(set(result.without_scheme)),
             "summary": result.summary(),
         }
-        return Response(self.Output(body).data, status=status.HTTP_201_CREATED)
+        return Response(ItemsCreateOutput(body).data, status=status.HTTP_201_CREATED)
+
+
+class AssignInput(serializers.Serializer):
+    item = serializers.IntegerField(min_value=1, max_value=ID_MAX)
+    expert = serializers.CharField(max_length=150)
+
+
+class AssignOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    item = serializers.IntegerField(source="item_id")
+    expert = serializers.CharField(source="expert.username")
+    status = serializers.CharField()
+    leased_until = serializers.DateTimeField()
 
 
 class AssignApi(APIView):
     permission_classes = [Admin]
 
-    class Input(serializers.Serializer):
-        item = serializers.IntegerField()
-        expert = serializers.CharField()
-
-    class Output(serializers.Serializer):
-        id = serializers.IntegerField()
-        item = serializers.IntegerField(source="item_id")
-        expert = serializers.CharField(source="expert.username")
-        status = serializers.CharField()
-        leased_until = serializers.DateTimeField()
-
-    @extend_schema(tags=["annotation"], request=Input, responses={201: Output})
+    @extend_schema(tags=["annotation"], request=AssignInput, responses={201: AssignOutput})
     def post(self, request, slug):
         campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
-        params = self.Input(data=request.data)
+        params = AssignInput(data=request.data)
         params.is_valid(raise_exception=True)
         item = Item.objects.filter(pk=params.validated_data["item"], campaign=campaign).first()
         expert = User.objects.filter(username=params.validated_data["expert"]).first()
@@ -357,4 +400,4 @@ class AssignApi(APIView):
             )
         except services.AssignmentError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
-        return Response(self.Output(assignment).data, status=status.HTTP_201_CREATED)
+        return Response(AssignOutput(assignment).data, status=status.HTTP_201_CREATED)

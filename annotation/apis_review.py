@@ -5,7 +5,6 @@ may read (blindness as on the page)."""
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -19,22 +18,29 @@ from annotation.services.review import (
     meta_review_snapshot,
     meta_review_submit,
 )
+from config.api import ListApi
+from config.limits import INT_MAX
 
 
-class DefectSerializer(serializers.Serializer):
-    start = serializers.IntegerField(min_value=0)
-    end = serializers.IntegerField(min_value=1)
+class MetaReviewDefectInput(serializers.Serializer):
+    start = serializers.IntegerField(min_value=0, max_value=INT_MAX)
+    end = serializers.IntegerField(min_value=1, max_value=INT_MAX)
     quote = serializers.CharField(allow_blank=True, required=False, default="")
     exists = serializers.BooleanField(allow_null=True, required=False, default=None)
     accurate = serializers.BooleanField(allow_null=True, required=False, default=None)
     note = serializers.CharField(allow_blank=True, required=False, default="")
-    proof_start = serializers.IntegerField(min_value=0, allow_null=True, required=False)
-    proof_end = serializers.IntegerField(min_value=1, allow_null=True, required=False)
+    proof_start = serializers.IntegerField(
+        min_value=0, max_value=INT_MAX, allow_null=True, required=False
+    )
+    proof_end = serializers.IntegerField(
+        min_value=1, max_value=INT_MAX, allow_null=True, required=False
+    )
     proof_quote = serializers.CharField(allow_blank=True, required=False, default="")
+    from_suggestion = serializers.BooleanField(required=False, default=False)
 
 
-class MetaReviewInputSerializer(serializers.Serializer):
-    defects = DefectSerializer(many=True, required=False, default=list)
+class MetaReviewSubmitInput(serializers.Serializer):
+    defects = MetaReviewDefectInput(many=True, required=False, default=list)
     expression_error = serializers.BooleanField(allow_null=True, required=False, default=None)
     expression_note = serializers.CharField(allow_blank=True, required=False, default="")
     score_fits = serializers.BooleanField(allow_null=True, required=False, default=None)
@@ -44,11 +50,48 @@ class MetaReviewInputSerializer(serializers.Serializer):
     )
     override_reason = serializers.CharField(allow_blank=True, required=False, default="")
     comment = serializers.CharField(allow_blank=True, required=False, default="")
-    seconds_spent = serializers.IntegerField(min_value=0, required=False, default=0)
+    seconds_spent = serializers.IntegerField(
+        min_value=0, max_value=INT_MAX, required=False, default=0
+    )
     submit_key = serializers.CharField(allow_blank=True, required=False, default="")
 
 
+class MetaReviewDefectOutput(serializers.Serializer):
+    start = serializers.IntegerField()
+    end = serializers.IntegerField()
+    quote = serializers.CharField()
+    exists = serializers.BooleanField(allow_null=True)
+    accurate = serializers.BooleanField(allow_null=True)
+    note = serializers.CharField()
+    proof_start = serializers.IntegerField(allow_null=True)
+    proof_end = serializers.IntegerField(allow_null=True)
+    proof_quote = serializers.CharField()
+    from_suggestion = serializers.BooleanField()
+
+
 class MetaReviewOutput(serializers.Serializer):
+    """A meta-review as `meta_review_snapshot` writes it, with its grade's identity (the
+    fields document the answer; `to_representation` writes it)."""
+
+    id = serializers.IntegerField()
+    item = serializers.IntegerField()
+    campaign = serializers.CharField()
+    analysis = serializers.IntegerField(allow_null=True)
+    expert = serializers.CharField()
+    status = serializers.CharField()
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    score = serializers.CharField(allow_null=True)
+    comment = serializers.CharField()
+    defects = MetaReviewDefectOutput(many=True)
+    expression_error = serializers.BooleanField(allow_null=True)
+    expression_note = serializers.CharField()
+    score_fits = serializers.BooleanField(allow_null=True)
+    score_note = serializers.CharField()
+    derived_rating = serializers.CharField(allow_null=True)
+    derived_reason = serializers.CharField()
+    override = serializers.CharField(allow_null=True)
+    override_reason = serializers.CharField()
+
     def to_representation(self, review):
         grade = review.grade
         return {
@@ -64,7 +107,7 @@ class MetaReviewOutput(serializers.Serializer):
 
 
 def _input(request) -> tuple[MetaReviewInput, str]:
-    params = MetaReviewInputSerializer(data=request.data)
+    params = MetaReviewSubmitInput(data=request.data)
     params.is_valid(raise_exception=True)
     data = dict(params.validated_data)
     key = data.pop("submit_key") or request.headers.get("Idempotency-Key", "")
@@ -77,7 +120,9 @@ def _input(request) -> tuple[MetaReviewInput, str]:
 class MetaReviewDraftApi(APIView):
     permission_classes = [Anyone]
 
-    @extend_schema(tags=["analysis review"], request=MetaReviewInputSerializer)
+    @extend_schema(
+        tags=["analysis review"], request=MetaReviewSubmitInput, responses=MetaReviewOutput
+    )
     def put(self, request, item_id):
         view = _view(request, item_id)
         data, _ = _input(request)
@@ -93,7 +138,8 @@ class MetaReviewSubmitApi(APIView):
 
     @extend_schema(
         tags=["analysis review"],
-        request=MetaReviewInputSerializer,
+        request=MetaReviewSubmitInput,
+        responses=MetaReviewOutput,
         description="Idempotent: a repeat returns the review already submitted; ?revise=true "
         "changes a submitted review (kept as a revision).",
     )
@@ -114,17 +160,16 @@ class MetaReviewSubmitApi(APIView):
         return Response(MetaReviewOutput(review).data)
 
 
-class MetaReviewListApi(APIView):
+class MetaReviewListApi(ListApi):
     permission_classes = [Anyone]
 
     @extend_schema(
         tags=["analysis review"],
         parameters=[OpenApiParameter("campaign", str, description="A campaign's slug.")],
+        responses=MetaReviewOutput(many=True),
     )
     def get(self, request):
         qs = meta_reviews_for_user(
             user=request.user, campaign=request.query_params.get("campaign", "")
         )
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response(MetaReviewOutput(page, many=True).data)
+        return self.page(qs, MetaReviewOutput)

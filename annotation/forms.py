@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import Campaign, LabelPolicy, MemberRole, Scale, TaskKind
 from annotation.services import CampaignError, taxonomy_from_text
+from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from rubrics.models import GeneratorConfig
 
 
@@ -19,12 +20,15 @@ class CampaignForm(forms.Form):
         min_value=0, max_value=1, decimal_places=3, initial="0.40",
         help_text="Share of items scored by two experts: 0.4 = 40%; 1 for a calibration round.",
     )  # fmt: skip
-    sample_seed = forms.IntegerField(initial=0, help_text="Same seed, same double-scored sample.")
+    sample_seed = forms.IntegerField(
+        initial=0, min_value=INT_MIN, max_value=INT_MAX,
+        help_text="Same seed, same double-scored sample.",
+    )  # fmt: skip
     tolerance = forms.DecimalField(min_value=0, max_value=7, decimal_places=2, initial="1")
     label_policy = forms.ChoiceField(choices=LabelPolicy.choices, initial=LabelPolicy.MEAN_FLOOR)
-    lease_minutes = forms.IntegerField(min_value=1, max_value=24 * 60, initial=60)
+    lease_minutes = forms.IntegerField(min_value=1, max_value=LEASE_MINUTES_MAX, initial=60)
     gold_rate = forms.DecimalField(min_value=0, max_value=1, decimal_places=3, initial="0")
-    fast_seconds = forms.IntegerField(min_value=0, initial=60)
+    fast_seconds = forms.IntegerField(min_value=0, max_value=INT_MAX, initial=60)
     error_taxonomy = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 8}),
         required=False,
@@ -75,17 +79,17 @@ class SelectionForm(forms.Form):
     generator = forms.CharField(required=False)
     problem = forms.CharField(required=False, help_text="A problem's external id.")
     required_judgements = forms.IntegerField(
-        required=False, min_value=1, max_value=10,
+        required=False, min_value=1, max_value=REQUIRED_JUDGEMENTS_MAX,
         help_text="Left empty: the campaign's double-scored share decides (1 or 2).",
     )  # fmt: skip
     is_gold = forms.BooleanField(required=False, label="Gold items (for quality checks)")
 
 
 class AssignForm(forms.Form):
-    item = forms.IntegerField(min_value=1, label="Item id")
+    item = forms.IntegerField(min_value=1, max_value=ID_MAX, label="Item id")
     username = forms.CharField(max_length=150, label="Expert")
 
 
 class MoveForm(forms.Form):
-    assignment = forms.IntegerField(min_value=1)
+    assignment = forms.IntegerField(min_value=1, max_value=ID_MAX)
     username = forms.CharField(max_length=150, label="To expert")

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import connection
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, Exists, Prefetch, Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -107,7 +107,9 @@ def grading_view_for_user(*, item_id: int, user: AbstractBaseUser) -> GradingVie
     )
     if item is None:
         raise Http404("No such item.")
-    assignment = _one(Assignment.objects.filter(item=item, expert=user))
+    # An expert removed from the campaign keeps the assignment row but loses the item.
+    member = CampaignMember.objects.filter(campaign_id=item.campaign_id, user=user)
+    assignment = _one(Assignment.objects.filter(item=item, expert=user).filter(Exists(member)))
     return _grading_view(item, user, assignment, with_solutions=True)
 
 
@@ -163,6 +165,8 @@ JOIN {Proof._meta.db_table} p ON p.id = i.proof_id
 JOIN {Problem._meta.db_table} pr ON pr.id = p.problem_id
 LEFT JOIN {MarkingScheme._meta.db_table} s ON s.id = i.scheme_id
 LEFT JOIN {Assignment._meta.db_table} a ON a.item_id = i.id AND a.expert_id = %(user)s
+  AND EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} m
+              WHERE m.campaign_id = i.campaign_id AND m.user_id = %(user)s)
 LEFT JOIN {Grade._meta.db_table} g ON g.item_id = i.id AND g.expert_id = %(user)s
 WHERE i.id = %(item)s"""
 

@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from config import views
+from config.roles import ALL_ROLES, role_required
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -20,9 +21,16 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",
-        login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
+        login_required(
+            role_required(*ALL_ROLES)(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
+        ),
         name="api-docs",
     ),
     path("healthz", login_not_required(views.healthz), name="healthz"),
     path("readyz", login_not_required(views.readyz), name="readyz"),
 ]
+
+handler400 = "config.errors.bad_request"
+handler403 = "config.errors.permission_denied"
+handler404 = "config.errors.page_not_found"
+handler500 = "config.errors.server_error"

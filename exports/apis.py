@@ -16,7 +16,7 @@ from exports.services import export_create, export_file_open
 Readers = api_permission(Role.ADMIN, Role.RESEARCHER)
 
 
-class ExportOutputSerializer(serializers.ModelSerializer):
+class ExportJobOutput(serializers.ModelSerializer):
     campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     created_by = serializers.CharField(source="created_by.username", default=None)
     download_url = serializers.SerializerMethodField()
@@ -49,20 +49,19 @@ class ExportOutputSerializer(serializers.ModelSerializer):
         return self.context["request"].build_absolute_uri(f"/api/v1/exports/{job.pk}/download/")
 
 
+class ExportCreateInput(serializers.Serializer):
+    campaign = serializers.SlugRelatedField(slug_field="slug", queryset=Campaign.objects.all())
+    format = serializers.ChoiceField(choices=FORMATS)
+    file_type = serializers.ChoiceField(choices=FileType.values)
+    filters = serializers.DictField(required=False, default=dict)
+
+
 class ExportCreateApi(APIView):
     permission_classes = [Readers]
 
-    class InputSerializer(serializers.Serializer):
-        campaign = serializers.SlugRelatedField(slug_field="slug", queryset=Campaign.objects.all())
-        format = serializers.ChoiceField(choices=FORMATS)
-        file_type = serializers.ChoiceField(choices=FileType.values)
-        filters = serializers.DictField(required=False, default=dict)
-
-    @extend_schema(
-        request=InputSerializer, responses={201: ExportOutputSerializer}, tags=["exports"]
-    )
+    @extend_schema(request=ExportCreateInput, responses={201: ExportJobOutput}, tags=["exports"])
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
+        data = ExportCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
             job = export_create(
@@ -74,17 +73,17 @@ class ExportCreateApi(APIView):
             )
         except ExportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        body = ExportOutputSerializer(job, context={"request": request}).data
+        body = ExportJobOutput(job, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
 
 class ExportDetailApi(APIView):
     permission_classes = [Readers]
 
-    @extend_schema(responses=ExportOutputSerializer, tags=["exports"])
+    @extend_schema(responses=ExportJobOutput, tags=["exports"])
     def get(self, request, job_id: int):
         job = selectors.export_job_for_user(request.user, job_id)
-        return Response(ExportOutputSerializer(job, context={"request": request}).data)
+        return Response(ExportJobOutput(job, context={"request": request}).data)
 
 
 class ExportDownloadApi(APIView):

@@ -1,5 +1,6 @@
-"""Reads of the exports app. Researchers and admins see every export and evaluation (researchers
-read every campaign's final labels); other roles see none."""
+"""Reads of the exports app. An export job is read by its creator and by admins; one that names
+experts, by admins only. Researchers and admins see every evaluation (researchers read every
+campaign's final labels); other roles see none."""
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
@@ -20,7 +21,10 @@ def _check(user: AbstractBaseUser) -> None:
 
 def export_jobs_for_user(user: AbstractBaseUser) -> QuerySet[ExportJob]:
     _check(user)
-    return ExportJob.objects.select_related("campaign", "created_by").order_by("-created_at", "-id")
+    jobs = ExportJob.objects.select_related("campaign", "created_by").order_by("-created_at", "-id")
+    if has_role(user, Role.ADMIN):
+        return jobs
+    return jobs.filter(created_by=user).exclude(filters__contains={"expert_names": True})
 
 
 def export_job_for_user(user: AbstractBaseUser, job_id: int) -> ExportJob:

@@ -144,6 +144,18 @@ def _write_jsonl(rows, fields, temp, row_group_size, on_progress) -> int:
     return count
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: object) -> object:
+    """A text cell that a spreadsheet would read as a formula (it starts with =, +, -, @, tab
+    or carriage return) gets a leading apostrophe, as OWASP advises against CSV injection.
+    Numbers are written as they are; JSONL and Parquet keep text exact."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def _csv_cell(field: Field, value: object) -> object:
     if value is None:
         return ""
@@ -151,7 +163,7 @@ def _csv_cell(field: Field, value: object) -> object:
         return dumps(value).decode("utf-8")
     if field.kind == "bool":
         return "true" if value else "false"
-    return value
+    return csv_safe(value)
 
 
 def _write_csv(rows, fields, temp, row_group_size, on_progress) -> int:

@@ -7,35 +7,20 @@ Individual raters are not exposed: the API gives the count, the mean and how man
 from decimal import Decimal
 
 from drf_spectacular.utils import (
-    OpenApiParameter,
     extend_schema,
     extend_schema_field,
-    inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import ListApi
 from config.roles import ALL_ROLES, api_permission
 from rubrics import selectors
 from rubrics.models import SchemeMethod, SchemeStatus
 from rubrics.structure import Scheme, format_points
 
 SchemeReader = api_permission(*ALL_ROLES)
-PAGE = OpenApiParameter("page", int, description="Page number (50 a page).")
-
-
-def paginated(name: str, item: serializers.Serializer) -> serializers.Serializer:
-    return inline_serializer(
-        name=name,
-        fields={
-            "count": serializers.IntegerField(),
-            "next": serializers.URLField(allow_null=True),
-            "previous": serializers.URLField(allow_null=True),
-            "results": item,
-        },
-    )
 
 
 def _context(request) -> dict:
@@ -106,33 +91,31 @@ class SchemeDetailOutput(SchemeSummaryOutput):
         return {chain_id: format_points(total) for chain_id, total in totals.items()}
 
 
-class SchemeListApi(APIView):
-    permission_classes = [SchemeReader]
+class SchemeListInput(serializers.Serializer):
+    status = serializers.ChoiceField(required=False, choices=SchemeStatus.values)
+    method = serializers.ChoiceField(required=False, choices=SchemeMethod.values)
+    valid = serializers.BooleanField(required=False, allow_null=True, default=None)
+    contest = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    search = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
-    class FilterInput(serializers.Serializer):
-        status = serializers.ChoiceField(required=False, choices=SchemeStatus.values)
-        method = serializers.ChoiceField(required=False, choices=SchemeMethod.values)
-        valid = serializers.BooleanField(required=False, allow_null=True, default=None)
-        contest = serializers.CharField(required=False, allow_blank=True, max_length=100)
-        search = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+class SchemeListApi(ListApi):
+    permission_classes = [SchemeReader]
 
     @extend_schema(
         tags=["schemes"],
         operation_id="schemes_list",
         description="The latest scheme version of each problem; filters apply to it.",
-        parameters=[FilterInput, PAGE],
-        responses=paginated("SchemePage", SchemeListOutput(many=True)),
+        parameters=[SchemeListInput],
+        responses=SchemeListOutput(many=True),
     )
     def get(self, request):
-        params = self.FilterInput(data=request.query_params)
+        params = SchemeListInput(data=request.query_params)
         params.is_valid(raise_exception=True)
         filters = selectors.SchemeFilters(**params.validated_data)
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(
-            selectors.scheme_list(filters=filters), request, view=self
+        return self.page(
+            selectors.scheme_list(filters=filters), SchemeListOutput, context=_context(request)
         )
-        output = SchemeListOutput(page, many=True, context=_context(request))
-        return paginator.get_paginated_response(output.data)
 
 
 class SchemeDetailApi(APIView):
@@ -144,19 +127,15 @@ class SchemeDetailApi(APIView):
         return Response(SchemeDetailOutput(scheme, context=_context(request)).data)
 
 
-class ProblemSchemeVersionsApi(APIView):
+class ProblemSchemeVersionsApi(ListApi):
     permission_classes = [SchemeReader]
 
     @extend_schema(
         tags=["schemes"],
         operation_id="problem_scheme_versions_list",
         description="Every version of a problem's scheme, newest first (404 for no problem).",
-        parameters=[PAGE],
-        responses=paginated("SchemeVersionPage", SchemeSummaryOutput(many=True)),
+        responses=SchemeSummaryOutput(many=True),
     )
     def get(self, request, external_id: str):
         versions = selectors.scheme_versions_for_problem(external_id=external_id)
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(versions, request, view=self)
-        output = SchemeSummaryOutput(page, many=True, context=_context(request))
-        return paginator.get_paginated_response(output.data)
+        return self.page(versions, SchemeSummaryOutput, context=_context(request))

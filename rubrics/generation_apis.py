@@ -7,6 +7,7 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.limits import ID_MAX
 from config.roles import Role, api_permission
 from config.serializers import RunStatusOutput
 from problems.models import Problem
@@ -17,12 +18,15 @@ from .models import GENERATION_METHODS, GeneratorConfig, LLMEndpoint
 AdminOnly = api_permission(Role.ADMIN)
 
 
-class RunStartInput(serializers.Serializer):
+class GenerationRunCreateInput(serializers.Serializer):
     problems = serializers.ListField(
         child=serializers.CharField(), allow_empty=False, help_text="Problem external ids."
     )
     config = serializers.IntegerField(
-        required=False, help_text="An existing configuration (frozen ones keep their model)."
+        required=False,
+        min_value=1,
+        max_value=ID_MAX,
+        help_text="An existing configuration (frozen ones keep their model).",
     )
     method = serializers.ChoiceField(choices=GENERATION_METHODS, required=False)
     prompt_version = serializers.CharField(required=False, default="v1")
@@ -35,7 +39,7 @@ class RunStartInput(serializers.Serializer):
         return data
 
 
-class TaskOutput(serializers.Serializer):
+class GenerationTaskOutput(serializers.Serializer):
     id = serializers.IntegerField()
     problem = serializers.CharField(source="problem.external_id")
     status = serializers.CharField()
@@ -45,7 +49,7 @@ class TaskOutput(serializers.Serializer):
     scheme_version = serializers.IntegerField(source="scheme.version", allow_null=True)
 
 
-class RunOutput(RunStatusOutput):
+class GenerationRunOutput(RunStatusOutput):
     id = serializers.IntegerField()
     config = serializers.IntegerField(source="config_id")
     config_frozen = serializers.BooleanField(source="config.is_frozen")
@@ -55,13 +59,13 @@ class RunOutput(RunStatusOutput):
     finished = serializers.BooleanField()
     done = serializers.IntegerField(source="done_count")
     failed = serializers.IntegerField(source="failed_count")
-    tasks = TaskOutput(many=True, source="tasks_list")
+    tasks = GenerationTaskOutput(many=True, source="tasks_list")
 
 
 def _run_payload(run_id: int) -> dict:
     run = generation_selectors.generation_run_detail(run_id=run_id)
     run.tasks_list = list(generation_selectors.generation_run_tasks(run=run))
-    return RunOutput(run).data
+    return GenerationRunOutput(run).data
 
 
 class GenerationRunCreateApi(APIView):
@@ -69,12 +73,12 @@ class GenerationRunCreateApi(APIView):
 
     @extend_schema(
         tags=["schemes"],
-        request=RunStartInput,
-        responses={201: RunOutput},
+        request=GenerationRunCreateInput,
+        responses={201: GenerationRunOutput},
         summary="Start generating marking schemes for problems (one job per problem)",
     )
     def post(self, request):
-        payload = RunStartInput(data=request.data)
+        payload = GenerationRunCreateInput(data=request.data)
         payload.is_valid(raise_exception=True)
         data = payload.validated_data
         wanted = list(dict.fromkeys(data["problems"]))
@@ -117,7 +121,7 @@ class GenerationRunDetailApi(APIView):
 
     @extend_schema(
         tags=["schemes"],
-        responses={200: RunOutput},
+        responses={200: GenerationRunOutput},
         summary="A generation run's status, progress and per-problem results",
     )
     def get(self, request, run_id: int):

@@ -267,7 +267,8 @@ def _check_open(item: Item) -> None:
 @transaction.atomic
 def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) -> Grade:
     """Autosave: stores whatever the expert has so far (spans included), never refusing work
-    in progress for being incomplete; only spans that cannot be placed are refused."""
+    in progress for being incomplete; a score off the scale and spans that cannot be placed
+    are refused, as a submission would refuse them."""
     item = Item.objects.select_related("campaign", "proof", "scheme").get(pk=item.pk)
     _check_open(item)
     if not Assignment.objects.filter(item=item, expert=expert).exists():
@@ -279,11 +280,9 @@ def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) 
         raise GradeError("This grade is submitted: save changes as a revision.")
     grade.item = item
     computed, problems = _clean(_Rules.of(item), data, final=False)
-    span_problems = [p for p in problems if p.startswith("error span")]
-    if span_problems:
-        raise GradeError(span_problems)
-    if data.score is not None and any(p.startswith("score:") for p in problems):
-        data.score = None
+    refused = [p for p in problems if p.startswith(("error span", "score:"))]
+    if refused:
+        raise GradeError(refused)
     _apply(grade, data, computed, item.scheme_id)
     grade.save()
     _replace_spans(grade, data.spans)
@@ -322,7 +321,7 @@ class _Submission:
     grade_seconds: int | None
 
 
-def _submission_sql(*, lock: bool) -> str:
+def _submission_sql() -> str:
     tables = {
         "item": Item._meta.db_table,
         "campaign": Campaign._meta.db_table,
@@ -341,8 +340,7 @@ JOIN {tables["proof"]} p ON p.id = i.proof_id
 LEFT JOIN {tables["scheme"]} s ON s.id = i.scheme_id
 LEFT JOIN {tables["assignment"]} a ON a.item_id = i.id AND a.expert_id = %(expert)s
 LEFT JOIN {tables["grade"]} g ON g.item_id = i.id AND g.expert_id = %(expert)s
-WHERE i.id = %(item)s
-{"FOR UPDATE OF i" if lock else ""}"""
+WHERE i.id = %(item)s"""
 
 
 def _json(value):
@@ -350,10 +348,16 @@ def _json(value):
 
 
 def _submission(item_id: int, expert_id: int, now) -> _Submission:
-    """Locks the item's row (PostgreSQL) and reads what the submission needs in one
-    statement: a hand-written join, since this is the hottest write path of the app."""
-    sql = _submission_sql(lock=connection.features.has_select_for_update_of)
+    """Locks the item's row (PostgreSQL), then reads what the submission needs in one
+    statement: a hand-written join, since this is the hottest write path of the app. The read
+    comes after the lock, in its own statement, so that it sees what a submission that held
+    the lock before committed (an identical submission arriving at once is then a repeat)."""
+    sql = _submission_sql()
     with connection.cursor() as cursor:
+        if connection.features.has_select_for_update:
+            cursor.execute(
+                f"SELECT 1 FROM {Item._meta.db_table} WHERE id = %s FOR UPDATE", [item_id]
+            )
         cursor.execute(
             sql,
             {

@@ -217,11 +217,23 @@ def move(request, slug):
     return redirect("annotation:campaign", slug=slug)
 
 
-@role_required(*ALL_ROLES)
-def next_item(request, slug):
-    campaign = selectors.expert_campaign(slug=slug, user=request.user)
+def lease_next(request, campaign):
+    """Leases the expert's next item of `campaign` and goes to it (303), or says there is no
+    work left. Only ever called for a POST."""
     assignment = services.assignment_next(campaign=campaign, expert=request.user)
     if assignment is None:
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
         return render(request, "annotation/no_work.html", {"campaign": campaign, "totals": totals})
-    return redirect("annotation:item", item_id=assignment.item_id)
+    response = redirect("annotation:item", item_id=assignment.item_id)
+    response.status_code = 303  # the browser follows with a GET
+    return response
+
+
+@role_required(*ALL_ROLES)
+def next_item(request, slug):
+    """ "Grade next" is a form POST (it leases an item); a GET only leads to the campaign's
+    page, where the button is."""
+    campaign = selectors.expert_campaign(slug=slug, user=request.user)
+    if request.method != "POST":
+        return redirect("annotation:campaign", slug=campaign.slug)
+    return lease_next(request, campaign)

@@ -4,15 +4,17 @@ The page's script (static/js/grading.js) posts JSON; every endpoint answers JSON
 the saved state or `problems`, a list of what is wrong, in words."""
 
 from django.http import JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, services
+from annotation.apis import GradeSubmitInput
 from annotation.models import Assignment, Grade
 from annotation.page import grading_page_context
-from annotation.views.jsonio import json_payload, problems_response
+from annotation.views.campaigns import lease_next
+from annotation.views.jsonio import PayloadError, json_payload, problems_response, validated
 from annotation.views.review import review_page
 from config.roles import ALL_ROLES, role_required
 from rubrics.structure import AwardError, Scheme, score_breakdown
@@ -29,6 +31,13 @@ def item_page(request, item_id):
     context = grading_page_context(view)
     context["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
     return render(request, "annotation/grade.html", context)
+
+
+def _grade_input(payload: dict) -> tuple[services.GradeInput, str]:
+    """The page's body checked by the API's serializer: the grade and the submission key."""
+    data = validated(payload, GradeSubmitInput)
+    submit_key = data.pop("submit_key", "")
+    return services.GradeInput.from_data(data), submit_key
 
 
 def _breakdown(grade: Grade) -> dict | None:
@@ -64,11 +73,11 @@ def item_draft(request, item_id):
     if view.item.analysis_id is not None:
         return problems_response(services.GradeError(ANALYSIS_ITEM))
     try:
-        data = services.GradeInput.from_data(json_payload(request))
+        data = _grade_input(json_payload(request))[0]
         if view.grade is not None and view.grade.is_submitted:
             return JsonResponse(_preview_json(view.item, data))
         grade = services.grade_save_draft(item=view.item, expert=request.user, data=data)
-    except (services.GradeError, ValueError, KeyError, TypeError) as exc:
+    except (services.GradeError, PayloadError) as exc:
         return problems_response(exc)
     return JsonResponse(_grade_json(grade))
 
@@ -95,19 +104,19 @@ def item_submit(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
     if view.item.analysis_id is not None:
         return problems_response(services.GradeError(ANALYSIS_ITEM))
-    payload = json_payload(request)
     try:
-        data = services.GradeInput.from_data(payload)
-        if view.grade is not None and view.grade.is_submitted and payload.get("revise"):
+        payload = json_payload(request)
+        data, submit_key = _grade_input(payload)
+        if view.grade is not None and view.grade.is_submitted and payload.get("revise") is True:
             grade = services.grade_revise(grade=view.grade, user=request.user, data=data)
         else:
             grade = services.grade_submit(
                 item=view.item,
                 expert=request.user,
                 data=data,
-                submit_key=str(payload.get("submit_key", "")),
+                submit_key=submit_key,
             )
-    except (services.GradeError, ValueError, KeyError, TypeError) as exc:
+    except (services.GradeError, PayloadError) as exc:
         return problems_response(exc)
     body = _grade_json(grade)
     body["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
@@ -138,4 +147,4 @@ def item_skip(request, item_id):
             services.assignment_release(assignment=view.assignment)
         except services.AssignmentError as exc:
             return problems_response(exc)
-    return redirect("annotation:next", slug=view.item.campaign.slug)
+    return lease_next(request, view.item.campaign)

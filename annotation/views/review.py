@@ -6,6 +6,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.apis_review import MetaReviewSubmitInput
 from annotation.review_page import review_page_context, review_view_for_user
 from annotation.services import GradeError
 from annotation.services.review import (
@@ -15,7 +16,7 @@ from annotation.services.review import (
     meta_review_snapshot,
     meta_review_submit,
 )
-from annotation.views.jsonio import json_payload, problems_response
+from annotation.views.jsonio import PayloadError, json_payload, problems_response, validated
 from config.roles import ALL_ROLES, role_required
 
 
@@ -25,6 +26,13 @@ def review_page(request, item_id, grading=None):
     context = review_page_context(view)
     context["next_url"] = reverse("annotation:next", args=[view.grading.item.campaign.slug])
     return render(request, "annotation/review.html", context)
+
+
+def _review_input(payload: dict) -> tuple[MetaReviewInput, str]:
+    """The page's body checked by the API's serializer: the review and the submission key."""
+    data = validated(payload, MetaReviewSubmitInput)
+    submit_key = data.pop("submit_key", "")
+    return MetaReviewInput.from_data(data), submit_key
 
 
 def _review_json(review) -> dict:
@@ -40,9 +48,9 @@ def review_draft(request, item_id):
     if view.grading.grade is not None and view.grading.grade.is_submitted:
         return JsonResponse({"ok": True, "preview": True})
     try:
-        data = MetaReviewInput.from_data(json_payload(request))
+        data = _review_input(json_payload(request))[0]
         review = meta_review_save_draft(item=view.grading.item, expert=request.user, data=data)
-    except (GradeError, ValueError, KeyError, TypeError) as exc:
+    except (GradeError, PayloadError) as exc:
         return problems_response(exc)
     return JsonResponse(_review_json(review))
 
@@ -51,19 +59,20 @@ def review_draft(request, item_id):
 @role_required(*ALL_ROLES)
 def review_submit(request, item_id):
     view = review_view_for_user(item_id=item_id, user=request.user)
-    payload = json_payload(request)
     try:
-        data = MetaReviewInput.from_data(payload)
-        if view.review is not None and view.grading.grade.is_submitted and payload.get("revise"):
+        payload = json_payload(request)
+        data, submit_key = _review_input(payload)
+        revise = payload.get("revise") is True
+        if view.review is not None and view.grading.grade.is_submitted and revise:
             review = meta_review_revise(review=view.review, user=request.user, data=data)
         else:
             review = meta_review_submit(
                 item=view.grading.item,
                 expert=request.user,
                 data=data,
-                submit_key=str(payload.get("submit_key", "")),
+                submit_key=submit_key,
             )
-    except (GradeError, ValueError, KeyError, TypeError) as exc:
+    except (GradeError, PayloadError) as exc:
         return problems_response(exc)
     body = _review_json(review)
     body["next_url"] = reverse("annotation:next", args=[view.grading.item.campaign.slug])

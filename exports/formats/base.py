@@ -68,6 +68,7 @@ class ExportOptions:
     split: str = ""
     cuts: tuple[int, int] = DEFAULT_CUTS
     expert_names: bool = False
+    final_only: bool = False
 
     @classmethod
     def from_dict(cls, data: dict) -> ExportOptions:
@@ -83,14 +84,19 @@ class ExportOptions:
         sources = data.get("label_sources") or ()
         if isinstance(sources, str):
             sources = [s for s in sources.split(",") if s]
+        if not isinstance(sources, list | tuple) or not all(isinstance(s, str) for s in sources):
+            raise ExportError("filter label_sources: a list of label sources")
         unknown = sorted(set(sources) - set(LABEL_SOURCES))
         if unknown:
             raise ExportError(
                 f"filter label_sources: unknown {', '.join(unknown)} "
                 f"(choose from {', '.join(LABEL_SOURCES)})"
             )
-        cuts = tuple(data.get("cuts") or DEFAULT_CUTS)
-        if len(cuts) != 2 or not 0 < int(cuts[0]) < int(cuts[1]) <= 7:
+        try:
+            cuts = tuple(int(cut) for cut in data.get("cuts") or DEFAULT_CUTS)
+        except (TypeError, ValueError) as exc:
+            raise ExportError("cuts: two whole numbers") from exc
+        if len(cuts) != 2 or not 0 < cuts[0] < cuts[1] <= 7:
             raise ExportError(f"cuts {list(cuts)}: two increasing cut points within 1..7")
         options = cls(
             contest=str(data.get("contest") or ""),
@@ -103,6 +109,7 @@ class ExportOptions:
             split=str(data.get("split") or ""),
             cuts=(int(cuts[0]), int(cuts[1])),
             expert_names=bool(data.get("expert_names")),
+            final_only=bool(data.get("final_only")),
         )
         if options.min_agreement is not None and not 0 <= options.min_agreement <= 1:
             raise ExportError("filter min_agreement: between 0 and 1")
@@ -126,6 +133,7 @@ class ExportOptions:
             "split": self.split,
             "cuts": list(self.cuts),
             "expert_names": self.expert_names,
+            "final_only": self.final_only,
         }
 
 
@@ -178,6 +186,8 @@ def _filtered(
 ) -> QuerySet:
     """The export's filters on rows that point at an item (`item`); `label_source` is the path
     from the row to its final label's source."""
+    if options.final_only:
+        qs = qs.filter(item__is_final=True)
     if options.contest:
         qs = qs.filter(item__proof__problem__contest=options.contest)
     if options.year is not None:

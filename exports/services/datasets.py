@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
 from typing import IO
 
@@ -140,6 +141,9 @@ def export_create(
         raise ExportError(f"unknown file type {file_type!r}: choose one of {', '.join(FILE_TYPES)}")
     if options.expert_names and not has_role(user, Role.ADMIN):
         raise ExportError("only an admin may export experts' names instead of pseudonyms")
+    if has_role(user, Role.EXPERT) and not has_role(user, Role.ADMIN):
+        # an expert who also researches sees no judgement of an item still being graded
+        options = replace(options, final_only=True)
     plan_for(fmt, campaign, options)  # raises ExportError when the format does not fit
     job = ExportJob.objects.create(
         campaign=campaign,

@@ -4,30 +4,17 @@ Each operation is one APIView with an input serializer for its query parameters 
 serializer for what it returns; lists are paginated (`?page=N`, 50 a page).
 """
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.api import ListApi
 from config.roles import ALL_ROLES, api_permission
 from problems import selectors
 from problems.models import Topic
 
 CorpusReader = api_permission(*ALL_ROLES)
-PAGE = OpenApiParameter("page", int, description="Page number (50 a page).")
-
-
-def paginated(name: str, item: serializers.Serializer) -> serializers.Serializer:
-    return inline_serializer(
-        name=name,
-        fields={
-            "count": serializers.IntegerField(),
-            "next": serializers.URLField(allow_null=True),
-            "previous": serializers.URLField(allow_null=True),
-            "results": item,
-        },
-    )
 
 
 class ReferenceSolutionOutput(serializers.Serializer):
@@ -63,7 +50,7 @@ class ProblemDetailOutput(serializers.Serializer):
     reference_solutions = ReferenceSolutionOutput(many=True)
 
 
-class AnalysisOutput(serializers.Serializer):
+class ProofAnalysisOutput(serializers.Serializer):
     id = serializers.IntegerField()
     verifier = serializers.CharField()
     sample_key = serializers.CharField()
@@ -86,33 +73,30 @@ class ProofOutput(serializers.Serializer):
 
 
 class ProofDetailOutput(ProofOutput):
-    analyses = AnalysisOutput(many=True)
+    analyses = ProofAnalysisOutput(many=True)
 
 
-class ProblemListApi(APIView):
+class ProblemListInput(serializers.Serializer):
+    contest = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    year = serializers.IntegerField(required=False, min_value=1, max_value=9999)
+    topic = serializers.ChoiceField(required=False, choices=[t for t in Topic.values if t])
+    search = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+
+class ProblemListApi(ListApi):
     permission_classes = [CorpusReader]
-
-    class FilterInput(serializers.Serializer):
-        contest = serializers.CharField(required=False, allow_blank=True, max_length=100)
-        year = serializers.IntegerField(required=False, min_value=1, max_value=9999)
-        topic = serializers.ChoiceField(required=False, choices=[t for t in Topic.values if t])
-        search = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
     @extend_schema(
         tags=["corpus"],
         operation_id="problems_list",
-        parameters=[FilterInput, PAGE],
-        responses=paginated("ProblemPage", ProblemSummaryOutput(many=True)),
+        parameters=[ProblemListInput],
+        responses=ProblemSummaryOutput(many=True),
     )
     def get(self, request):
-        params = self.FilterInput(data=request.query_params)
+        params = ProblemListInput(data=request.query_params)
         params.is_valid(raise_exception=True)
         filters = selectors.ProblemFilters(**params.validated_data)
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(
-            selectors.problem_list(filters=filters), request, view=self
-        )
-        return paginator.get_paginated_response(ProblemSummaryOutput(page, many=True).data)
+        return self.page(selectors.problem_list(filters=filters), ProblemSummaryOutput)
 
 
 class ProblemDetailApi(APIView):
@@ -124,31 +108,30 @@ class ProblemDetailApi(APIView):
         return Response(ProblemDetailOutput(problem).data)
 
 
-class ProofListApi(APIView):
-    permission_classes = [CorpusReader]
+class ProofListInput(serializers.Serializer):
+    problem = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, help_text="A problem's external id."
+    )
+    generator = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
-    class FilterInput(serializers.Serializer):
-        problem = serializers.CharField(
-            required=False, allow_blank=True, max_length=200, help_text="A problem's external id."
-        )
-        generator = serializers.CharField(required=False, allow_blank=True, max_length=200)
+
+class ProofListApi(ListApi):
+    permission_classes = [CorpusReader]
 
     @extend_schema(
         tags=["corpus"],
         operation_id="proofs_list",
-        parameters=[FilterInput, PAGE],
-        responses=paginated("ProofPage", ProofOutput(many=True)),
+        parameters=[ProofListInput],
+        responses=ProofOutput(many=True),
     )
     def get(self, request):
-        params = self.FilterInput(data=request.query_params)
+        params = ProofListInput(data=request.query_params)
         params.is_valid(raise_exception=True)
         proofs = selectors.proof_list(
             problem_external_id=params.validated_data.get("problem", ""),
             generator=params.validated_data.get("generator", ""),
         )
-        paginator = PageNumberPagination()
-        page = paginator.paginate_queryset(proofs, request, view=self)
-        return paginator.get_paginated_response(ProofOutput(page, many=True).data)
+        return self.page(proofs, ProofOutput)
 
 
 class ProofDetailApi(APIView):

@@ -37,44 +37,45 @@ class ImportJobOutput(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
-class ImportCreatedOutput(serializers.Serializer):
+class ImportCreateOutput(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
     status_url = serializers.URLField()
+
+
+class ImportCreateInput(serializers.Serializer):
+    file = serializers.FileField()
+    format = serializers.ChoiceField(
+        choices=[("", "detect"), *[(f, f) for f in FORMATS]], required=False, default=""
+    )
+    dry_run = serializers.BooleanField(required=False, default=False)
+    licence = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text=LICENCE_HELP,
+    )
+
+    def validate_file(self, upload):
+        problems = check_upload(upload)
+        if problems:
+            raise serializers.ValidationError(problems)
+        return upload
 
 
 class ImportCreateApi(APIView):
     permission_classes = [Importer]
     parser_classes = [MultiPartParser, FormParser]
 
-    class InputSerializer(serializers.Serializer):
-        file = serializers.FileField()
-        format = serializers.ChoiceField(
-            choices=[("", "detect"), *[(f, f) for f in FORMATS]], required=False, default=""
-        )
-        dry_run = serializers.BooleanField(required=False, default=False)
-        licence = serializers.CharField(
-            max_length=100,
-            required=False,
-            allow_blank=True,
-            default="",
-            help_text=LICENCE_HELP,
-        )
-
-        def validate_file(self, upload):
-            problems = check_upload(upload)
-            if problems:
-                raise serializers.ValidationError(problems)
-            return upload
-
     @extend_schema(
         tags=["import"],
         operation_id="imports_create",
-        request={"multipart/form-data": InputSerializer},
-        responses={202: ImportCreatedOutput},
+        request={"multipart/form-data": ImportCreateInput},
+        responses={202: ImportCreateOutput},
     )
     def post(self, request):
-        data = self.InputSerializer(data=request.data)
+        data = ImportCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         job = import_job_create(
             upload=data.validated_data["file"],
@@ -85,7 +86,7 @@ class ImportCreateApi(APIView):
         )
         url = request.build_absolute_uri(reverse("api-import-detail", args=[job.pk]))
         return Response(
-            ImportCreatedOutput({"id": job.pk, "status": job.status, "status_url": url}).data,
+            ImportCreateOutput({"id": job.pk, "status": job.status, "status_url": url}).data,
             status=status.HTTP_202_ACCEPTED,
             headers={"Location": url},
         )

@@ -1,11 +1,17 @@
 """Import jobs: an upload saved on an ImportJob row, run by a Celery task that records
-status, progress, counts, the per-line report and any failure on that row."""
+status, progress, counts, the per-line report and any failure on that row.
+
+Retention: the upload is removed when its job ends (succeeded or failed: a finished job is
+never run again); while the task retries (the database went away) it is kept, up to
+PROOFMARK_IMPORT_UPLOAD_DAYS days, after which the next job to run removes it."""
 
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connections, transaction
@@ -46,6 +52,21 @@ def import_job_create(
     return job
 
 
+def _upload_remove(job: ImportJob) -> None:
+    if job.file:
+        job.file.delete(save=False)
+    ImportJob.objects.filter(pk=job.pk).update(file="")
+
+
+def import_uploads_prune() -> int:
+    """Removes the uploads kept longer than PROOFMARK_IMPORT_UPLOAD_DAYS; how many."""
+    cutoff = timezone.now() - timedelta(days=settings.PROOFMARK_IMPORT_UPLOAD_DAYS)
+    old = list(ImportJob.objects.filter(created_at__lt=cutoff).exclude(file="").only("file"))
+    for job in old:
+        _upload_remove(job)
+    return len(old)
+
+
 class _ProgressWriter:
     """Writes progress on a connection of its own (autocommit), so the page sees it while the
     import's transaction is still open. PostgreSQL only (SQLite has one writer at a time), and
@@ -84,9 +105,14 @@ class _ProgressWriter:
 
 def import_job_run(*, job_id: int) -> ImportJob | None:
     """Runs a job's import once: a finished job (done or failed) is left as it is."""
+    import_uploads_prune()
     job = ImportJob.objects.filter(pk=job_id).first()
     if job is None or job.status in (ImportJob.Status.SUCCEEDED, ImportJob.Status.FAILED):
         return job
+    if not job.file:
+        days = settings.PROOFMARK_IMPORT_UPLOAD_DAYS
+        import_job_fail(job_id=job_id, message=f"The upload was removed after {days} days.")
+        return ImportJob.objects.get(pk=job_id)
     ImportJob.objects.filter(pk=job_id).update(
         status=ImportJob.Status.RUNNING,
         started_at=timezone.now(),
@@ -116,6 +142,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         error=message,
         finished_at=timezone.now(),
     )
+    _upload_remove(job)
     return ImportJob.objects.get(pk=job_id)
 
 
@@ -124,3 +151,6 @@ def import_job_fail(*, job_id: int, message: str) -> None:
     ImportJob.objects.filter(pk=job_id).update(
         status=ImportJob.Status.FAILED, error=message[:2000], finished_at=timezone.now()
     )
+    job = ImportJob.objects.filter(pk=job_id).only("file").first()
+    if job is not None:
+        _upload_remove(job)

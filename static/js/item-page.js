@@ -6,10 +6,12 @@
 // heading does what it says, and fields keep their keys.
 //
 // The page's root element carries data-draft-url, data-submit-url, data-heartbeat-url,
-// data-next-url, data-editable, data-submitted and optionally data-lease-minutes.
+// data-editable, data-submitted and optionally data-lease-minutes.
 (function () {
   "use strict";
 
+  // "Next" leases an item: a POST, by the page's next form.
+  function goNext() { document.getElementById("next-form").submit(); }
   function csrf() {
     try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; }
   }
@@ -166,7 +168,7 @@
     post(this.root.dataset.submitUrl, body).then(function (data) {
       if (data.ok) {
         page.dirty = false;
-        if (!submitted) { page.setStatus("Submitted"); window.location.assign(data.next_url || page.root.dataset.nextUrl); return; }
+        if (!submitted) { page.setStatus("Submitted"); goNext(); return; }
         page.setStatus("Revision saved " + new Date().toLocaleTimeString());
         page.showProblems([]);
         if (page.options.saved) page.options.saved(data);
@@ -191,8 +193,7 @@
         (page.dirty ? page.saveNow() : Promise.resolve()).then(function () { document.getElementById("skip-form").submit(); });
       }
       else if (key === "n") {
-        var go = function () { window.location.assign(root.dataset.nextUrl); };
-        if (page.dirty && page.editable && !page.submitted) page.saveNow().then(go); else go();
+        if (page.dirty && page.editable && !page.submitted) page.saveNow().then(goNext); else goNext();
       }
       else if (key === "c") document.getElementById("comment").focus();
       else if (options.panes[key]) togglePane(options.panes[key]);

@@ -136,3 +136,24 @@ def test_late_submits_after_expired_leases_race_without_overfilling():
         assert Grade.objects.filter(item=item, status="submitted").count() == 1
     assert outcomes.count("ok") == len(items)
     assert Item.objects.filter(campaign=campaign).count() == len(items)
+
+
+def test_two_identical_submissions_at_once_both_get_the_submitted_grade():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    barrier = threading.Barrier(2)
+    got: list[int] = []
+
+    def submit(index):
+        barrier.wait(timeout=60)
+        grade = services.grade_submit(
+            item=item, expert=expert, data=grade_data(), submit_key="same-key"
+        )
+        got.append(grade.pk)
+
+    run_threads(submit, count=2)
+    assert len(got) == 2 and got[0] == got[1]
+    item.refresh_from_db()
+    assert item.submitted_count == 1

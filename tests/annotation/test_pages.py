@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation import services
-from annotation.models import Campaign, ErrorSpan, Grade, Item
+from annotation.models import Assignment, Campaign, ErrorSpan, Grade, Item
 from annotation.services.grading import NOT_GRADED_CHECKLIST
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
 from tests.factories import UserFactory
@@ -227,27 +227,32 @@ def test_no_work_left_page_shows_totals(client):
         item=item, expert=expert, data=services.GradeInput.from_data({"score": "3"})
     )
     client.force_login(expert)
-    response = client.get(reverse("annotation:next", args=[campaign.slug]))
+    response = client.post(reverse("annotation:next", args=[campaign.slug]))
     assert response.status_code == 200
     html = response.content.decode()
     assert "No work left in Round one" in html and "<strong>1</strong>grades you submitted" in html
 
 
-def test_next_redirects_to_the_leased_item(client):
+def test_next_is_a_post_that_leases_and_redirects_to_the_item(client):
     campaign = CampaignFactory()
     item = ItemFactory(campaign=campaign)
     expert = expert_in(campaign)
     client.force_login(expert)
-    response = client.get(reverse("annotation:next", args=[campaign.slug]))
-    assert response.status_code == 302 and response.url == reverse(
+    url = reverse("annotation:next", args=[campaign.slug])
+    got = client.get(url)
+    assert got.url == reverse("annotation:campaign", args=[campaign.slug])
+    assert not Assignment.objects.filter(expert=expert).exists()
+    response = client.post(url)
+    assert response.status_code == 303 and response.url == reverse(
         "annotation:item", args=[item.pk]
     )
+    assert Assignment.objects.filter(expert=expert, item=item).exists()
 
 
 def test_non_member_cannot_ask_for_work(client):
     campaign = CampaignFactory()
     client.force_login(UserFactory(roles=["expert"]))
-    assert client.get(reverse("annotation:next", args=[campaign.slug])).status_code == 403
+    assert client.post(reverse("annotation:next", args=[campaign.slug])).status_code == 403
 
 
 def test_admin_creates_campaign_adds_member_and_items(client, admin_user):
@@ -402,6 +407,6 @@ def test_skip_releases_and_heartbeat_extends(client):
     beat = client.post(reverse("annotation:item-heartbeat", args=[item.pk]))
     assert beat.status_code == 200 and beat.json()["leased_until"]
     response = client.post(reverse("annotation:item-skip", args=[item.pk]))
-    assert response.status_code == 302
     assert item.assignments.get(expert=expert).status == "released"
-    assert client.get(response.url).status_code == 200  # the no-work page, not an error
+    # the skip leases the next item at once (here none is left: the no-work page)
+    assert response.status_code == 200 and "No work left" in response.content.decode()

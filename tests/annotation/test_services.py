@@ -236,13 +236,18 @@ def test_draft_keeps_spans_and_reanchors_a_drifted_quote():
             "spans": [
                 {"start": 3, "end": 7, "quote": "beta", "category": "other", "note": "n"},
             ],
-            "score": "9",
+            "score": "5",
         }
     )
     grade = services.grade_save_draft(item=item, expert=expert, data=data)
     span = grade.spans.get()
     assert (span.start, span.end, span.quote) == (6, 10, "beta")
-    assert grade.score is None and grade.status == "draft"
+    assert grade.score == 5 and grade.status == "draft"
+    off_scale = services.GradeInput.from_data({"score": "9"})
+    with pytest.raises(services.GradeError, match="score:"):
+        services.grade_save_draft(item=item, expert=expert, data=off_scale)
+    grade.refresh_from_db()
+    assert grade.score == 5
     bad = services.GradeInput.from_data(
         {"spans": [{"start": 0, "end": 3, "quote": "zeta", "category": "other"}]}
     )

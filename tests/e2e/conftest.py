@@ -26,9 +26,28 @@ def browser():
 
 @pytest.fixture
 def context(browser):
-    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    # Playwright's wait_for_function evaluates its predicate in the page, which the site's
+    # Content-Security-Policy forbids: flows run with it bypassed, and tests/e2e/test_csp.py
+    # opens the pages under the policy.
+    context = browser.new_context(viewport={"width": 1366, "height": 900}, bypass_csp=True)
     context.set_default_timeout(15_000)
     yield context
+    context.close()
+
+
+@pytest.fixture
+def strict_page(browser):
+    """A page under the site's Content-Security-Policy; `strict_page.csp_errors` collects the
+    console's reports of what the policy blocked."""
+    context = browser.new_context(viewport={"width": 1366, "height": 900})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.csp_errors = []
+    page.on(
+        "console",
+        lambda msg: "Content Security Policy" in msg.text and page.csp_errors.append(msg.text),
+    )
+    yield page
     context.close()
 
 

@@ -48,7 +48,8 @@ def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screens
     CampaignMember.objects.create(campaign=campaign, user=expert, role="expert")
     login(page, expert)
 
-    page.goto(f"{live_server.url}/annotation/{campaign.slug}/next/")
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
+    page.click("button:has-text('Grade next')")
     page.wait_for_selector("#analysis-text")
     assert "Judge only the defects the analysis claims" in page.inner_text("#pane-scope")
     assert page.locator("#analysis-text .katex, #proof-text .katex").count() >= 1  # KaTeX ran

@@ -63,13 +63,14 @@ def test_each_demo_role_finds_work_on_its_main_page(
     expert1.click("nav.mainnav >> text=Grading")
     assert expert1.locator("table.campaigns tbody tr").count() == 2
     expert1.screenshot(path=str(screenshot_dir / "demo-expert1-campaigns.png"), full_page=True)
-    expert1.click(f"a[href='/annotation/{GRADING_SLUG}/next/']")
+    expert1.click(f"form[action='/annotation/{GRADING_SLUG}/next/'] button")
     expert1.wait_for_selector("h1:has-text('DEMO-')")
     assert expert1.locator(".katex").count() > 0
     expert1.screenshot(path=str(screenshot_dir / "demo-expert1-grading.png"), full_page=True)
 
     expert2 = as_role("expert2")
-    expert2.goto(f"{url}/annotation/{GRADING_SLUG}/next/")
+    expert2.goto(f"{url}/annotation/{GRADING_SLUG}/")
+    expert2.click("button:has-text('Grade next')")
     expert2.wait_for_selector("h1:has-text('DEMO-')")
     expert2.screenshot(path=str(screenshot_dir / "demo-expert2-grading.png"), full_page=True)
 

@@ -30,7 +30,8 @@ def graded_setup(transactional_db):
 
 
 def open_item(page, live_server, campaign):
-    page.goto(f"{live_server.url}/annotation/{campaign.slug}/next/")
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
+    page.click("button:has-text('Grade next')")
     page.wait_for_selector("#proof-text .katex")
     page.wait_for_function("document.getElementById('computed-score').textContent !== '\u2013'")
 

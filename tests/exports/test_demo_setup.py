@@ -10,7 +10,7 @@ from django.apps import apps
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
-from django.test import override_settings
+from django.test import RequestFactory, override_settings
 
 from adjudication.models import AdjudicationCase, CaseStatus, FinalLabel
 from adjudication.selectors import cases_for_user
@@ -142,14 +142,20 @@ def test_demo_setup_prints_working_logins_and_where_to_start():
         "admin", "expert1", "expert2", "adjudicator", "researcher",
     }  # fmt: skip
     for username, password, role in logins:
-        user = authenticate(username=username, password=password)
+        user = authenticate(
+            RequestFactory().post("/accounts/login/"), username=username, password=password
+        )
         assert user is not None, username
         assert Role(role) in user_roles(user)
     start = output.split("Where to start")[1]
     for username in ("admin", "expert1", "expert2", "adjudicator", "researcher"):
         assert re.search(rf"^\s+{username}\s+/", start, re.M), username
     run()
-    assert authenticate(username="expert2", password=dict((n, p) for n, p, _ in logins)["expert2"])
+    assert authenticate(
+        RequestFactory().post("/accounts/login/"),
+        username="expert2",
+        password=dict((n, p) for n, p, _ in logins)["expert2"],
+    )
 
 
 @override_settings(DEBUG=False)
@@ -158,5 +164,7 @@ def test_demo_setup_refuses_demo_accounts_without_debug():
         call_command("demo_setup", stdout=StringIO())
     call_command("demo_setup", "--no-accounts", stdout=StringIO())
     assert Problem.objects.count() >= 6
-    assert not authenticate(username="admin", password="admin-demo-pass")
+    assert not authenticate(
+        RequestFactory().post("/accounts/login/"), username="admin", password="admin-demo-pass"
+    )
     assert not Campaign.objects.exists()

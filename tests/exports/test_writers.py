@@ -107,3 +107,20 @@ def test_card_lists_columns_conversions_and_checksums():
     assert "Converted: 0-7 -> {0, 0.5, 1}" in card
     assert "sha256 `" + "ab" * 32 in card
     assert '"id": "r0"' in card
+
+
+@pytest.mark.parametrize("file_type", ["csv", "jsonl"])
+def test_csv_neutralises_formula_cells_and_jsonl_keeps_text_exact(tmp_path, file_type):
+    texts = ['=HYPERLINK("x")', "+1", "-2", "@SUM(A1)", "\tx", "\rx", "plain", "a=b"]
+    fields = [Field("id", "string", "row id"), Field("count", "int", "a count")]
+    path = tmp_path / f"data.{file_type}"
+    write_rows(
+        rows=({"id": text, "count": -3} for text in texts),
+        fields=fields, file_type=file_type, path=path, on_progress=lambda n: None,
+    )  # fmt: skip
+    if file_type == "csv":
+        records = list(csv.DictReader(path.open(newline="")))
+        assert [r["id"] for r in records] == ["'" + t for t in texts[:6]] + texts[6:]
+        assert records[0]["count"] == "-3"
+    else:
+        assert [json.loads(line)["id"] for line in path.read_text().splitlines()] == texts

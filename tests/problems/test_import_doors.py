@@ -2,15 +2,19 @@
 plus the Celery task (once with the real worker process)."""
 
 import json
+from datetime import timedelta
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from problems.models import ImportJob, Problem, Proof
 from problems.services import import_job_run
+from problems.services.jobs import import_uploads_prune
 from problems.tasks import import_run
 from tests.conftest import wait_for
 from tests.problems.import_files import proofbench_row
@@ -69,6 +73,7 @@ def test_job_records_counts_and_report_and_runs_once(admin_user, settings, tmp_p
     assert job.counts["proofs"] == {"created": 1, "updated": 0, "unchanged": 0}
     assert job.report[0]["level"] == "warning" and "judge" in job.report[0]["message"]
     assert job.processed == 10 and job.finished_at is not None
+    assert not job.file and not any(tmp_path.rglob("*.jsonl"))  # the upload went with the job
     finished = job.finished_at
     import_job_run(job_id=job.pk)
     job.refresh_from_db()
@@ -83,6 +88,7 @@ def test_job_with_errors_is_failed_with_its_report(admin_user, settings, tmp_pat
     import_job_run(job_id=job.pk)
     job.refresh_from_db()
     assert job.status == ImportJob.Status.FAILED
+    assert not job.file and not any(tmp_path.rglob("*.jsonl"))
     assert job.error == "1 error(s): nothing was written."
     assert job.report == [
         {
@@ -93,6 +99,24 @@ def test_job_with_errors_is_failed_with_its_report(admin_user, settings, tmp_pat
             "message": "missing (required).",
         }
     ]
+
+
+@pytest.mark.django_db
+def test_an_upload_kept_past_its_age_is_removed_and_its_job_fails_clearly(
+    admin_user, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path
+    job = ImportJob.objects.create(original_name="rows.jsonl", created_by=admin_user)
+    job.file.save("rows.jsonl", rows_file(rows=[proofbench_row(1)]))
+    fresh = ImportJob.objects.create(original_name="new.jsonl", created_by=admin_user)
+    fresh.file.save("new.jsonl", rows_file("new.jsonl", rows=[proofbench_row(2)]))
+    old = timezone.now() - timedelta(days=settings.PROOFMARK_IMPORT_UPLOAD_DAYS, hours=1)
+    ImportJob.objects.filter(pk=job.pk).update(created_at=old)
+    assert import_uploads_prune() == 1
+    assert [p.name for p in tmp_path.rglob("*.jsonl")] == [Path(fresh.file.name).name]
+    import_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.FAILED and "removed after" in job.error
 
 
 # -- the page --------------------------------------------------------------------------------

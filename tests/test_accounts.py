@@ -1,0 +1,82 @@
+"""Accounts and browser security: password guessing is throttled per account and per address
+(django-axes), passwords are checked by Django's validators, pages carry a Content-Security-
+Policy that allows no inline script, the deployment profile passes `check --deploy`, and a
+user without a role gets no API schema."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.urls import reverse
+
+from tests.factories import UserFactory
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.django_db
+
+
+def login(client, username, password, address="10.0.0.1"):
+    return client.post(
+        reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address
+    )
+
+
+def test_guessing_a_password_locks_the_account_then_the_address(client, settings):
+    user = UserFactory(username="target")
+    user.set_password("a-long-right-passphrase")
+    user.save()
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        assert login(client, "target", "wrong").status_code == 200
+    assert login(client, "target", "wrong").status_code == 429
+    locked = login(client, "target", "a-long-right-passphrase", address="10.0.0.2")
+    assert locked.status_code == 429  # the account, from another address too
+    other = UserFactory(username="bystander")
+    other.set_password("another-long-passphrase")
+    other.save()
+    assert login(client, "bystander", "another-long-passphrase", "10.0.0.1").status_code == 429
+    assert login(client, "bystander", "another-long-passphrase", "10.0.0.3").status_code == 302
+
+
+def test_weak_passwords_are_refused():
+    for weak in ("short", "password123", "12345678901"):
+        with pytest.raises(ValidationError):
+            validate_password(weak)
+    validate_password("correct horse battery staple")
+
+
+def test_pages_send_a_csp_without_inline_script(client):
+    client.force_login(UserFactory(roles=["admin"]))
+    for url in ("/", reverse("rubrics:generate"), "/api/docs/"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        policy = response["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "unsafe-inline" not in policy.split("style-src")[0]
+        scripts = re.findall(
+            r"<script(?![^>]*\b(?:src|type=\"application/json\")\b)[^>]*>",
+            response.content.decode(),
+        )
+        assert not scripts, (url, scripts)
+
+
+def test_a_user_without_a_role_gets_no_api_schema(api_client_for):
+    assert api_client_for(UserFactory(roles=[])).get("/api/schema/").status_code == 403
+    assert api_client_for(UserFactory(roles=["expert"])).get("/api/schema/").status_code == 200
+
+
+def test_the_https_profile_passes_check_deploy():
+    env = dict(os.environ)
+    env.update(
+        DEBUG="false", HTTPS="true", ALLOWED_HOSTS="proofmark.example",
+        SECRET_KEY="x" * 20 + "-a-deployment-key-long-and-random-enough-for-django-checks",
+    )  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no issues" in done.stdout

@@ -1,0 +1,87 @@
+"""Hostile input gets a 4xx with a reason, never a server error (PostgreSQL): NUL bytes, numbers
+beyond a column's range, wrong JSON types on the grading page's endpoints, bodies over the
+size limit (the API answers JSON)."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotation import services
+from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def graded_item():
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    return item, expert
+
+
+def test_nul_bytes_in_paths_queries_and_bodies_are_refused(admin_user, api_client_for):
+    api = api_client_for(admin_user)
+    path = api.get("/api/v1/problems/abc%00def/")
+    assert path.status_code == 400 and "NUL" in path.json()["detail"]
+    query = api.get("/api/v1/problems/", {"contest": "a\x00b"})
+    assert query.status_code == 400 and path["Content-Type"] == "application/json"
+    body = api.post(
+        "/api/v1/campaigns/",
+        data=json.dumps({"name": "N", "error_taxonomy": [{"k\u0000": "v"}]}),
+        content_type="application/json",
+    )
+    assert body.status_code == 400 and "NUL" in body.json()["detail"]
+
+
+def test_numbers_beyond_a_columns_range_are_refused_by_field(admin_user, api_client_for):
+    api = api_client_for(admin_user)
+    answer = api.post(
+        "/api/v1/campaigns/",
+        {"name": "Huge", "sample_seed": 2**40, "lease_minutes": 10**12, "fast_seconds": 2**33},
+        format="json",
+    )
+    assert answer.status_code == 400
+    assert {"sample_seed", "lease_minutes", "fast_seconds"} <= set(answer.json())
+
+
+def test_unknown_api_urls_and_oversized_bodies_answer_json(admin_user, api_client_for, settings):
+    api = api_client_for(admin_user)
+    missing = api.get("/api/v1/campaigns/not a slug/agreement/")
+    assert missing.status_code == 404 and missing.json() == {"detail": "Not found."}
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    big = api.post(
+        "/api/v1/campaigns/", data=json.dumps({"name": "x" * 5000}), content_type="application/json"
+    )
+    assert big.status_code == 413 and "size limit" in big.json()["detail"]
+
+
+def test_grading_page_endpoints_check_types_with_the_api_serializer(client, graded_item):
+    item, expert = graded_item
+    client.force_login(expert)
+    url = reverse("annotation:item-draft", args=[item.pk])
+    for body, field in [
+        ({"seconds_spent": 2**40}, "seconds_spent"),
+        ({"first_wrong_step": "two"}, "first_wrong_step"),
+        ({"awards": ["not", "a", "dict"]}, "awards"),
+        ({"spans": [{"start": "x", "end": 3, "category": "other"}]}, "spans.1.start"),
+    ]:
+        answer = client.post(url, json.dumps(body), content_type="application/json")
+        assert answer.status_code == 400, body
+        assert any(p.startswith(field + ":") for p in answer.json()["problems"]), answer.json()
+    for raw in (b"[1, 2]", b"not json", b'{"comment": "a\\u0000b"}'):
+        answer = client.post(url, raw, content_type="application/json")
+        assert answer.status_code == 400 and answer.json()["problems"]
+
+
+def test_a_draft_with_a_score_off_the_scale_is_refused_not_stored_as_null(client, graded_item):
+    item, expert = graded_item
+    client.force_login(expert)
+    url = reverse("annotation:item-draft", args=[item.pk])
+    assert client.post(url, {"score": "3"}, content_type="application/json").status_code == 200
+    answer = client.post(url, {"score": "12"}, content_type="application/json")
+    assert answer.status_code == 400
+    assert any(p.startswith("score:") for p in answer.json()["problems"])
+    assert item.grades.get(expert=expert).score == 3

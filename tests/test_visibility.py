@@ -1,0 +1,75 @@
+"""Data stays with those allowed to see it: export jobs, agreement figures (page and API apply
+one rule), items of a campaign an expert was removed from."""
+
+import pytest
+from django.urls import reverse
+
+from annotation import services
+from annotation.models import CampaignMember
+from exports.models import ExportJob
+from exports.services import export_create
+from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_export_jobs_are_read_by_their_creator_and_admins_only(api_client_for, admin_user):
+    campaign = CampaignFactory()
+    alice = UserFactory(roles=["researcher"])
+    bob = UserFactory(roles=["researcher"])
+    job = export_create(
+        user=alice, campaign=campaign, fmt="proofbench", file_type="jsonl", filters={}
+    )
+    named = ExportJob.objects.create(
+        campaign=campaign, format="proofbench", file_type="jsonl",
+        filters={"expert_names": True}, created_by=alice,
+    )  # fmt: skip
+    url = f"/api/v1/exports/{job.pk}/"
+    assert api_client_for(alice).get(url).status_code == 200
+    assert api_client_for(bob).get(url).status_code == 404
+    assert api_client_for(admin_user).get(url).status_code == 200
+    assert api_client_for(alice).get(f"/api/v1/exports/{named.pk}/").status_code == 404
+    assert api_client_for(admin_user).get(f"/api/v1/exports/{named.pk}/").status_code == 200
+
+
+def test_an_expert_who_researches_exports_final_items_only():
+    campaign = CampaignFactory()
+    both = UserFactory(roles=["researcher", "expert"])
+    job = export_create(
+        user=both, campaign=campaign, fmt="annotations", file_type="jsonl", filters={}
+    )
+    assert job.filters["final_only"] is True
+    researcher = UserFactory(roles=["researcher"])
+    job = export_create(
+        user=researcher, campaign=campaign, fmt="annotations", file_type="jsonl", filters={}
+    )
+    assert job.filters["final_only"] is False
+
+
+def test_agreement_page_and_api_apply_the_same_rule(client, api_client_for, admin_user):
+    campaign = CampaignFactory()
+    researcher = UserFactory(roles=["researcher"])
+    grader = expert_in(campaign)
+    grader.groups.add(*UserFactory(roles=["researcher"]).groups.all())
+    adjudicator = UserFactory(roles=["adjudicator"])
+    page = reverse("adjudication:dashboard", args=[campaign.slug])
+    api = f"/api/v1/adjudication/campaigns/{campaign.slug}/agreement/"
+    for user, allowed in [
+        (admin_user, True), (researcher, True), (grader, False), (adjudicator, False),
+    ]:  # fmt: skip
+        client.force_login(user)
+        assert (client.get(page).status_code == 200) is allowed, user
+        assert (api_client_for(user).get(api).status_code == 200) is allowed, user
+
+
+def test_an_expert_removed_from_a_campaign_loses_its_items(client):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    client.force_login(expert)
+    page = reverse("annotation:item", args=[item.pk])
+    assert client.get(page).status_code == 200
+    CampaignMember.objects.filter(campaign=campaign, user=expert).delete()
+    assert client.get(page).status_code == 404
