@@ -198,6 +198,7 @@ def test_imo_proofbench_with_deepseek_math_v2_outputs(
         def decide(page, problem_id):
             assert page.locator(".cp-row.band").count() == 4  # the bands are shown
             assert page.get_by_text("Grade band").is_visible()
+            assert not page.locator(".bands .katex-error").count()  # \lcm in PB-Advanced-002
             key = BANDS[who][problem_id]
             page.keyboard.press(key)
             page.wait_for_function(
@@ -215,6 +216,11 @@ def test_imo_proofbench_with_deepseek_math_v2_outputs(
     as_user(page, login, cast["adjudicator"])
     open_the_case(page, shots, "dr-6-case")
     assert "PB-Advanced-002" in page.locator("body").inner_text()
+    # the scheme as its bands, typeset (its raw text runs "(Almost)" into a Partial line)
+    scheme = page.locator("details.pane", has_text="Marking scheme")
+    assert scheme.locator("#band-partial").is_visible() and scheme.locator("#band-almost").count()
+    assert "Considered the non-intersecting cycles" in scheme.locator("#band-partial").inner_text()
+    assert scheme.locator(".katex").count() and not scheme.locator(".katex-error").count()
     # Expert A's Partial stands: the proof's progress is real, its main lemma is unproven
     accept = page.locator("#accept-form")
     accept.get_by_label(re.compile(r": 1$")).check()
