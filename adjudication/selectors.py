@@ -188,7 +188,8 @@ def eligible_adjudicators(*, campaign_id: int, item_id: int) -> list[AbstractBas
 
 def case_sheet(case: AdjudicationCase) -> dict:
     """What the case page shows, anonymised: judgements side by side (Expert A, B, ...), the
-    checkpoint awards with the differing rows marked, every expert's spans over the proof."""
+    checkpoint awards with the differing rows marked, every expert's spans over the proof; a
+    band scheme (IMO-ProofBench guidelines) as its bands, which its raw text does not show."""
     grades = list(case.item.submitted_grades)
     names = anonymous_names(grades)
     letters = {g.pk: names[g.pk].rsplit(" ", 1)[1].lower() for g in grades}
@@ -253,6 +254,7 @@ def case_sheet(case: AdjudicationCase) -> dict:
         "award_rows": award_rows,
         "segments": overlay(case.item.proof.text, layers),
         "leaves": scheme.leaves() if scheme else [],
+        "band_scheme": scheme if scheme and scheme.bands else None,
         "taxonomy": case.item.campaign.error_taxonomy,
         "scale_values": scale_spec(case.item.campaign.scale).values,
     }

@@ -1,7 +1,11 @@
 // Typesets the math spans that the server's Markdown renderer marks, with our own KaTeX copy.
 (function () {
   // LaTeX that the corpora use and KaTeX lacks, defined in terms of what it has.
-  var macros = { "\\ensuremath": "\\text{$#1$}" };
+  var macros = {
+    "\\ensuremath": "\\text{$#1$}",
+    "\\lcm": "\\operatorname{lcm}",
+    "\\qed": "\\square",
+  };
   function typeset(root) {
     if (!window.katex) return;
     root.querySelectorAll(".math:not([data-typeset])").forEach(function (el) {
