@@ -245,7 +245,6 @@ def test_imo_proofbench_with_deepseek_math_v2_outputs(
     disputed = rows["PB-Advanced-002"]
     assert (disputed["expert_rating"], disputed["label_source"]) == (1, "adjudication")
     # both judgements stand behind the adjudicated label, though the adjudicator accepted one
-    # accepting a judgement makes it the one judgement behind the label
     assert disputed["judgements"] == 2 and disputed["generator"] == "DeepSeekMath-V2"
     assert rows["PB-Basic-002"]["expert_rating"] == 7
     assert "(Partial)" in disputed["marking_scheme"]
