@@ -66,6 +66,9 @@ def test_proofgrader_predictions_with_k_runs_give_the_report(researcher):
     # Score reward on 0/0.5/1 by cuts 5, 7: experts 0.5, 0, 1; grader 0.5, 0, 1.
     assert report["score_reward"]["mean"] == pytest.approx(1.0)
     assert [p["n"] for p in report["best_of_n"]] == [1, 2]
+    # A.4: PILOT-1's first proof (model-a, 5) and PILOT-2's (7) at n = 1
+    assert report["best_of_n"][0]["oracle"] == report["best_of_n"][0]["mean"] == 6
+    assert report["best_of_n_subsets"][0]["oracle"] == pytest.approx((3.5 + 7) / 2)
 
 
 def test_ambiguous_and_malformed_lines_are_named_and_nothing_is_kept(researcher):
