@@ -10,7 +10,7 @@ campaign are counted and skipped; a malformed line rejects the whole file with i
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from decimal import Decimal
 
@@ -26,6 +26,7 @@ from exports.formats import DEFAULT_CUTS, first_references
 from exports.grading import PROMPT_VERSION, OutputError, grading_messages, read_reply
 from exports.models import GraderEvaluation, GraderPrediction, JobStatus, PredictionSource
 from llm.client import LLMClient, LLMError
+from rubrics.matching import ProofMatch, proofs_match
 from rubrics.models import LLMEndpoint
 from rubrics.workflows import endpoint_parameters, llm_config
 
@@ -385,6 +386,23 @@ def evaluation_run_create(
     return evaluation
 
 
+def _grading_messages(item: Item, matches: dict[int, ProofMatch], references: dict) -> list:
+    """The grader's prompt: with the matched cluster's representative and rubric, else with the
+    problem's first reference solution and the whole scheme."""
+    match = matches.get(item.proof_id)
+    if match is not None:
+        reference, scheme = match.cluster.solution, match.cluster.rubric
+    else:
+        reference = references.get(item.proof.problem_id, "")
+        scheme = item.scheme.text if item.scheme else ""
+    return grading_messages(
+        problem=item.proof.problem.statement,
+        reference=reference,
+        scheme=scheme,
+        proof=item.proof.text,
+    )
+
+
 def _labelled_proof_items(campaign: Campaign):
     return Item.objects.filter(
         campaign=campaign, analysis__isnull=True, final_label__isnull=False
@@ -407,6 +425,7 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
     client = LLMClient(llm_config(evaluation.endpoint, evaluation.parameters))
     done = set(evaluation.predictions.values_list("item_id", "run_index"))
     failures: list[str] = []
+    matched: dict[int, str] = {}  # proof id -> the RefGrader cluster whose rubric graded it
     last = 0
     while True:
         batch = list(
@@ -424,16 +443,21 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
             for run in range(evaluation.runs)
             if (item.pk, run) not in done
         ]
+        # RefGrader schemes: each proof is graded with its closest cluster's rubric
+        matches, unmatched = proofs_match(
+            proofs=list({i.pk: (i.proof, i.scheme) for i, _ in wanted if i.scheme}.values()),
+            client=client,
+            parameters=evaluation.parameters,
+        )
+        for item in {item.pk: item for item, _ in wanted if item.proof_id in unmatched}.values():
+            failures.append(
+                f"{item.proof.problem.external_id} by {item.proof.generator}, matching step: "
+                f"{unmatched[item.proof_id]}"
+            )
+        wanted = [(item, run) for item, run in wanted if item.proof_id not in unmatched]
+        matched |= {proof_id: match.cluster.label for proof_id, match in matches.items()}
         replies = client.complete_many(
-            [
-                grading_messages(
-                    problem=item.proof.problem.statement,
-                    reference=references.get(item.proof.problem_id, ""),
-                    scheme=item.scheme.text if item.scheme else "",
-                    proof=item.proof.text,
-                )
-                for item, _ in wanted
-            ]
+            [_grading_messages(item, matches, references) for item, _ in wanted]
         )
         rows = []
         for (item, run), reply in zip(wanted, replies, strict=True):
@@ -465,6 +489,7 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
         "proofs": len({item_id for item_id, _ in done}),
         "failed": len(failures),
         "failures": failures[:MAX_ERRORS_SHOWN],
+        **({"clusters": dict(sorted(Counter(matched.values()).items()))} if matched else {}),
     }
     evaluation.finished_at = timezone.now()
     if not done:
