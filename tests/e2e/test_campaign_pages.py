@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
-    page, live_server, login, admin_user, screenshot_dir, context
+    page, live_server, login, admin_user, screenshot_dir, context, assert_accessible
 ):
     problem = ProblemFactory(contest="Pages Cup", external_id="PC-2024-1")
     ProofFactory.create_batch(3, problem=problem, generator="gen-pages")
@@ -27,6 +27,7 @@ def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
     page.fill("#id_error_taxonomy", "gap: Gap in the argument\nother: Other")
     page.fill("#id_guidelines", "Read the *whole* proof first.")
     page.screenshot(path=str(screenshot_dir / "campaign-form.png"), full_page=True)
+    assert_accessible(page)
     page.click("form.campaign-form button[type=submit]")
     page.wait_for_selector("text=Campaign Pages pilot created.")
     campaign = Campaign.objects.get(slug="pages-pilot")
@@ -48,6 +49,7 @@ def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
     assert page.locator("#items-waiting").inner_text() == "3"
     assert "PC-2024-1" in page.content()  # named: no approved marking scheme
     page.screenshot(path=str(screenshot_dir / "campaign-after-items.png"), full_page=True)
+    assert_accessible(page)
     assert Item.objects.filter(campaign=campaign, required_judgements=2).count() == 3
 
     context.clear_cookies()
@@ -57,3 +59,4 @@ def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
     page.wait_for_selector("#proof-text")
     assert "Correct: proves every required fact" in page.content()
     page.screenshot(path=str(screenshot_dir / "grading-1-4-scale.png"), full_page=True)
+    assert_accessible(page)

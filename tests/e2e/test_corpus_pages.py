@@ -42,7 +42,7 @@ def rows(page) -> list[str]:
 
 
 def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
-    page, live_server, login, demo_corpus, screenshot_dir, offsite_requests
+    page, live_server, login, demo_corpus, screenshot_dir, offsite_requests, assert_accessible
 ):
     login(page, UserFactory(username="expert-e2e", roles=["expert"]))
     page.click("nav.mainnav >> text=Problems")
@@ -50,6 +50,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     assert len(rows(page)) == 6
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-problem-list.png"), full_page=True)
+    assert_accessible(page)
 
     page.select_option("#id_topic", "G")
     page.wait_for_function("document.querySelectorAll('a.problem-link').length === 1")
@@ -70,6 +71,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     assert page.locator(".katex-error, .math-error").count() == 0
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-problem.png"), full_page=True)
+    assert_accessible(page)
 
     page.locator("a.proof-link").first.click()
     page.wait_for_selector(".proof-text .katex")
@@ -80,6 +82,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-proof.png"), full_page=False)
     page.screenshot(path=str(screenshot_dir / "corpus-proof-full.png"), full_page=True)
+    assert_accessible(page)
 
     first_proof = page.url
     page.keyboard.press("]")
@@ -110,7 +113,9 @@ def test_every_display_of_the_demo_corpus_typesets_without_errors(
             assert fits_the_width(page), proof_url
 
 
-def test_htmx_pagination_keeps_the_filters(page, live_server, login, screenshot_dir):
+def test_htmx_pagination_keeps_the_filters(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
     ProblemFactory.create_batch(30, contest="Paged Contest", year=2023)
     ProblemFactory.create_batch(3, contest="Other Contest", year=2023)
     login(page, UserFactory(username="admin-e2e", roles=["admin"]))
@@ -123,6 +128,7 @@ def test_htmx_pagination_keeps_the_filters(page, live_server, login, screenshot_
     assert "contest=Paged+Contest" in page.url and "page=2" in page.url
     assert page.locator("header.topbar").count() == 1
     page.screenshot(path=str(screenshot_dir / "corpus-problem-list-page2.png"), full_page=True)
+    assert_accessible(page)
 
 
 def test_api_docs_render_from_our_own_files(page, live_server, login, offsite_requests):

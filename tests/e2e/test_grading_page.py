@@ -84,13 +84,14 @@ def select_across(page, needle: str):
 
 
 def test_grade_a_proof_with_the_keyboard_only(
-    page, live_server, login, graded_setup, screenshot_dir
+    page, live_server, login, graded_setup, screenshot_dir, assert_accessible
 ):
     campaign, item, expert = graded_setup
     login(page, expert)
     open_item(page, live_server, campaign)
     assert page.locator(".katex-error, .math-error").count() == 0
     page.screenshot(path=str(screenshot_dir / "grading-page.png"), full_page=True)
+    assert_accessible(page)
     for key in ["j", "2", "j", "3", "j", "1"]:
         page.keyboard.press(key)
     page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
@@ -105,9 +106,11 @@ def test_grade_a_proof_with_the_keyboard_only(
     page.keyboard.type("Equality case argued loosely.")
     page.keyboard.press("Escape")
     page.screenshot(path=str(screenshot_dir / "grading-keyboard.png"), full_page=True)
+    assert_accessible(page)
     page.keyboard.press("Enter")
     page.wait_for_selector("text=No work left in Browser round")
     page.screenshot(path=str(screenshot_dir / "grading-no-work.png"), full_page=True)
+    assert_accessible(page)
     grade = Grade.objects.get(item=item, expert=expert)
     assert grade.status == "submitted"
     assert grade.score == Decimal(5) and grade.computed_score == Decimal(6)
@@ -115,7 +118,9 @@ def test_grade_a_proof_with_the_keyboard_only(
     assert grade.comment == "Equality case argued loosely."
 
 
-def test_select_text_and_tag_an_error(page, live_server, login, graded_setup, screenshot_dir):
+def test_select_text_and_tag_an_error(
+    page, live_server, login, graded_setup, screenshot_dir, assert_accessible
+):
     campaign, item, expert = graded_setup
     login(page, expert)
     open_item(page, live_server, campaign)
@@ -157,6 +162,7 @@ def test_select_text_and_tag_an_error(page, live_server, login, graded_setup, sc
     assert "attained at $x = 1$" in quotes
     assert page.locator(".math.err-math").count() == 1
     page.screenshot(path=str(screenshot_dir / "grading-error-spans.png"), full_page=True)
+    assert_accessible(page)
 
 
 def save_revision(page, item):
@@ -204,7 +210,9 @@ def test_overlapping_errors_then_a_revision(page, live_server, login, graded_set
     save_revision(page, item)
 
 
-def test_closed_tab_loses_nothing(browser, live_server, login, graded_setup, screenshot_dir):
+def test_closed_tab_loses_nothing(
+    browser, live_server, login, graded_setup, screenshot_dir, assert_accessible
+):
     campaign, item, expert = graded_setup
     first = browser.new_context(viewport={"width": 1366, "height": 900})
     page = first.new_page()
@@ -247,13 +255,14 @@ def test_closed_tab_loses_nothing(browser, live_server, login, graded_setup, scr
         assert page.locator("#first-wrong").inner_text() == "step 2"
         assert page.locator("#save-status").inner_text() == "Draft restored"
         page.screenshot(path=str(screenshot_dir / "grading-restored.png"), full_page=True)
+        assert_accessible(page)
     finally:
         second.close()
     assert Grade.objects.get(item=item).status == "draft"
 
 
 def test_admin_dashboard_shows_progress_and_plot(
-    page, live_server, login, admin_user, screenshot_dir
+    page, live_server, login, admin_user, screenshot_dir, assert_accessible
 ):
     campaign = CampaignFactory(name="Dashboard round")
     for generator, score in [("model-a", "6"), ("model-a", "2"), ("model-b", "4")]:
@@ -272,10 +281,11 @@ def test_admin_dashboard_shows_progress_and_plot(
     assert page.locator("#items-waiting").inner_text() == "1"
     assert page.locator("svg.score-plot circle").count() == 3
     page.screenshot(path=str(screenshot_dir / "campaign-dashboard.png"), full_page=True)
+    assert_accessible(page)
 
 
 def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
-    page, live_server, login, graded_setup, screenshot_dir
+    page, live_server, login, graded_setup, screenshot_dir, assert_accessible
 ):
     """A single-judgement item gets its label on submit and stays revisable: the expert finds
     it in "Your judgements" on the campaign page and saves a revision."""
@@ -291,6 +301,7 @@ def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
     page.wait_for_selector("#own-grades-table")
     assert "1 judgement of yours" in page.inner_text("#own-grades")
     page.screenshot(path=str(screenshot_dir / "grading-own-judgements.png"))
+    assert_accessible(page)
     page.click("#own-grades-table >> text=revise")
     page.wait_for_selector("#proof-text .katex")
     assert page.inner_text("#submit-button").startswith("Save revision")

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transac
 
 
 def test_admin_runs_the_loop_and_audits_it(
-    page, live_server, login, screenshot_dir, celery_worker_process, fake_llm
+    page, live_server, login, screenshot_dir, celery_worker_process, fake_llm, assert_accessible
 ):
     LLMEndpointFactory(name="fake-verifier", base_url=fake_llm.base_url, api_key_env="")
     LLMEndpointFactory(name="fake-meta", base_url=fake_llm.base_url, api_key_env="")
@@ -51,6 +51,7 @@ def test_admin_runs_the_loop_and_audits_it(
     assert page.inner_text("#count-failed") == "0"
     assert int(page.inner_text("#tokens").split()[0]) > 0
     page.screenshot(path=str(screenshot_dir / "labelling-run.png"), full_page=True)
+    assert_accessible(page)
     assert Item.objects.get(campaign=route).proof_id == unsure.pk
 
     page.select_option("#id_campaign", label="Expert audit")
