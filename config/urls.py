@@ -25,3 +25,7 @@ urlpatterns = [
     ),
     path("healthz", login_not_required(views.healthz), name="healthz"),
 ]
+
+handler403 = "config.views.permission_denied"
+handler404 = "config.views.page_not_found"
+handler500 = "config.views.server_error"

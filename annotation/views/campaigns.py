@@ -90,6 +90,8 @@ def campaign_detail(request, slug):
             "member_form": MemberForm(),
             "assign_form": AssignForm(),
             "experts": selectors.experts_for_assignment(campaign),
+            "assignable": selectors.items_for_hand_assignment(campaign),
+            "assignable_cap": selectors.HAND_ASSIGNABLE_SHOWN,
             "revisions": [
                 (r, sorted(k for k in r.new if r.new.get(k) != r.old.get(k)))
                 for r in selectors.revisions_for_campaign(campaign)[:50]
@@ -176,7 +178,7 @@ def assign(request, slug):
     campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
     form = AssignForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Give an item id and an expert's user name.")
+        messages.error(request, "Choose an item (problem and proof) and an expert.")
         return redirect("annotation:campaign", slug=slug)
     item = Item.objects.filter(pk=form.cleaned_data["item"], campaign=campaign).first()
     expert = User.objects.filter(username=form.cleaned_data["username"]).first()
@@ -219,8 +221,21 @@ def move(request, slug):
 @role_required(*ALL_ROLES)
 def next_item(request, slug):
     campaign = selectors.expert_campaign(slug=slug, user=request.user)
-    assignment = services.assignment_next(campaign=campaign, expert=request.user)
+    after = request.GET.get("after", "")
+    after_item_id = int(after) if after.isdigit() else None
+    assignment = services.assignment_next(
+        campaign=campaign, expert=request.user, after_item_id=after_item_id
+    )
     if assignment is None:
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
-        return render(request, "annotation/no_work.html", {"campaign": campaign, "totals": totals})
+        held = (
+            after_item_id
+            if selectors.expert_holds_item(expert=request.user, item_id=after_item_id)
+            else None
+        )
+        return render(
+            request,
+            "annotation/no_work.html",
+            {"campaign": campaign, "totals": totals, "held_item_id": held},
+        )
     return redirect("annotation:item", item_id=assignment.item_id)

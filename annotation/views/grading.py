@@ -25,8 +25,23 @@ def item_page(request, item_id):
     if view.item.analysis_id is not None:
         return review_page(request, item_id, grading=view)
     context = grading_page_context(view)
-    context["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
+    context |= _expert_flow(request, view, context["editable"])
     return render(request, "annotation/grade.html", context)
+
+
+def _expert_flow(request, view: selectors.GradingView, editable: bool) -> dict:
+    """Where the expert is in their work: item k of N, the previous item, "Next" that moves on
+    from this item; a submitted grade read-only until the expert asks to revise it; the final
+    label and the adjudicator's rationale once the item is final."""
+    item = view.item
+    next_url = reverse("annotation:next", args=[item.campaign.slug]) + f"?after={item.pk}"
+    flow: dict = {"next_url": next_url, "final": selectors.final_feedback(item=item)}
+    if view.assignment is not None:
+        flow["position"] = selectors.expert_position(item=item, expert=request.user)
+    if view.grade is not None and view.grade.is_submitted:
+        flow["can_revise"] = editable
+        flow["editable"] = editable and request.GET.get("revise") == "1"
+    return flow
 
 
 def _breakdown(grade: Grade) -> dict | None:
