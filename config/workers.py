@@ -16,7 +16,8 @@ BROADCAST_BROKERS = ("redis://", "rediss://", "amqp://", "amqps://")
 def workers_alive() -> bool | None:
     """True when a worker answers a ping, False when none does; None when it cannot be told
     (eager mode runs jobs in the web process; the filesystem broker has no broadcast; the broker
-    is down, which the job itself reports). Cached for a few seconds: pages poll every second."""
+    is down, which the job itself reports). Cached for a few seconds: pages poll every second.
+    The ping goes through the broker the settings name now (workers listen on the same one)."""
     if settings.CELERY_TASK_ALWAYS_EAGER or not settings.CELERY_BROKER_URL.startswith(
         BROADCAST_BROKERS
     ):
@@ -26,7 +27,11 @@ def workers_alive() -> bool | None:
         from config.celery import app
 
         try:
-            alive = bool(app.control.ping(timeout=PING_TIMEOUT))
+            with app.connection_for_write(
+                settings.CELERY_BROKER_URL,
+                transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+            ) as connection:
+                alive = bool(app.control.ping(timeout=PING_TIMEOUT, connection=connection))
         except (OperationalError, OSError):
             return None
         cache.set(CACHE_KEY, alive, CACHE_SECONDS)
