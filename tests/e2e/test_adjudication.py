@@ -82,6 +82,8 @@ def test_adjudicator_resolves_a_case_with_a_new_score(
     page.wait_for_selector("#resolution")
     assert "Resolved" in page.inner_text("#resolution")
     assert page.inner_text("#case-status") == "Resolved"
+    assert page.inner_text("#next-case") == "No other case waits for you."
+    assert page.locator("#proof-typeset .katex").count() > 0  # the proof typeset by default
     page.screenshot(path=str(screenshot_dir / "adjudication-resolved.png"), full_page=True)
     assert_accessible(page)
 

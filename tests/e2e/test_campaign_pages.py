@@ -60,3 +60,17 @@ def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
     assert "Correct: proves every required fact" in page.content()
     page.screenshot(path=str(screenshot_dir / "grading-1-4-scale.png"), full_page=True)
     assert_accessible(page)
+
+
+def test_a_refused_page_is_in_the_layout_with_a_way_back(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
+    login(page, UserFactory(username="expert-403", roles=["expert"]))
+    page.goto(f"{live_server.url}/problems/")
+    page.goto(f"{live_server.url}/problems/import/", referer=f"{live_server.url}/problems/")
+    assert page.inner_text("#error-page h1") == "You cannot open this page"
+    assert "Your role does not allow this page." in page.inner_text("#error-page")
+    page.screenshot(path=str(screenshot_dir / "error-403.png"), full_page=True)
+    assert_accessible(page)
+    page.click("text=Back to the page you came from")
+    page.wait_for_url(f"{live_server.url}/problems/")

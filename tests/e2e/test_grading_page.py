@@ -176,7 +176,9 @@ def save_revision(page, item):
     assert grade.score == Decimal(4) and grade.revisions.count() == 1
 
 
-def test_overlapping_errors_then_a_revision(page, live_server, login, graded_setup):
+def test_overlapping_errors_then_a_revision(
+    page, live_server, login, graded_setup, assert_accessible
+):
     campaign, item, expert = graded_setup
     item.required_judgements = 2  # not final after this expert's grade: it stays revisable
     item.save(update_fields=["required_judgements"])
@@ -198,6 +200,12 @@ def test_overlapping_errors_then_a_revision(page, live_server, login, graded_set
     assert Grade.objects.get(item=item).score == Decimal(6)
 
     page.goto(f"{live_server.url}/annotation/items/{item.pk}/")
+    page.wait_for_selector("#proof-text mark.err-multi")
+    # a submitted grade opens read-only, with a link to revise it
+    assert page.locator("#submit-button").count() == 0
+    assert page.locator("input[name=score][value='6']").is_disabled()
+    assert_accessible(page)
+    page.click("#revise-link")
     page.wait_for_selector("#proof-text mark.err-multi")
     assert page.inner_text("#submit-button").startswith("Save revision")
     page.keyboard.press("j")
@@ -310,3 +318,37 @@ def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
     page.wait_for_function("document.getElementById('computed-score').textContent === '4'")
     save_revision(page, item)
     assert item.final_label.value == Decimal(4)  # the single label followed the revision
+
+
+def test_item_k_of_n_next_moves_on_and_previous_comes_back(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
+    campaign = CampaignFactory(name="Three proofs")
+    items = [ItemFactory(campaign=campaign, proof__text=PROOF) for _ in range(3)]
+    expert = expert_in(campaign, "flow-e2e")
+    login(page, expert)
+    open_item(page, live_server, campaign)
+    assert page.inner_text("#position") == "item 1 of 3 for you, 2 remaining"
+    assert page.url.endswith(f"/items/{items[0].pk}/")
+    page.click("#next-link")  # not submitted: Next moves on, the first stays the expert's
+    page.wait_for_url(f"**/items/{items[1].pk}/")
+    page.wait_for_selector("#proof-text .katex")
+    for key in ["j", "2", "j", "3", "j", "1"]:
+        page.keyboard.press(key)
+    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/items/{items[0].pk}/")  # the held one comes back, not item 2 again
+    page.wait_for_selector("#proof-text .katex")
+    assert page.inner_text("#position") == "item 2 of 3 for you, 1 remaining"
+    page.screenshot(path=str(screenshot_dir / "grading-position.png"))
+    assert_accessible(page)
+    page.click("#previous-link")
+    page.wait_for_url(f"**/items/{items[1].pk}/")
+    page.wait_for_selector("#revise-link")
+    assert "item 1 of 3" in page.inner_text("#position")
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.screenshot(path=str(screenshot_dir / "grading-previous-800.png"))
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 800, "the page is wider than an 800 px window"
+    assert page.locator(".topbar").bounding_box()["height"] < 120  # two lines at most
+    assert_accessible(page)

@@ -38,6 +38,8 @@ def test_admin_uploads_a_file_and_watches_it_finish(
     assert page.locator(".progress").get_attribute("aria-valuenow") == "100"
     counts = page.locator("table.counts").inner_text()
     assert "40" in counts
+    assert "read as ProofBench rows" in page.inner_text("#import-formats")
+    assert page.locator("#no-worker").count() == 0  # the worker is alive
     report = page.locator("table.report").inner_text()
     assert "reviewer_note" in report and "proofbench_rows.jsonl" in report
     page.screenshot(path=str(screenshot_dir / "import-done.png"), full_page=True)
