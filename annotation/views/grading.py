@@ -39,8 +39,9 @@ def _expert_flow(request, view: selectors.GradingView, editable: bool) -> dict:
     if view.assignment is not None:
         flow["position"] = selectors.expert_position(item=item, expert=request.user)
     if view.grade is not None and view.grade.is_submitted:
+        flow["revising"] = request.GET.get("revise") == "1"
         flow["can_revise"] = editable
-        flow["editable"] = editable and request.GET.get("revise") == "1"
+        flow["editable"] = editable and flow["revising"]
     return flow
 
 
