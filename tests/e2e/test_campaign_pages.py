@@ -51,6 +51,18 @@ def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
     page.screenshot(path=str(screenshot_dir / "campaign-after-items.png"), full_page=True)
     assert_accessible(page)
     assert Item.objects.filter(campaign=campaign, required_judgements=2).count() == 3
+    assert "100% double-scored" in page.inner_text("main")
+    # assign by hand: the items by problem and proof; the whole page in an 800 px window
+    page.select_option(
+        "#assign-item", label=page.locator("#assign-item option").nth(1).inner_text()
+    )
+    page.locator("#assign-item").locator("xpath=ancestor::form").locator("button").click()
+    page.wait_for_selector("text=assigned to ivy")
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.screenshot(path=str(screenshot_dir / "campaign-dashboard-800.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+    assert page.locator(".topbar").bounding_box()["height"] < 120  # two lines at most
+    page.set_viewport_size({"width": 1366, "height": 900})
 
     context.clear_cookies()
     login(page, expert)
