@@ -96,7 +96,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
 
 
 def test_every_display_of_the_demo_corpus_typesets_without_errors(
-    page, live_server, login, demo_corpus
+    page, live_server, login, demo_corpus, assert_accessible
 ):
     login(page, UserFactory(username="reader-e2e", roles=["researcher"]))
     page.goto(f"{live_server.url}/problems/")
@@ -111,6 +111,7 @@ def test_every_display_of_the_demo_corpus_typesets_without_errors(
             assert page.locator(".katex-error, .math-error").count() == 0, proof_url
             assert page.locator(".math:not([data-typeset])").count() == 0, proof_url
             assert fits_the_width(page), proof_url
+    assert_accessible(page)
 
 
 def test_htmx_pagination_keeps_the_filters(
@@ -137,9 +138,12 @@ def test_api_docs_render_from_our_own_files(page, live_server, login, offsite_re
     page.wait_for_selector("text=/api/v1/problems/")
     assert page.locator(".opblock").count() >= 4
     assert offsite_requests == []
+    # no axe check here: Swagger UI's own styles fail colour contrast (drf-spectacular's copy)
 
 
-def test_real_corpora_typeset_without_katex_errors(page, live_server, login, real_fixtures):
+def test_real_corpora_typeset_without_katex_errors(
+    page, live_server, login, real_fixtures, assert_accessible
+):
     """Every statement, solution and proof of the real sample files, in the browser."""
     texts = corpus_texts(real_fixtures)
     problem = ProblemFactory(external_id="REAL-ALL", statement=texts[0][1])
@@ -161,3 +165,4 @@ def test_real_corpora_typeset_without_katex_errors(page, live_server, login, rea
         assert page.locator(".math:not([data-typeset])").count() == 0, url
         errors = page.locator(".katex-error, .math-error").all_inner_texts()
         assert errors == [], f"{url}: {errors[:3]}"
+    assert_accessible(page)

@@ -98,7 +98,7 @@ def test_a_failed_problem_shows_the_raw_reply_and_is_retried_from_the_page(
 
 
 def test_an_opened_raw_reply_stays_open_while_the_run_page_polls(
-    page, live_server, login, celery_worker_process, fake_llm
+    page, live_server, login, celery_worker_process, fake_llm, assert_accessible
 ):
     from tests.llm.fake_openai import slow, text
 
@@ -119,3 +119,4 @@ def test_an_opened_raw_reply_stays_open_while_the_run_page_polls(
     assert page.locator(f"#task-{failing.generation_tasks.get().pk} details[open]").count() == 1
     page.wait_for_selector("#run-progress[data-status=failed]", timeout=60_000)
     assert slow_one.marking_schemes.count() == 1
+    assert_accessible(page)
