@@ -105,6 +105,19 @@ def cases_for_user(
     return qs.order_by("-disagreement", "created_at", "id")
 
 
+def next_case_for_user(user: AbstractBaseUser, *, after: AdjudicationCase) -> int | None:
+    """The id of the case to take up after `after`: the first case of the queue waiting for a
+    decision (not returned to the experts) that is the user's or nobody's yet, `after` aside."""
+    return (
+        cases_for_user(user)
+        .filter(status__in=[CaseStatus.OPEN, CaseStatus.ASSIGNED])
+        .filter(Q(assigned_to=user) | Q(assigned_to__isnull=True))
+        .exclude(pk=after.pk)
+        .values_list("pk", flat=True)
+        .first()
+    )
+
+
 def _case_qs() -> QuerySet[AdjudicationCase]:
     grades = Grade.objects.filter(status=GradeStatus.SUBMITTED).order_by("id")
     return AdjudicationCase.objects.select_related(

@@ -83,6 +83,8 @@ def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
         context["adjudicators"] = selectors.eligible_adjudicators(
             campaign_id=case.item.campaign_id, item_id=case.item_id
         )
+    if case.is_resolved:
+        context["next_case"] = selectors.next_case_for_user(request.user, after=case)
     return render(request, "adjudication/case.html", context)
 
 

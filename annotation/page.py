@@ -81,11 +81,18 @@ def band_choices(scheme: Scheme) -> list[dict]:
 def checklist(scheme: Scheme) -> dict:
     chains = []
     for chain in scheme.all_chains():
-        title = chain.title or ("Shared prerequisites" if chain is scheme.shared else "")
+        if chain is scheme.shared:
+            title = (
+                f"Shared prerequisites: {chain.title}" if chain.title else "Shared prerequisites"
+            )
+        elif chain.title and not chain.title.lower().startswith("chain"):
+            title = f"Chain {chain.id}: {chain.title}"  # experts refer to chains by letter
+        else:
+            title = chain.title or f"Chain {chain.id}"
         chains.append(
             {
                 "id": chain.id,
-                "title": title or f"Chain {chain.id}",
+                "title": title,
                 "shared": chain is scheme.shared,
                 "max": format_points(chain.max_value()),
                 "rows": _rows(chain.items, 0),

@@ -9,6 +9,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from config import views as pages
 from config.parsers import NUL_REFUSED
 
 API_PREFIX = "/api/"
@@ -39,19 +40,19 @@ def bad_request(request, exception):
 def permission_denied(request, exception):
     if _is_api(request):
         return JsonResponse({"detail": "Your role does not allow this operation."}, status=403)
-    return defaults.permission_denied(request, exception)
+    return pages.permission_denied(request, exception)
 
 
 def page_not_found(request, exception):
     if _is_api(request):
         return JsonResponse({"detail": "Not found."}, status=404)
-    return defaults.page_not_found(request, exception)
+    return pages.page_not_found(request, exception)
 
 
 def server_error(request):
     if _is_api(request):
         return JsonResponse({"detail": "Server error."}, status=500)
-    return defaults.server_error(request)
+    return pages.server_error(request)
 
 
 class RejectNulMiddleware:

@@ -8,11 +8,13 @@ from __future__ import annotations
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-SERIES = (
-    ("grader", "#2d5bd1", "Grader's pick"),
-    ("oracle", "#1f7a4d", "Oracle"),
-    ("mean", "#a86200", "Subset mean"),
-)
+from .metrics import BASELINES
+
+SERIES = (("grader", "#2d5bd1"), ("oracle", "#1f7a4d"), ("mean", "#a86200"))
+SERIES_LABELS = {
+    "first_n": {"grader": "Grader's pick", "oracle": "Oracle, first n", "mean": "Mean, first n"},
+    "subsets": {"grader": "Grader's pick", "oracle": "Oracle, subsets", "mean": "Subset mean"},
+}
 
 
 def _label(value: float) -> str:
@@ -64,8 +66,10 @@ def confusion_heatmap(matrix: list[list[int]], categories: list[float]) -> SafeS
     return mark_safe("".join(parts))  # noqa: S308 (every text escaped above)
 
 
-def best_of_n_chart(points: list[dict], top_value: float) -> SafeString:
-    """Lines for the grader's pick, the oracle and the subset mean against n."""
+def best_of_n_chart(points: list[dict], top_value: float, baselines: str = "first_n") -> SafeString:
+    """Lines for the grader's pick, the oracle and the mean baseline against n (baselines over
+    the first n proofs, or over the grader's random subsets: `metrics.BASELINES`)."""
+    labels = SERIES_LABELS[baselines]
     width, height, left, bottom, top, right = 560, 300, 50, 40, 20, 140
     plot_w, plot_h = width - left - right, height - top - bottom
     largest_n = max((p["n"] for p in points), default=1)
@@ -80,7 +84,7 @@ def best_of_n_chart(points: list[dict], top_value: float) -> SafeString:
         f'<svg class="chart bon" role="img" viewBox="0 0 {width} {height}" width="{width}" '
         f'height="{height}" xmlns="http://www.w3.org/2000/svg">',
         "<title>Best-of-n: mean expert score of the proof the grader picks, with the oracle "
-        "and the subset mean</title>",
+        f"and the mean baseline {escape(BASELINES[baselines])}</title>",
         f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
         'stroke="#5b6473"/>',
         f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#5b6473"/>',
@@ -100,7 +104,8 @@ def best_of_n_chart(points: list[dict], top_value: float) -> SafeString:
     parts.append(
         f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle" class="axis">n</text>'
     )
-    for index, (key, colour, label) in reversed(list(enumerate(SERIES))):  # grader on top
+    for index, (key, colour) in reversed(list(enumerate(SERIES))):
+        label = labels[key]  # grader on top
         coords = " ".join(f"{x(p['n']):.1f},{y(p[key]):.1f}" for p in points)
         parts.append(
             f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2" '

@@ -268,22 +268,38 @@ def mean_score_reward(expert: Sequence[Number], predicted: Sequence[Number]) -> 
 # --- Best-of-n (A.4) -------------------------------------------------------------------------
 
 
+BASELINES = {
+    "first_n": "over the first n proofs (ProofBench A.4)",
+    "subsets": "averaged over the same random subsets as the grader",
+}
+
+
 @dataclass(frozen=True)
 class BestOfNPoint:
     n: int
     problems: int  # problems with at least n proofs
     grader: float  # mean expert score of the grader's pick
-    oracle: float  # mean best expert score in the same subsets
-    mean: float  # mean expert score of the same subsets
+    oracle: float  # mean best expert score (among the first n, or in the grader's subsets)
+    mean: float  # mean expert score (of the first n, or of the grader's subsets)
 
 
 def best_of_n_curve(
-    pairs: Iterable[Pair], *, samples: int = 200, seed: int = 0, max_n: int | None = None
+    pairs: Iterable[Pair],
+    *,
+    samples: int = 200,
+    seed: int = 0,
+    max_n: int | None = None,
+    baselines: str = "first_n",
 ) -> list[BestOfNPoint]:
-    """For each n, subsets of n of a problem's proofs drawn without replacement (every subset
-    when there are at most `samples` of them, else `samples` seeded random ones); the grader picks
-    its highest-scored proof, ties going to the earlier proof in the problem's original order.
-    Each value is averaged over a problem's subsets, then over the problems with >= n proofs."""
+    """ProofBench A.4. For each n, subsets of n of a problem's proofs drawn without replacement
+    (every subset when there are at most `samples` of them, else `samples` seeded random ones);
+    the grader picks its highest-scored proof, ties going to the earlier proof in the problem's
+    original order. The oracle (best expert score) and the mean baseline are taken over the
+    problem's first n proofs in that order (`baselines="first_n"`, the paper's definition), or
+    averaged over the grader's subsets (`baselines="subsets"`). Each value is averaged over the
+    problems with >= n proofs."""
+    if baselines not in BASELINES:
+        raise ValueError(f"baselines {baselines!r}: choose one of {', '.join(BASELINES)}")
     rng = random.Random(seed)
     groups = group_by_problem(pairs)
     largest = max((len(g) for g in groups.values()), default=0)
@@ -296,15 +312,18 @@ def best_of_n_curve(
             if len(members) < n:
                 continue
             subsets = _subsets(len(members), n, samples, rng)
-            pick = oracle = mean = 0.0
+            pick = 0.0
             for subset in subsets:
                 chosen = min(subset, key=lambda i: (-members[i].predicted, i))
                 pick += members[chosen].expert
-                oracle += max(members[i].expert for i in subset)
-                mean += sum(members[i].expert for i in subset) / n
             picks.append(pick / len(subsets))
-            oracles.append(oracle / len(subsets))
-            means.append(mean / len(subsets))
+            baseline_sets = [tuple(range(n))] if baselines == "first_n" else subsets
+            oracles.append(
+                statistics.fmean(max(members[i].expert for i in s) for s in baseline_sets)
+            )
+            means.append(
+                statistics.fmean(sum(members[i].expert for i in s) / n for s in baseline_sets)
+            )
         curve.append(
             BestOfNPoint(
                 n=n,

@@ -6,8 +6,10 @@ hold what was asked raises `OutputError` saying what is missing.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -252,19 +254,28 @@ class Cluster:
     representative: int
 
 
-def clusters(text: str, solution_count: int) -> list[Cluster]:
-    """The clusters of reference solutions (numbered from 1): a solution counts in its first
-    cluster only, a representative is one of its cluster's members (else its first member)."""
+def clusters(text: str, solutions: Sequence[str]) -> list[Cluster]:
+    """The clusters of the reference solutions `solutions` (numbered from 1 in the reply).
+
+    Our prompt's shape lists `members` and a `representative` number; the RefGrader paper's own
+    shape (`class_id`, `main_steps`, `representative_solution` as full text, no members) is read
+    too: its representative is the solution whose text it reproduces. A solution counts in its
+    first cluster only, a representative is one of its cluster's members (else the first)."""
     value = parse_json(text, list)
     found: list[Cluster] = []
     seen: set[int] = set()
     for index, entry in enumerate(value):
         if not isinstance(entry, dict):
             raise OutputError(f"Cluster {index + 1} is not a JSON object.")
-        members = [m for m in _ints(entry.get("members")) if 1 <= m <= solution_count]
-        members = [m for m in members if m not in seen]
+        members = [m for m in _ints(entry.get("members")) if 1 <= m <= len(solutions)]
         representative = _ints([entry.get("representative")])
         rep = representative[0] if representative else None
+        quoted = entry.get("representative_solution")
+        if rep is None and isinstance(quoted, str) and quoted.strip():
+            rep = _quoted_solution(quoted, solutions)
+            if rep is not None and not members:
+                members = [rep]
+        members = [m for m in members if m not in seen]
         if rep is None or rep not in members:
             rep = members[0] if members else None
         if rep is None:
@@ -282,6 +293,45 @@ def clusters(text: str, solution_count: int) -> list[Cluster]:
     if not found:
         raise OutputError("No cluster names a solution of the list.")
     return found
+
+
+QUOTE_LIKENESS = 0.6
+
+
+def _quoted_solution(quoted: str, solutions: Sequence[str]) -> int | None:
+    """The number of the solution a reply reproduces: the same words, else the solution whose
+    words are most alike when they are alike enough (a model copies long texts with slips)."""
+    wanted = quoted.split()
+    texts = [s.split() for s in solutions]
+    for number, candidate in enumerate(texts, start=1):
+        if candidate == wanted:
+            return number
+    scored = [
+        (difflib.SequenceMatcher(None, wanted, candidate, autojunk=False).ratio(), number)
+        for number, candidate in enumerate(texts, start=1)
+    ]
+    best, number = max(scored, default=(0.0, None))
+    return number if best >= QUOTE_LIKENESS else None
+
+
+@dataclass(frozen=True)
+class ClusterMatch:
+    label: str
+    justification: str
+
+
+def closest_cluster(text: str, labels: Sequence[str]) -> ClusterMatch:
+    """RefGrader's matching reply `{"closest_rep_id": "C2", "justification": "..."}`: the
+    cluster must be one of `labels`."""
+    value = parse_json(text, dict)
+    label = str(value.get("closest_rep_id") or value.get("cluster") or "").strip()
+    if not label:
+        raise OutputError('The reply names no cluster (expected "closest_rep_id").')
+    if label not in labels:
+        raise OutputError(
+            f"The reply names cluster {label!r}, which is not one of {', '.join(labels)}."
+        )
+    return ClusterMatch(label, str(value.get("justification") or "").strip())
 
 
 def _ints(values: object) -> list[int]:

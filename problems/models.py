@@ -152,6 +152,12 @@ class ImportJob(JobLiveness):
     total = models.PositiveIntegerField(null=True, blank=True)
     counts = models.JSONField(default=dict, blank=True)
     report = models.JSONField(default=list, blank=True)
+    formats = models.JSONField(
+        default=list, blank=True, help_text="Each source read and its format (detected or chosen)."
+    )
+    made = models.JSONField(
+        default=list, blank=True, help_text="What the import made elsewhere, in words."
+    )
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         "auth.User", on_delete=models.SET_NULL, null=True, related_name="import_jobs"

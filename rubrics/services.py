@@ -188,6 +188,27 @@ class ImportCounts:
     unchanged: int = 0
     problems: int = 0
     messages: list[str] = field(default_factory=list)
+    versions: list[str] = field(default_factory=list)  # the versions made: "PB-Basic-001 v1"
+
+    SHOWN = 20
+
+    def summary(self) -> str:
+        """What the import made, in words ("" when it touched no scheme)."""
+        if not self.created and not self.unchanged and not self.messages:
+            return ""
+        made = ", ".join(self.versions[: self.SHOWN])
+        more = (
+            f" and {len(self.versions) - self.SHOWN} more"
+            if len(self.versions) > self.SHOWN
+            else ""
+        )
+        parts = [
+            f"{self.created} marking scheme version{'s' if self.created != 1 else ''} made"
+            + (f": {made}{more}" if made else "")
+        ]
+        if self.unchanged:
+            parts.append(f"{self.unchanged} already imported")
+        return "; ".join(parts + self.messages) + "."
 
 
 def _content_hash(fmt: str, content: object) -> str:
@@ -235,7 +256,7 @@ def schemes_import_for_problems(*, problem_ids: Iterable[int]) -> ImportCounts:
                 counts.unchanged += 1
                 continue
             problem_key = problem.external_id
-            scheme_version_create(
+            made = scheme_version_create(
                 problem=problem,
                 text=_imported_text(fmt, content, problem_key),
                 method=SchemeMethod.IMPORTED,
@@ -249,4 +270,5 @@ def schemes_import_for_problems(*, problem_ids: Iterable[int]) -> ImportCounts:
             )
             known.add(digest)
             counts.created += 1
+            counts.versions.append(f"{problem_key} v{made.version}")
     return counts

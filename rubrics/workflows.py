@@ -26,7 +26,7 @@ from django.core.exceptions import ValidationError
 
 from llm import parsers, prompts
 from llm.client import Completion, LLMClient, LLMConfig, LLMError, Usage
-from problems.models import ReferenceSolution
+from problems.models import Problem, ReferenceSolution
 
 from .models import GenerationStep, GenerationTask, LLMEndpoint, SchemeMethod
 from .structure import (
@@ -91,30 +91,46 @@ def method_design(method: str) -> str | None:
 
 
 def prompt_keys(method: str, version: str) -> dict[str, str]:
-    """The template of each step of a method, at one prompt version."""
+    """The template of each step of a method at one prompt version: for each step, its newest
+    template at or before that version (v2 of a method may renew only some of its steps)."""
     design = method_design(method)
     if method == SchemeMethod.PROOFBENCH:
-        return {"scheme": f"proofbench_scheme@{version}"}
-    if design is None:
+        names = {"scheme": "proofbench_scheme"}
+    elif design is None:
         raise ValidationError({"method": f"{method!r} is not a generation method."})
-    rated = design in APPROACHABILITY_DESIGNS
-    steps = "refgrader_steps_approachability" if rated else "refgrader_steps"
-    return {
-        "cluster": f"refgrader_cluster@{version}",
-        "steps": f"{steps}@{version}",
-        "rubric": f"refgrader_rubric_{design}@{version}",
-    }
+    else:
+        rated = design in APPROACHABILITY_DESIGNS
+        names = {
+            "cluster": "refgrader_cluster",
+            "steps": "refgrader_steps_approachability" if rated else "refgrader_steps",
+            "rubric": f"refgrader_rubric_{design}",
+        }
+    keys = {}
+    for step, name in names.items():
+        older = [v for v in prompts.versions(name) if _version_order(v) <= _version_order(version)]
+        keys[step] = f"{name}@{max(older, key=_version_order) if older else version}"
+    return keys
 
 
 def prompt_versions(method: str) -> list[str]:
-    """The prompt versions for which every step of the method has a template."""
+    """The prompt versions of a method: those at which one of its steps has a template of its
+    own, and every step has one at or before it."""
     available = set(prompts.available())
     candidates = {key.partition("@")[2] for key in available}
     return sorted(
-        version
-        for version in candidates
-        if all(key in available for key in prompt_keys(method, version).values())
+        (
+            version
+            for version in candidates
+            if all(key in available for key in prompt_keys(method, version).values())
+            and any(key.endswith(f"@{version}") for key in prompt_keys(method, version).values())
+        ),
+        key=_version_order,
     )
+
+
+def _version_order(version: str) -> tuple[int, str]:
+    number = version.removeprefix("v")
+    return (int(number), "") if number.isdigit() else (0, version)
 
 
 @dataclass
@@ -198,25 +214,30 @@ class Workflow:
 
     # RefGrader: cluster -> main steps per cluster -> rubric per cluster -> chains.
     def _refgrader(self, solutions: list[ReferenceSolution], design: str) -> GeneratedScheme:
-        numbered = "\n\n".join(
-            f"#### Solution {index}\n\n{s.text}" for index, s in enumerate(solutions, 1)
-        )
-        ((_, found),) = self.call_many(
-            [
-                StepCall(
-                    "cluster",
-                    self.keys["cluster"],
-                    {
-                        "problem": self.problem.statement,
-                        "solutions": numbered,
-                        "count": str(len(solutions)),
-                    },
-                    lambda text: {
-                        "clusters": [asdict(c) for c in parsers.clusters(text, len(solutions))]
-                    },
-                )
-            ]
-        )
+        if len(solutions) == 1:  # one solution is its own cluster: no call to find that out
+            alone = {"label": "C1", "main_steps": [], "members": [1], "representative": 1}
+            found = {"clusters": [alone]}
+        else:
+            numbered = "\n\n".join(
+                f"#### Solution {index}\n\n{s.text}" for index, s in enumerate(solutions, 1)
+            )
+            texts = [s.text for s in solutions]
+            ((_, found),) = self.call_many(
+                [
+                    StepCall(
+                        "cluster",
+                        self.keys["cluster"],
+                        {
+                            "problem": self.problem.statement,
+                            "solutions": numbered,
+                            "count": str(len(solutions)),
+                        },
+                        lambda text: {
+                            "clusters": [asdict(c) for c in parsers.clusters(text, texts)]
+                        },
+                    )
+                ]
+            )
         clusters = found["clusters"][:MAX_CLUSTERS]
         representatives = [solutions[c["representative"] - 1].text for c in clusters]
         rated = design in APPROACHABILITY_DESIGNS
@@ -235,6 +256,12 @@ class Workflow:
                 for cluster, solution in zip(clusters, representatives, strict=True)
             ]
         )
+        # a rubric template with a topic-specific phase is told the problem's topic
+        topic = (
+            {"topic": _topic(self.problem)}
+            if "topic" in prompts.get(self.keys["rubric"]).fields
+            else {}
+        )
         rubrics = self.call_many(
             [
                 StepCall(
@@ -244,6 +271,7 @@ class Workflow:
                         "problem": self.problem.statement,
                         "solution": solution,
                         "analysis": parsers.unfence(analysis),
+                        **topic,
                     },
                     lambda text: _read_rubric(text, design),
                 )
@@ -268,9 +296,11 @@ class Workflow:
                         "label": c["label"],
                         "members": c["members"],
                         "representative": c["representative"],
+                        "representative_id": solutions[c["representative"] - 1].pk,
                         "main_steps": c["main_steps"],
+                        "chains": chains,
                     }
-                    for c in clusters
+                    for c, chains in zip(clusters, _chain_indexes(texts, design), strict=True)
                 ],
                 "rubrics": texts,
             },
@@ -282,7 +312,7 @@ class Workflow:
         prepared = []
         for call in calls:
             messages = prompts.render(call.prompt, **call.fields)
-            prepared.append((call, messages, _input_hash(messages, self.job.parameters)))
+            prepared.append((call, messages, input_hash(messages, self.job.parameters)))
         results: dict[int, tuple[str, dict]] = {}
         missing = []
         for index, (call, _, digest) in enumerate(prepared):
@@ -322,7 +352,7 @@ class Workflow:
 
     def _store(self, call: StepCall, digest: str, reply: Completion | LLMError) -> tuple[str, dict]:
         if isinstance(reply, LLMError):
-            reply.raw = _storable(reply.raw)
+            reply.raw = storable(reply.raw)
             self.calls.append(
                 {
                     "step": call.step,
@@ -334,7 +364,7 @@ class Workflow:
                 }
             )
             raise reply
-        reply.text = _storable(reply.text)
+        reply.text = storable(reply.text)
         self.new_usage = self.new_usage + reply.usage
         self.calls.append(
             {
@@ -373,12 +403,12 @@ class Workflow:
         )
 
 
-def _storable(text: str) -> str:
+def storable(text: str) -> str:
     """Model text as PostgreSQL can store it (a NUL character cannot be)."""
     return (text or "").replace("\x00", "\ufffd")
 
 
-def _input_hash(messages: list[dict], parameters: dict) -> str:
+def input_hash(messages: list[dict], parameters: dict) -> str:
     shaping = {key: parameters.get(key) for key in ("model", "temperature", "max_tokens", "extra")}
     payload = json.dumps({"messages": messages, "parameters": shaping}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
@@ -386,6 +416,23 @@ def _input_hash(messages: list[dict], parameters: dict) -> str:
 
 def _errors(messages: Sequence[Message]) -> str:
     return "; ".join(m.text for m in messages if m.is_error) or "; ".join(m.text for m in messages)
+
+
+def _topic(problem: Problem) -> str:
+    if not problem.topic:
+        return "not recorded: judge it from the statement"
+    return f"{problem.get_topic_display()} ({problem.topic})"
+
+
+def _chain_indexes(texts: Sequence[str], design: str) -> list[list[int]]:
+    """The positions of each rubric's chains in the joined scheme (`Scheme.from_chains` keeps
+    their order: rubric 1's chains first)."""
+    indexes, start = [], 0
+    for text in texts:
+        count = len(parse_refgrader(text, design)[0].chains)
+        indexes.append(list(range(start, start + count)))
+        start += count
+    return indexes
 
 
 def _read_proofbench(text: str) -> dict:

@@ -19,3 +19,46 @@ def test_home_lists_the_users_roles(client, expert_user):
 
 def test_health_check_needs_no_login(client):
     assert client.get(reverse("healthz")).content == b"ok"
+
+
+def test_a_role_refusal_is_a_403_page_in_the_layout_even_with_debug(client, expert_user, settings):
+    settings.DEBUG = True
+    client.force_login(expert_user)
+    response = client.get(reverse("problems:import"), HTTP_REFERER="http://testserver/problems/")
+    assert response.status_code == 403
+    body = response.content.decode()
+    assert 'class="topbar"' in body and 'id="error-page"' in body
+    assert "Your role does not allow this page." in body
+    assert 'href="http://testserver/problems/">Back to the page you came from' in body
+    assert "Traceback" not in body and "technical" not in body.lower()
+    # a link from another site is not offered as the way back
+    response = client.get(reverse("problems:import"), HTTP_REFERER="https://elsewhere.example/")
+    assert "elsewhere.example" not in response.content.decode()
+
+
+def test_not_found_and_server_error_pages_in_the_layout(client, expert_user, settings, rf):
+    from config.views import server_error
+
+    settings.DEBUG = False
+    client.force_login(expert_user)
+    response = client.get("/annotation/items/999999/")
+    assert response.status_code == 404
+    body = response.content.decode()
+    assert 'id="error-page"' in body and "Not found" in body and 'href="/"' in body
+    request = rf.get("/somewhere/")
+    request.user = expert_user
+    response = server_error(request)
+    assert response.status_code == 500
+    assert b"Something went wrong on our side" in response.content
+    assert b'class="topbar"' in response.content
+
+
+def test_shares_show_as_percentages():
+    from problems.templatetags.proofmark import percent
+
+    assert (percent("0.40"), percent(1), percent("0.125"), percent(None)) == (
+        "40%",
+        "100%",
+        "12.5%",
+        "",
+    )

@@ -65,9 +65,12 @@ LIMIT 1
 """
 
 
-def _own_open_assignment(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
-    """The expert's oldest active assignment in the campaign (resumed before anything new);
-    an expired one is renewed when its slot is still free, released otherwise."""
+def _own_open_assignment(
+    *, campaign: Campaign, expert: AbstractBaseUser, after_item_id: int | None = None
+) -> Assignment | None:
+    """The expert's oldest active assignment in the campaign (resumed before anything new),
+    other than the one on `after_item_id`; an expired one is renewed when its slot is still
+    free, released otherwise."""
     with connection.cursor() as cursor:
         cursor.execute(_OWN_OPEN_SQL, [expert.pk, campaign.pk])
         if cursor.fetchone() is None:
@@ -80,6 +83,7 @@ def _own_open_assignment(*, campaign: Campaign, expert: AbstractBaseUser) -> Ass
             expert=expert,
             status=AssignmentStatus.ACTIVE,
         )
+        .exclude(item_id=after_item_id)
         .select_related("item")
         .order_by("created_at", "id")
     )
@@ -253,13 +257,17 @@ def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment 
     return None
 
 
-def assignment_next(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
+def assignment_next(
+    *, campaign: Campaign, expert: AbstractBaseUser, after_item_id: int | None = None
+) -> Assignment | None:
     """The expert's next piece of work: their own open assignment first (resumed), else a new
     lease on the item closest to complete that still needs a judgement and that the expert has
-    never held; gold items mixed in at the campaign's rate. None when nothing is left."""
+    never held; gold items mixed in at the campaign's rate. None when nothing is left. "Next"
+    from an item passes it as `after_item_id`: that item is never the answer (it stays the
+    expert's, to come back to)."""
     if not campaign.is_open:
         return None
-    own = _own_open_assignment(campaign=campaign, expert=expert)
+    own = _own_open_assignment(campaign=campaign, expert=expert, after_item_id=after_item_id)
     if own is not None:
         return own
     if _gold_turn(campaign=campaign, expert=expert):

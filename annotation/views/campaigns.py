@@ -90,6 +90,8 @@ def campaign_detail(request, slug):
             "member_form": MemberForm(),
             "assign_form": AssignForm(),
             "experts": selectors.experts_for_assignment(campaign),
+            "assignable": selectors.items_for_hand_assignment(campaign),
+            "assignable_cap": selectors.HAND_ASSIGNABLE_SHOWN,
             "revisions": [
                 (r, sorted(k for k in r.new if r.new.get(k) != r.old.get(k)))
                 for r in selectors.revisions_for_campaign(campaign)[:50]
@@ -177,7 +179,7 @@ def assign(request, slug):
     campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
     form = AssignForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Give an item id and an expert's user name.")
+        messages.error(request, "Choose an item (problem and proof) and an expert.")
         return redirect("annotation:campaign", slug=slug)
     item = Item.objects.filter(pk=form.cleaned_data["item"], campaign=campaign).first()
     expert = User.objects.filter(username=form.cleaned_data["username"]).first()
@@ -217,13 +219,24 @@ def move(request, slug):
     return redirect("annotation:campaign", slug=slug)
 
 
-def lease_next(request, campaign):
-    """Leases the expert's next item of `campaign` and goes to it (303), or says there is no
-    work left. Only ever called for a POST."""
-    assignment = services.assignment_next(campaign=campaign, expert=request.user)
+def lease_next(request, campaign, *, after_item_id: int | None = None):
+    """Leases the expert's next item of `campaign` (never `after_item_id`, the item they come
+    from) and goes to it (303), or says there is no work left. Only ever called for a POST."""
+    assignment = services.assignment_next(
+        campaign=campaign, expert=request.user, after_item_id=after_item_id
+    )
     if assignment is None:
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
-        return render(request, "annotation/no_work.html", {"campaign": campaign, "totals": totals})
+        held = (
+            after_item_id
+            if selectors.expert_holds_item(expert=request.user, item_id=after_item_id)
+            else None
+        )
+        return render(
+            request,
+            "annotation/no_work.html",
+            {"campaign": campaign, "totals": totals, "held_item_id": held},
+        )
     response = redirect("annotation:item", item_id=assignment.item_id)
     response.status_code = 303  # the browser follows with a GET
     return response
@@ -231,9 +244,10 @@ def lease_next(request, campaign):
 
 @role_required(*ALL_ROLES)
 def next_item(request, slug):
-    """ "Grade next" is a form POST (it leases an item); a GET only leads to the campaign's
-    page, where the button is."""
+    """ "Grade next" is a form POST (it leases an item; `?after=ID` moves on from that item);
+    a GET only leads to the campaign's page, where the button is."""
     campaign = selectors.expert_campaign(slug=slug, user=request.user)
     if request.method != "POST":
         return redirect("annotation:campaign", slug=campaign.slug)
-    return lease_next(request, campaign)
+    after = request.GET.get("after", "")
+    return lease_next(request, campaign, after_item_id=int(after) if after.isdigit() else None)

@@ -29,7 +29,7 @@ def item_page(request, item_id):
     if view.item.analysis_id is not None:
         return review_page(request, item_id, grading=view)
     context = grading_page_context(view)
-    context["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
+    context |= _expert_flow(request, view, context["editable"])
     return render(request, "annotation/grade.html", context)
 
 
@@ -38,6 +38,22 @@ def _grade_input(payload: dict) -> tuple[services.GradeInput, str]:
     data = validated(payload, GradeSubmitInput)
     submit_key = data.pop("submit_key", "")
     return services.GradeInput.from_data(data), submit_key
+
+
+def _expert_flow(request, view: selectors.GradingView, editable: bool) -> dict:
+    """Where the expert is in their work: item k of N, the previous item, "Next" that moves on
+    from this item; a submitted grade read-only until the expert asks to revise it; the final
+    label and the adjudicator's rationale once the item is final."""
+    item = view.item
+    next_url = reverse("annotation:next", args=[item.campaign.slug]) + f"?after={item.pk}"
+    flow: dict = {"next_url": next_url, "final": selectors.final_feedback(item=item)}
+    if view.assignment is not None:
+        flow["position"] = selectors.expert_position(item=item, expert=request.user)
+    if view.grade is not None and view.grade.is_submitted:
+        flow["revising"] = request.GET.get("revise") == "1"
+        flow["can_revise"] = editable
+        flow["editable"] = editable and flow["revising"]
+    return flow
 
 
 def _breakdown(grade: Grade) -> dict | None:
@@ -119,7 +135,9 @@ def item_submit(request, item_id):
     except (services.GradeError, PayloadError) as exc:
         return problems_response(exc)
     body = _grade_json(grade)
-    body["next_url"] = reverse("annotation:next", args=[view.item.campaign.slug])
+    body["next_url"] = (
+        reverse("annotation:next", args=[view.item.campaign.slug]) + f"?after={view.item.pk}"
+    )
     return JsonResponse(body)
 
 
@@ -147,4 +165,4 @@ def item_skip(request, item_id):
             services.assignment_release(assignment=view.assignment)
         except services.AssignmentError as exc:
             return problems_response(exc)
-    return lease_next(request, view.item.campaign)
+    return lease_next(request, view.item.campaign, after_item_id=view.item.pk)

@@ -24,7 +24,10 @@ def review_page(request, item_id, grading=None):
     """Reached through the grading page's URL (`item_page`), which hands over its view."""
     view = review_view_for_user(item_id=item_id, user=request.user, grading=grading)
     context = review_page_context(view)
-    context["next_url"] = reverse("annotation:next", args=[view.grading.item.campaign.slug])
+    item = view.grading.item
+    context["next_url"] = (
+        reverse("annotation:next", args=[item.campaign.slug]) + f"?after={item.pk}"
+    )
     return render(request, "annotation/review.html", context)
 
 
@@ -75,5 +78,6 @@ def review_submit(request, item_id):
     except (GradeError, PayloadError) as exc:
         return problems_response(exc)
     body = _review_json(review)
-    body["next_url"] = reverse("annotation:next", args=[view.grading.item.campaign.slug])
+    item = view.grading.item
+    body["next_url"] = reverse("annotation:next", args=[item.campaign.slug]) + f"?after={item.pk}"
     return JsonResponse(body)

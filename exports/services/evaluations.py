@@ -10,7 +10,7 @@ campaign are counted and skipped; a malformed line rejects the whole file with i
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from decimal import Decimal
 
@@ -34,6 +34,7 @@ from exports.models import (
     PredictionSource,
 )
 from llm.client import LLMClient, LLMError, Usage
+from rubrics.matching import ProofMatch, proofs_match
 from rubrics.models import LLMEndpoint
 from rubrics.workflows import endpoint_parameters, llm_config
 
@@ -336,18 +337,18 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
             "note": reward_note,
         },
         "confusion_matrix": agreement.confusion_matrix(expert, predicted, categories),
-        "best_of_n": [
-            {
-                "n": p.n,
-                "problems": p.problems,
-                "grader": p.grader,
-                "oracle": p.oracle,
-                "mean": p.mean,
-            }
-            for p in metrics.best_of_n_curve(pairs, samples=200, seed=0)
-        ],
+        # A.4's baselines over the first n proofs; the random-subset average as an option
+        "best_of_n": _best_of_n(pairs, "first_n"),
+        "best_of_n_subsets": _best_of_n(pairs, "subsets"),
     }
     return report
+
+
+def _best_of_n(pairs: list[metrics.Pair], baselines: str) -> list[dict]:
+    return [
+        {"n": p.n, "problems": p.problems, "grader": p.grader, "oracle": p.oracle, "mean": p.mean}
+        for p in metrics.best_of_n_curve(pairs, samples=200, seed=0, baselines=baselines)
+    ]
 
 
 # --- Running a grader endpoint over a campaign -----------------------------------------------
@@ -404,6 +405,26 @@ def evaluation_fail(*, evaluation_id: int, reason: str) -> None:
     )
 
 
+def _grading_messages(
+    item: Item, matches: dict[int, ProofMatch], references: dict, prompt: str
+) -> list:
+    """The grader's prompt: with the matched cluster's representative and rubric, else with the
+    problem's first reference solution and the whole scheme."""
+    match = matches.get(item.proof_id)
+    if match is not None:
+        reference, scheme = match.cluster.solution, match.cluster.rubric
+    else:
+        reference = references.get(item.proof.problem_id, "")
+        scheme = item.scheme.text if item.scheme else ""
+    return grading_messages(
+        problem=item.proof.problem.statement,
+        reference=reference,
+        scheme=scheme,
+        proof=item.proof.text,
+        prompt=prompt,
+    )
+
+
 def _labelled_proof_items(campaign: Campaign):
     return Item.objects.filter(
         campaign=campaign, analysis__isnull=True, final_label__isnull=False
@@ -430,6 +451,7 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
     client = LLMClient(llm_config(evaluation.endpoint, evaluation.parameters))
     prompt = evaluation.parameters.get("prompt") or PROMPT_VERSION
     done = set(evaluation.predictions.values_list("item_id", "run_index"))
+    matched: dict[int, str] = {}  # proof id -> the RefGrader cluster whose rubric graded it
     last = 0
     while True:
         batch = list(
@@ -447,17 +469,19 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
             for run in range(evaluation.runs)
             if (item.pk, run) not in done
         ]
+        # RefGrader schemes: each proof is graded with its closest cluster's rubric
+        matches, unmatched = proofs_match(
+            proofs=list({i.pk: (i.proof, i.scheme) for i, _ in wanted if i.scheme}.values()),
+            client=client,
+            parameters=evaluation.parameters,
+        )
+        _store_match_failures(
+            evaluation, [(i, run) for i, run in wanted if i.proof_id in unmatched], unmatched
+        )
+        wanted = [(item, run) for item, run in wanted if item.proof_id not in unmatched]
+        matched |= {proof_id: match.cluster.label for proof_id, match in matches.items()}
         replies = client.complete_many(
-            [
-                grading_messages(
-                    problem=item.proof.problem.statement,
-                    reference=references.get(item.proof.problem_id, ""),
-                    scheme=item.scheme.text if item.scheme else "",
-                    proof=item.proof.text,
-                    prompt=prompt,
-                )
-                for item, _ in wanted
-            ]
+            [_grading_messages(item, matches, references, prompt) for item, _ in wanted]
         )
         _store_replies(evaluation, wanted, replies)
         done = set(evaluation.predictions.values_list("item_id", "run_index"))
@@ -469,6 +493,7 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
         "proofs": len({item_id for item_id, _ in done}),
         "failed": len(failures),
         "failures": [_failure_words(f) for f in failures[:MAX_ERRORS_SHOWN]],
+        **({"clusters": dict(sorted(Counter(matched.values()).items()))} if matched else {}),
     }
     evaluation.finished_at = timezone.now()
     if not done:
@@ -487,6 +512,21 @@ def _failure_words(failure: GraderPredictionFailure) -> str:
     proof = failure.item.proof
     where = f"{proof.problem.external_id} by {proof.generator}, run {failure.run_index + 1}"
     return f"{where}: {failure.reason}"
+
+
+@transaction.atomic
+def _store_match_failures(
+    evaluation: GraderEvaluation, wanted: list[tuple[Item, int]], unmatched: dict[int, str]
+) -> None:
+    """The predictions whose proof the RefGrader match step could not place: failed, with the
+    match step's reason (its raw reply is in the reason), offered for retry like the others."""
+    for item, run in wanted:
+        GraderPredictionFailure.objects.update_or_create(
+            evaluation=evaluation,
+            item=item,
+            run_index=run,
+            defaults={"reason": f"matching step: {unmatched[item.proof_id]}", "raw_reply": ""},
+        )
 
 
 @transaction.atomic

@@ -146,9 +146,13 @@ def evaluation_detail(request, evaluation_id: int):
         context["heatmap"] = charts.confusion_heatmap(
             report["confusion_matrix"], report["categories"]
         )
-        context["bon_chart"] = charts.best_of_n_chart(
-            report["best_of_n"], max(report["categories"])
-        )
+        # a report made before A.4's first-n baselines holds only the subset averages
+        has_first_n = "best_of_n_subsets" in report
+        subsets = not has_first_n or request.GET.get("baselines") == "subsets"
+        baselines = "subsets" if subsets else "first_n"
+        points = report["best_of_n_subsets"] if subsets and has_first_n else report["best_of_n"]
+        context |= {"baselines": baselines, "has_first_n": has_first_n}
+        context["bon_chart"] = charts.best_of_n_chart(points, max(report["categories"]), baselines)
     return render(request, "exports/evaluation_detail.html", context)
 
 

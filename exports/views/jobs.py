@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from config.roles import Role, has_role, role_required
+from config.workers import workers_alive
 from exports import selectors
 from exports.formats import ExportError
 from exports.forms import ExportForm
@@ -49,7 +50,8 @@ def export_list(request):
 def export_detail(request, job_id: int):
     job = selectors.export_job_for_user(request.user, job_id)
     template = "exports/_job_status.html" if request.htmx else "exports/export_detail.html"
-    return render(request, template, {"job": job})
+    waiting = job.status == "pending" and workers_alive() is False
+    return render(request, template, {"job": job, "no_worker": waiting})
 
 
 @role_required(*READERS)

@@ -242,6 +242,7 @@ def _encoding_problem(path: Path, name: str) -> Issue | None:
 
 
 def _read_one(path: Path, fmt: str, progress: Progress, name: str, licence: str) -> Iterator[Item]:
+    progress.formats.append({"source": name, "format": fmt})
     try:
         for item in READERS[fmt](path, progress, name):
             if not isinstance(item, Issue):

@@ -185,11 +185,13 @@ class ByteCounter(io.RawIOBase):
 
 
 class Progress:
-    """Bytes read so far across the sources of one import (the page's progress bar)."""
+    """Bytes read so far across the sources of one import (the page's progress bar), and the
+    format each source was read as."""
 
     def __init__(self) -> None:
         self.done = 0
         self.counter: ByteCounter | None = None
+        self.formats: list[dict[str, str]] = []  # each source read: its name and format
 
     def open(self, path: Path) -> io.BufferedReader:
         if self.counter is not None:
@@ -203,14 +205,48 @@ class Progress:
 
 
 def check_start(where: Where, head: bytes) -> int:
-    """Raises SourceError for empty or UTF-16/32 files; returns the length of a UTF-8 BOM."""
+    """Raises SourceError for empty, UTF-16/32 or binary files; returns the length of a UTF-8
+    BOM."""
     if not head.strip():
         raise SourceError(where, "The file is empty: nothing to import.")
-    if head.startswith(UTF16_BOMS) or (len(head) > 1 and b"\x00" in head[:64]):
+    if head.startswith(UTF16_BOMS) or _looks_wide(head[:64]):
         raise SourceError(
             where, "The file is UTF-16 or UTF-32 encoded: save it as UTF-8 and import it again."
         )
+    if b"\x00" in head[:4096] or head.startswith(BINARY_SIGNATURES):
+        raise SourceError(
+            where,
+            "This is not a text file (it holds binary data: an image, a PDF, a spreadsheet?): "
+            "import JSON Lines, JSON, CSV, Parquet or a .zip of them.",
+        )
     return len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
+
+
+BINARY_SIGNATURES = (
+    b"%PDF",
+    b"\x89PNG",
+    b"\xff\xd8\xff",
+    b"GIF8",
+    b"PK\x03\x04",
+    b"\xd0\xcf\x11\xe0",
+)
+TEXT_BYTES = frozenset(range(32, 127)) | {9, 10, 13}
+
+
+def _looks_wide(sample: bytes) -> bool:
+    """UTF-16 or UTF-32 text without a byte order mark: plain characters with zero bytes
+    between them (a binary file has zero bytes, but not in this pattern)."""
+    if len(sample) < 4 or b"\x00" not in sample:
+        return False
+    for width in (2, 4):
+        for offset in range(width):
+            chars = sample[offset::width]
+            rest = bytes(b for i, b in enumerate(sample) if i % width != offset)
+            zeros = rest.count(0) / len(rest)
+            text = sum(b in TEXT_BYTES for b in chars) / len(chars)
+            if zeros >= 0.75 and text >= 0.75:  # mostly ASCII, a few other characters
+                return True
+    return False
 
 
 def not_utf8(where: Where, byte: bytes, column: int) -> SourceError:

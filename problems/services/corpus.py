@@ -82,12 +82,18 @@ def _batched(items: Iterator, size: int) -> Iterator[tuple]:
 SIGNAL_CHUNK = 1000
 
 
-def _announce(problem_ids: list[int]) -> None:
+def _announce(report: ImportReport) -> None:
     """Sends `corpus_imported`, 1,000 problem ids at a time, so that a receiver loading the
     problems it is given works in bounded memory however large the import (receivers are
-    idempotent, so a split send means the same as one)."""
+    idempotent, so a split send means the same as one). What a receiver made, when it says so
+    in words (a `summary()`), goes on the report."""
+    problem_ids = report.problem_ids
     for start in range(0, len(problem_ids), SIGNAL_CHUNK):
-        corpus_imported.send(sender=Problem, problem_ids=problem_ids[start : start + SIGNAL_CHUNK])
+        chunk = problem_ids[start : start + SIGNAL_CHUNK]
+        for _, response in corpus_imported.send(sender=Problem, problem_ids=chunk):
+            summary = getattr(response, "summary", None)
+            if callable(summary) and summary():
+                report.after_commit.append(summary())
 
 
 class _Rollback(Exception):
@@ -139,7 +145,8 @@ def corpus_import(
         pass
     else:
         report.committed = True
-        transaction.on_commit(lambda: _announce(report.problem_ids))
+        transaction.on_commit(lambda: _announce(report))
+    report.formats = progress.formats
     if on_progress:
         on_progress(progress.bytes_read, report)
     if not report.ok:

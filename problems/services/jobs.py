@@ -139,6 +139,8 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         processed=job.total or 0,
         counts=report.counts,
         report=report.to_dict()["issues"],
+        formats=report.formats,
+        made=report.after_commit,
         error=message,
         finished_at=timezone.now(),
     )

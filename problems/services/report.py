@@ -34,6 +34,8 @@ class ImportReport:
     dry_run: bool = False
     committed: bool = False
     problem_ids: list[int] = field(default_factory=list)
+    formats: list[dict] = field(default_factory=list)  # each source and the format it was read as
+    after_commit: list[str] = field(default_factory=list)  # what other apps made of the import
 
     @property
     def ok(self) -> bool:
@@ -58,11 +60,13 @@ class ImportReport:
             "warnings": self.warnings,
             "issues": self.issues,
             "issues_truncated": self.errors + self.warnings > len(self.issues),
+            "formats": self.formats,
+            "after_commit": self.after_commit,
         }
 
     def lines(self) -> list[str]:
         """The report in words, one line each (what the command prints)."""
-        out = []
+        out = [f"{f['source']}: read as {f['format']}" for f in self.formats]
         for issue in self.issues:
             where = issue["file"] + (f":{issue['line']}" if issue["line"] is not None else "")
             field_part = f" field {issue['field']!r}:" if issue["field"] else ""
@@ -79,4 +83,4 @@ class ImportReport:
             out.append(f"{self.errors} error(s): nothing was written.")
         elif self.dry_run:
             out.append("Dry run: nothing was written.")
-        return out
+        return out + self.after_commit

@@ -69,3 +69,15 @@ def score_grade(score) -> str:
 def number(value) -> str:
     """A score without trailing zeros: 1, 0.5, 0 (annotation.scales.shown)."""
     return "" if value is None else _number(value)
+
+
+@register.filter
+def percent(value) -> str:
+    """A share (0-1) as a percentage: 0.4 -> "40%", 0.125 -> "12.5%"; "" for no value."""
+    if value is None or value == "":
+        return ""
+    try:
+        share = Decimal(str(value)) * 100
+    except (InvalidOperation, ValueError):
+        return str(value)
+    return f"{_number(share.quantize(Decimal('0.1')))}%"

@@ -6,8 +6,9 @@ from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 
 from config.roles import Role, role_required
+from config.workers import workers_alive
 from problems import selectors
-from problems.forms import ImportUploadForm, megabytes
+from problems.forms import FORMAT_LABELS, ImportUploadForm, megabytes
 from problems.services import import_job_create
 
 
@@ -59,11 +60,14 @@ COUNT_LABELS = (
 def import_detail(request, job_id):
     job = selectors.import_job_detail(job_id=job_id)
     counts = [(label, job.counts[key]) for key, label in COUNT_LABELS if key in job.counts]
+    formats = [{**f, "label": FORMAT_LABELS.get(f["format"], f["format"])} for f in job.formats]
     template = (
         "problems/_import_status.html"
         if request.htmx and not request.htmx.history_restore_request
         else "problems/import_detail.html"
     )
-    response = render(request, template, {"job": job, "counts": counts})
+    waiting = job.status == job.Status.PENDING and workers_alive() is False
+    context = {"job": job, "counts": counts, "formats": formats, "no_worker": waiting}
+    response = render(request, template, context)
     patch_vary_headers(response, ["HX-Request"])
     return response

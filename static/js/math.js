@@ -17,6 +17,10 @@
       }
       el.setAttribute("data-typeset", "1");
     });
+    // a formula wider than its column scrolls sideways: keyboard users reach it with Tab
+    root.querySelectorAll(".katex-display").forEach(function (box) {
+      if (box.scrollWidth > box.clientWidth && !box.hasAttribute("tabindex")) box.tabIndex = 0;
+    });
   }
   window.proofmarkTypeset = typeset;
   document.addEventListener("DOMContentLoaded", function () { typeset(document); });

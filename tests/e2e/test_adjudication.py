@@ -36,7 +36,7 @@ def disputed_case(transactional_db):
 
 
 def test_adjudicator_resolves_a_case_with_a_new_score(
-    page, live_server, login, disputed_case, screenshot_dir
+    page, live_server, login, disputed_case, screenshot_dir, assert_accessible
 ):
     login(page, UserFactory(username="adj-e2e", roles=["adjudicator"]))
     page.click("nav.mainnav >> text=Adjudication")
@@ -47,6 +47,7 @@ def test_adjudicator_resolves_a_case_with_a_new_score(
     assert page.locator("#proof-source mark.layer-a").count() >= 1
     assert page.locator("#proof-source mark.layer-b").count() >= 1
     page.screenshot(path=str(screenshot_dir / "adjudication-case.png"), full_page=True)
+    assert_accessible(page)
 
     page.click("#span-editor > summary")
     target = "Hence for every odd"
@@ -81,7 +82,10 @@ def test_adjudicator_resolves_a_case_with_a_new_score(
     page.wait_for_selector("#resolution")
     assert "Resolved" in page.inner_text("#resolution")
     assert page.inner_text("#case-status") == "Resolved"
+    assert page.inner_text("#next-case") == "No other case waits for you."
+    assert page.locator("#proof-typeset .katex").count() > 0  # the proof typeset by default
     page.screenshot(path=str(screenshot_dir / "adjudication-resolved.png"), full_page=True)
+    assert_accessible(page)
 
     label = FinalLabel.objects.get(item=disputed_case.item)
     assert (label.value, label.source) == (Decimal("4"), "adjudication")
@@ -89,7 +93,9 @@ def test_adjudicator_resolves_a_case_with_a_new_score(
     assert (span.quote, span.category) == (target, "wrong_logical_conclusion")
 
 
-def test_expert_answers_a_returned_case(page, live_server, login, disputed_case, screenshot_dir):
+def test_expert_answers_a_returned_case(
+    page, live_server, login, disputed_case, screenshot_dir, assert_accessible
+):
     grade = disputed_case.item.grades.order_by("id").first()
     case_return(
         case=disputed_case,
@@ -106,11 +112,12 @@ def test_expert_answers_a_returned_case(page, live_server, login, disputed_case,
     page.click("form.card button[type=submit]")
     page.wait_for_selector("text=The second factor is only shown even")
     page.screenshot(path=str(screenshot_dir / "adjudication-discussion.png"), full_page=True)
+    assert_accessible(page)
     assert disputed_case.events.last().actor_id == grade.expert_id
 
 
 def test_admin_reads_the_dashboard_marks_gold_and_exports(
-    page, live_server, login, transactional_db, screenshot_dir
+    page, live_server, login, transactional_db, screenshot_dir, assert_accessible
 ):
     campaign = CampaignFactory(name="Calibration 1", double_share=Decimal("1"))
     experts = [UserFactory(username=f"grader-{n}", roles=["expert"]) for n in range(3)]
@@ -123,6 +130,7 @@ def test_admin_reads_the_dashboard_marks_gold_and_exports(
     assert "calibration round" in page.inner_text("h1")
     assert page.locator("#pairs tbody tr").count() == 3
     page.screenshot(path=str(screenshot_dir / "adjudication-dashboard.png"), full_page=True)
+    assert_accessible(page)
     with page.expect_download() as download:
         page.click("text=Export disagreements (CSV)")
     assert download.value.suggested_filename.endswith("-disagreements.csv")
@@ -132,3 +140,4 @@ def test_admin_reads_the_dashboard_marks_gold_and_exports(
     ).click()
     page.wait_for_selector("text=is now gold")
     page.screenshot(path=str(screenshot_dir / "adjudication-labels.png"), full_page=True)
+    assert_accessible(page)

@@ -37,7 +37,9 @@ SELECT = """([selector, quote]) => {
 }"""
 
 
-def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screenshot_dir):
+def test_expert_reviews_an_analysis_end_to_end(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
     campaign = review_campaign(slug="meta-e2e", name="Meta-verification pilot")
     item = analysis_item(campaign)
     start = item.analysis.text.index(BOUND)
@@ -78,6 +80,7 @@ def test_expert_reviews_an_analysis_end_to_end(page, live_server, login, screens
     page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
     page.evaluate("document.querySelector('.review-panel').scrollTop = 0")
     page.screenshot(path=str(screenshot_dir / "analysis-review.png"))
+    assert_accessible(page)
 
     page.reload()  # the draft lives on the server
     page.wait_for_function("document.querySelectorAll('#defect-list .defect').length === 2")

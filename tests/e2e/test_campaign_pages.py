@@ -11,7 +11,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
-    page, live_server, login, admin_user, screenshot_dir, context
+    page, live_server, login, admin_user, screenshot_dir, context, assert_accessible
 ):
     problem = ProblemFactory(contest="Pages Cup", external_id="PC-2024-1")
     ProofFactory.create_batch(3, problem=problem, generator="gen-pages")
@@ -27,6 +27,7 @@ def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
     page.fill("#id_error_taxonomy", "gap: Gap in the argument\nother: Other")
     page.fill("#id_guidelines", "Read the *whole* proof first.")
     page.screenshot(path=str(screenshot_dir / "campaign-form.png"), full_page=True)
+    assert_accessible(page)
     page.click("form.campaign-form button[type=submit]")
     page.wait_for_selector("text=Campaign Pages pilot created.")
     campaign = Campaign.objects.get(slug="pages-pilot")
@@ -48,7 +49,20 @@ def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
     assert page.locator("#items-waiting").inner_text() == "3"
     assert "PC-2024-1" in page.content()  # named: no approved marking scheme
     page.screenshot(path=str(screenshot_dir / "campaign-after-items.png"), full_page=True)
+    assert_accessible(page)
     assert Item.objects.filter(campaign=campaign, required_judgements=2).count() == 3
+    assert "100% double-scored" in page.inner_text("main")
+    # assign by hand: the items by problem and proof; the whole page in an 800 px window
+    page.select_option(
+        "#assign-item", label=page.locator("#assign-item option").nth(1).inner_text()
+    )
+    page.locator("#assign-item").locator("xpath=ancestor::form").locator("button").click()
+    page.wait_for_selector("text=assigned to ivy")
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.screenshot(path=str(screenshot_dir / "campaign-dashboard-800.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+    assert page.locator(".topbar").bounding_box()["height"] < 120  # two lines at most
+    page.set_viewport_size({"width": 1366, "height": 900})
 
     context.clear_cookies()
     login(page, expert)
@@ -57,3 +71,18 @@ def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
     page.wait_for_selector("#proof-text")
     assert "Correct: proves every required fact" in page.content()
     page.screenshot(path=str(screenshot_dir / "grading-1-4-scale.png"), full_page=True)
+    assert_accessible(page)
+
+
+def test_a_refused_page_is_in_the_layout_with_a_way_back(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
+    login(page, UserFactory(username="expert-403", roles=["expert"]))
+    page.goto(f"{live_server.url}/problems/")
+    page.goto(f"{live_server.url}/problems/import/", referer=f"{live_server.url}/problems/")
+    assert page.inner_text("#error-page h1") == "You cannot open this page"
+    assert "Your role does not allow this page." in page.inner_text("#error-page")
+    page.screenshot(path=str(screenshot_dir / "error-403.png"), full_page=True)
+    assert_accessible(page)
+    page.click("text=Back to the page you came from")
+    page.wait_for_url(f"{live_server.url}/problems/")

@@ -42,7 +42,7 @@ def rows(page) -> list[str]:
 
 
 def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
-    page, live_server, login, demo_corpus, screenshot_dir, offsite_requests
+    page, live_server, login, demo_corpus, screenshot_dir, offsite_requests, assert_accessible
 ):
     login(page, UserFactory(username="expert-e2e", roles=["expert"]))
     page.click("nav.mainnav >> text=Problems")
@@ -50,6 +50,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     assert len(rows(page)) == 6
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-problem-list.png"), full_page=True)
+    assert_accessible(page)
 
     page.select_option("#id_topic", "G")
     page.wait_for_function("document.querySelectorAll('a.problem-link').length === 1")
@@ -70,6 +71,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     assert page.locator(".katex-error, .math-error").count() == 0
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-problem.png"), full_page=True)
+    assert_accessible(page)
 
     page.locator("a.proof-link").first.click()
     page.wait_for_selector(".proof-text .katex")
@@ -80,6 +82,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-proof.png"), full_page=False)
     page.screenshot(path=str(screenshot_dir / "corpus-proof-full.png"), full_page=True)
+    assert_accessible(page)
 
     first_proof = page.url
     page.keyboard.press("]")
@@ -93,7 +96,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
 
 
 def test_every_display_of_the_demo_corpus_typesets_without_errors(
-    page, live_server, login, demo_corpus
+    page, live_server, login, demo_corpus, assert_accessible
 ):
     login(page, UserFactory(username="reader-e2e", roles=["researcher"]))
     page.goto(f"{live_server.url}/problems/")
@@ -108,9 +111,12 @@ def test_every_display_of_the_demo_corpus_typesets_without_errors(
             assert page.locator(".katex-error, .math-error").count() == 0, proof_url
             assert page.locator(".math:not([data-typeset])").count() == 0, proof_url
             assert fits_the_width(page), proof_url
+    assert_accessible(page)
 
 
-def test_htmx_pagination_keeps_the_filters(page, live_server, login, screenshot_dir):
+def test_htmx_pagination_keeps_the_filters(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
     ProblemFactory.create_batch(30, contest="Paged Contest", year=2023)
     ProblemFactory.create_batch(3, contest="Other Contest", year=2023)
     login(page, UserFactory(username="admin-e2e", roles=["admin"]))
@@ -123,6 +129,7 @@ def test_htmx_pagination_keeps_the_filters(page, live_server, login, screenshot_
     assert "contest=Paged+Contest" in page.url and "page=2" in page.url
     assert page.locator("header.topbar").count() == 1
     page.screenshot(path=str(screenshot_dir / "corpus-problem-list-page2.png"), full_page=True)
+    assert_accessible(page)
 
 
 def test_api_docs_render_from_our_own_files(page, live_server, login, offsite_requests):
@@ -131,9 +138,12 @@ def test_api_docs_render_from_our_own_files(page, live_server, login, offsite_re
     page.wait_for_selector("text=/api/v1/problems/")
     assert page.locator(".opblock").count() >= 4
     assert offsite_requests == []
+    # no axe check here: Swagger UI's own styles fail colour contrast (drf-spectacular's copy)
 
 
-def test_real_corpora_typeset_without_katex_errors(page, live_server, login, real_fixtures):
+def test_real_corpora_typeset_without_katex_errors(
+    page, live_server, login, real_fixtures, assert_accessible
+):
     """Every statement, solution and proof of the real sample files, in the browser."""
     texts = corpus_texts(real_fixtures)
     problem = ProblemFactory(external_id="REAL-ALL", statement=texts[0][1])
@@ -155,3 +165,4 @@ def test_real_corpora_typeset_without_katex_errors(page, live_server, login, rea
         assert page.locator(".math:not([data-typeset])").count() == 0, url
         errors = page.locator(".katex-error, .math-error").all_inner_texts()
         assert errors == [], f"{url}: {errors[:3]}"
+    assert_accessible(page)

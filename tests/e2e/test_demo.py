@@ -41,7 +41,7 @@ def as_role(browser, live_server):
 
 
 def test_each_demo_role_finds_work_on_its_main_page(
-    demo, as_role, live_server, screenshot_dir, celery_worker_process
+    demo, as_role, live_server, screenshot_dir, celery_worker_process, assert_accessible
 ):
     url = live_server.url
 
@@ -52,36 +52,43 @@ def test_each_demo_role_finds_work_on_its_main_page(
     assert admin.locator("#items-done").inner_text() == "8"
     assert "14/25" in admin.locator(".progress-stats").inner_text()
     admin.screenshot(path=str(screenshot_dir / "demo-admin-campaign.png"), full_page=True)
+    assert_accessible(admin)
     admin.goto(f"{url}/rubrics/")
     in_use = admin.locator(".tag.status-approved, .tag.status-frozen")
     # the latest version of each problem: five in use, and C1's later draft
     assert in_use.count() == 5
     assert admin.locator(".tag.status-draft").count() == 1
     admin.screenshot(path=str(screenshot_dir / "demo-admin-schemes.png"), full_page=True)
+    assert_accessible(admin)
 
     expert1 = as_role("expert1")
     expert1.click("nav.mainnav >> text=Grading")
     assert expert1.locator("table.campaigns tbody tr").count() == 2
     expert1.screenshot(path=str(screenshot_dir / "demo-expert1-campaigns.png"), full_page=True)
+    assert_accessible(expert1)
     expert1.click(f"form[action='/annotation/{GRADING_SLUG}/next/'] button")
     expert1.wait_for_selector("h1:has-text('DEMO-')")
     assert expert1.locator(".katex").count() > 0
     expert1.screenshot(path=str(screenshot_dir / "demo-expert1-grading.png"), full_page=True)
+    assert_accessible(expert1)
 
     expert2 = as_role("expert2")
     expert2.goto(f"{url}/annotation/{GRADING_SLUG}/")
     expert2.click("button:has-text('Grade next')")
     expert2.wait_for_selector("h1:has-text('DEMO-')")
     expert2.screenshot(path=str(screenshot_dir / "demo-expert2-grading.png"), full_page=True)
+    assert_accessible(expert2)
 
     adjudicator = as_role("adjudicator")
     adjudicator.click("nav.mainnav >> text=Adjudication")
     rows = adjudicator.locator("#case-queue tbody tr")
     assert rows.count() == 1 and "Demo: grading the demo proofs" in rows.inner_text()
     adjudicator.screenshot(path=str(screenshot_dir / "demo-adjudicator-queue.png"), full_page=True)
+    assert_accessible(adjudicator)
     rows.locator("a").click()
     adjudicator.wait_for_selector("h1")
     adjudicator.screenshot(path=str(screenshot_dir / "demo-adjudicator-case.png"), full_page=True)
+    assert_accessible(adjudicator)
 
     researcher = as_role("researcher")
     researcher.click("nav.mainnav >> text=Exports")
@@ -91,3 +98,4 @@ def test_each_demo_role_finds_work_on_its_main_page(
     researcher.click("button:has-text('Export')")
     researcher.wait_for_selector("#job-status .job-status:has-text('Done')", timeout=60_000)
     researcher.screenshot(path=str(screenshot_dir / "demo-researcher-export.png"), full_page=True)
+    assert_accessible(researcher)

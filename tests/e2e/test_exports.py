@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transac
 
 
 def test_researcher_exports_downloads_and_reads_a_grader_report(
-    page, live_server, login, screenshot_dir, celery_worker_process, tmp_path
+    page, live_server, login, screenshot_dir, celery_worker_process, tmp_path, assert_accessible
 ):
     corpus = labelled_campaign(slug="e2e-pilot")
     login(page, UserFactory(username="researcher-e2e", roles=["researcher"]))
@@ -25,6 +25,7 @@ def test_researcher_exports_downloads_and_reads_a_grader_report(
     page.wait_for_selector("#job-status .job-status:has-text('Done')", timeout=60_000)
     assert "3 rows of 3" in page.locator("#job-status").inner_text()
     page.screenshot(path=str(screenshot_dir / "exports-job-done.png"), full_page=True)
+    assert_accessible(page)
 
     with page.expect_download() as info:
         page.click("a.download")
@@ -38,6 +39,7 @@ def test_researcher_exports_downloads_and_reads_a_grader_report(
     page.goto(f"{live_server.url}/exports/")
     assert page.locator("table.exports tbody tr").count() == 1
     page.screenshot(path=str(screenshot_dir / "exports-list.png"), full_page=True)
+    assert_accessible(page)
 
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text(
@@ -61,3 +63,8 @@ def test_researcher_exports_downloads_and_reads_a_grader_report(
         page.locator("table.proofbench td").first.inner_text() == "1.500"
     )  # per problem: (1 + 1) / 2 and 2, averaged
     page.screenshot(path=str(screenshot_dir / "exports-grader-report.png"), full_page=True)
+    assert_accessible(page)
+    assert "Oracle, first n" in page.text_content("svg.bon")  # A.4's baselines by default
+    page.click("text=Show them averaged over the grader's random subsets")
+    page.wait_for_function("document.querySelector('svg.bon').textContent.includes('Subset mean')")
+    assert "over the first n" in page.inner_text(".bon-baselines >> a")

@@ -85,13 +85,14 @@ def select_across(page, needle: str):
 
 
 def test_grade_a_proof_with_the_keyboard_only(
-    page, live_server, login, graded_setup, screenshot_dir
+    page, live_server, login, graded_setup, screenshot_dir, assert_accessible
 ):
     campaign, item, expert = graded_setup
     login(page, expert)
     open_item(page, live_server, campaign)
     assert page.locator(".katex-error, .math-error").count() == 0
     page.screenshot(path=str(screenshot_dir / "grading-page.png"), full_page=True)
+    assert_accessible(page)
     for key in ["j", "2", "j", "3", "j", "1"]:
         page.keyboard.press(key)
     page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
@@ -106,9 +107,11 @@ def test_grade_a_proof_with_the_keyboard_only(
     page.keyboard.type("Equality case argued loosely.")
     page.keyboard.press("Escape")
     page.screenshot(path=str(screenshot_dir / "grading-keyboard.png"), full_page=True)
+    assert_accessible(page)
     page.keyboard.press("Enter")
     page.wait_for_selector("text=No work left in Browser round")
     page.screenshot(path=str(screenshot_dir / "grading-no-work.png"), full_page=True)
+    assert_accessible(page)
     grade = Grade.objects.get(item=item, expert=expert)
     assert grade.status == "submitted"
     assert grade.score == Decimal(5) and grade.computed_score == Decimal(6)
@@ -116,7 +119,9 @@ def test_grade_a_proof_with_the_keyboard_only(
     assert grade.comment == "Equality case argued loosely."
 
 
-def test_select_text_and_tag_an_error(page, live_server, login, graded_setup, screenshot_dir):
+def test_select_text_and_tag_an_error(
+    page, live_server, login, graded_setup, screenshot_dir, assert_accessible
+):
     campaign, item, expert = graded_setup
     login(page, expert)
     open_item(page, live_server, campaign)
@@ -158,6 +163,7 @@ def test_select_text_and_tag_an_error(page, live_server, login, graded_setup, sc
     assert "attained at $x = 1$" in quotes
     assert page.locator(".math.err-math").count() == 1
     page.screenshot(path=str(screenshot_dir / "grading-error-spans.png"), full_page=True)
+    assert_accessible(page)
 
 
 def save_revision(page, item):
@@ -171,7 +177,9 @@ def save_revision(page, item):
     assert grade.score == Decimal(4) and grade.revisions.count() == 1
 
 
-def test_overlapping_errors_then_a_revision(page, live_server, login, graded_setup):
+def test_overlapping_errors_then_a_revision(
+    page, live_server, login, graded_setup, assert_accessible
+):
     campaign, item, expert = graded_setup
     item.required_judgements = 2  # not final after this expert's grade: it stays revisable
     item.save(update_fields=["required_judgements"])
@@ -194,6 +202,12 @@ def test_overlapping_errors_then_a_revision(page, live_server, login, graded_set
 
     page.goto(f"{live_server.url}/annotation/items/{item.pk}/")
     page.wait_for_selector("#proof-text mark.err-multi")
+    # a submitted grade opens read-only, with a link to revise it
+    assert page.locator("#submit-button").count() == 0
+    assert page.locator("input[name=score][value='6']").is_disabled()
+    assert_accessible(page)
+    page.click("#revise-link")
+    page.wait_for_selector("#proof-text mark.err-multi")
     assert page.inner_text("#submit-button").startswith("Save revision")
     page.keyboard.press("j")
     page.keyboard.press("0")  # the computed score is previewed, nothing saved yet
@@ -205,7 +219,9 @@ def test_overlapping_errors_then_a_revision(page, live_server, login, graded_set
     save_revision(page, item)
 
 
-def test_closed_tab_loses_nothing(browser, live_server, login, graded_setup, screenshot_dir):
+def test_closed_tab_loses_nothing(
+    browser, live_server, login, graded_setup, screenshot_dir, assert_accessible
+):
     campaign, item, expert = graded_setup
     first = browser.new_context(viewport={"width": 1366, "height": 900})
     page = first.new_page()
@@ -248,13 +264,14 @@ def test_closed_tab_loses_nothing(browser, live_server, login, graded_setup, scr
         assert page.locator("#first-wrong").inner_text() == "step 2"
         assert page.locator("#save-status").inner_text() == "Draft restored"
         page.screenshot(path=str(screenshot_dir / "grading-restored.png"), full_page=True)
+        assert_accessible(page)
     finally:
         second.close()
     assert Grade.objects.get(item=item).status == "draft"
 
 
 def test_admin_dashboard_shows_progress_and_plot(
-    page, live_server, login, admin_user, screenshot_dir
+    page, live_server, login, admin_user, screenshot_dir, assert_accessible
 ):
     campaign = CampaignFactory(name="Dashboard round")
     for generator, score in [("model-a", "6"), ("model-a", "2"), ("model-b", "4")]:
@@ -273,10 +290,11 @@ def test_admin_dashboard_shows_progress_and_plot(
     assert page.locator("#items-waiting").inner_text() == "1"
     assert page.locator("svg.score-plot circle").count() == 3
     page.screenshot(path=str(screenshot_dir / "campaign-dashboard.png"), full_page=True)
+    assert_accessible(page)
 
 
 def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
-    page, live_server, login, graded_setup, screenshot_dir
+    page, live_server, login, graded_setup, screenshot_dir, assert_accessible
 ):
     """A single-judgement item gets its label on submit and stays revisable: the expert finds
     it in "Your judgements" on the campaign page and saves a revision."""
@@ -292,6 +310,7 @@ def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
     page.wait_for_selector("#own-grades-table")
     assert "1 judgement of yours" in page.inner_text("#own-grades")
     page.screenshot(path=str(screenshot_dir / "grading-own-judgements.png"))
+    assert_accessible(page)
     page.click("#own-grades-table >> text=revise")
     page.wait_for_selector("#proof-text .katex")
     assert page.inner_text("#submit-button").startswith("Save revision")
@@ -407,3 +426,37 @@ def test_enter_on_a_focused_control_does_what_the_control_says(
     grade = Grade.objects.get(item=item)
     assert grade.status == "draft" and grade.score == Decimal(5)
     assert item.assignments.get().status == "released"
+
+
+def test_item_k_of_n_next_moves_on_and_previous_comes_back(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
+    campaign = CampaignFactory(name="Three proofs")
+    items = [ItemFactory(campaign=campaign, proof__text=PROOF) for _ in range(3)]
+    expert = expert_in(campaign, "flow-e2e")
+    login(page, expert)
+    open_item(page, live_server, campaign)
+    assert page.inner_text("#position") == "item 1 of 3 for you, 2 remaining"
+    assert page.url.endswith(f"/items/{items[0].pk}/")
+    page.click("#next-link")  # not submitted: Next moves on, the first stays the expert's
+    page.wait_for_url(f"**/items/{items[1].pk}/")
+    page.wait_for_selector("#proof-text .katex")
+    for key in ["j", "2", "j", "3", "j", "1"]:
+        page.keyboard.press(key)
+    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/items/{items[0].pk}/")  # the held one comes back, not item 2 again
+    page.wait_for_selector("#proof-text .katex")
+    assert page.inner_text("#position") == "item 2 of 3 for you, 1 remaining"
+    page.screenshot(path=str(screenshot_dir / "grading-position.png"))
+    assert_accessible(page)
+    page.click("#previous-link")
+    page.wait_for_url(f"**/items/{items[1].pk}/")
+    page.wait_for_selector("#revise-link")
+    assert "item 1 of 3" in page.inner_text("#position")
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.screenshot(path=str(screenshot_dir / "grading-previous-800.png"))
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 800, "the page is wider than an 800 px window"
+    assert page.locator(".topbar").bounding_box()["height"] < 120  # two lines at most
+    assert_accessible(page)

@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
 def test_admin_uploads_a_file_and_watches_it_finish(
-    page, live_server, login, celery_worker_process, screenshot_dir, tmp_path
+    page, live_server, login, celery_worker_process, screenshot_dir, tmp_path, assert_accessible
 ):
     rows = [proofbench_row(index) for index in range(40)]
     rows[3]["reviewer_note"] = "kept aside"
@@ -28,6 +28,7 @@ def test_admin_uploads_a_file_and_watches_it_finish(
     page.select_option("#id_format", "proofbench")
     page.fill("#id_licence", "CC-BY-SA-4.0")
     page.screenshot(path=str(screenshot_dir / "import-upload.png"), full_page=True)
+    assert_accessible(page)
     page.click("form.import-form button[type=submit]")
 
     page.wait_for_url("**/problems/import/*/")
@@ -37,9 +38,12 @@ def test_admin_uploads_a_file_and_watches_it_finish(
     assert page.locator(".progress").get_attribute("aria-valuenow") == "100"
     counts = page.locator("table.counts").inner_text()
     assert "40" in counts
+    assert "read as ProofBench rows" in page.inner_text("#import-formats")
+    assert page.locator("#no-worker").count() == 0  # the worker is alive
     report = page.locator("table.report").inner_text()
     assert "reviewer_note" in report and "proofbench_rows.jsonl" in report
     page.screenshot(path=str(screenshot_dir / "import-done.png"), full_page=True)
+    assert_accessible(page)
 
     page.reload()
     page.wait_for_selector("#import-status[data-status=succeeded]")
@@ -51,7 +55,7 @@ def test_admin_uploads_a_file_and_watches_it_finish(
 
 
 def test_a_bad_file_shows_every_error_and_writes_nothing(
-    page, live_server, login, celery_worker_process, screenshot_dir, tmp_path
+    page, live_server, login, celery_worker_process, screenshot_dir, tmp_path, assert_accessible
 ):
     path = tmp_path / "broken.jsonl"
     path.write_text(
@@ -74,5 +78,6 @@ def test_a_bad_file_shows_every_error_and_writes_nothing(
     assert "expert_rating" in rows[1] and "outside 0-7" in rows[1]
     assert "nothing was written" in page.locator("#import-status").inner_text()
     page.screenshot(path=str(screenshot_dir / "import-failed.png"), full_page=True)
+    assert_accessible(page)
     assert Proof.objects.count() == 0
     ImportJob.objects.get().file.delete(save=False)

@@ -30,7 +30,7 @@ def start_loop(page):
 
 
 def test_admin_runs_the_loop_and_audits_it(
-    page, live_server, login, screenshot_dir, celery_worker_process, fake_llm
+    page, live_server, login, screenshot_dir, celery_worker_process, fake_llm, assert_accessible
 ):
     LLMEndpointFactory(
         name="fake-verifier",
@@ -71,6 +71,7 @@ def test_admin_runs_the_loop_and_audits_it(
     assert int(page.inner_text("#tokens").split()[0]) > 0
     assert "$" in page.inner_text("#run-cost")  # both endpoints have prices
     page.screenshot(path=str(screenshot_dir / "labelling-run.png"), full_page=True)
+    assert_accessible(page)
     assert Item.objects.get(campaign=route).proof_id == unsure.pk
     progress = page.inner_text("#run-progress")
     # the reason matches the decision, and scores print one way (never 0.50 or 1.0)

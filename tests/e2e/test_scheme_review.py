@@ -25,7 +25,9 @@ def log_out(page):
     page.wait_for_url("**/accounts/login/**")
 
 
-def test_expert_rates_admin_edits_and_approves(page, live_server, login, screenshot_dir):
+def test_expert_rates_admin_edits_and_approves(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
     problem = ProblemFactory(
         external_id="E2E-SCHEME-1",
         statement=r"Let $a_1 = 1$ and $a_{n+1} = a_n + 2^n$. Prove that $a_n = 2^n - 1$.",
@@ -50,6 +52,7 @@ def test_expert_rates_admin_edits_and_approves(page, live_server, login, screens
     page.click(".rate-form button[type=submit]")
     page.wait_for_selector("text=Your rating is saved.")
     page.screenshot(path=str(screenshot_dir / "scheme-expert-rated.png"), full_page=True)
+    assert_accessible(page)
     assert SchemeRating.objects.get().score == 1
     log_out(page)
 
@@ -68,6 +71,7 @@ def test_expert_rates_admin_edits_and_approves(page, live_server, login, screens
     assert "cannot be approved while it has problems" in page.locator(".messages").inner_text()
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "scheme-invalid-refused.png"), full_page=True)
+    assert_accessible(page)
 
     # Fixed in a third version, whose diff against version 2 is shown, then approved.
     page.click("#edit-scheme")
@@ -81,6 +85,7 @@ def test_expert_rates_admin_edits_and_approves(page, live_server, login, screens
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "scheme-approved.png"), full_page=True)
     page.screenshot(path=str(screenshot_dir / "scheme-approved-top.png"), full_page=False)
+    assert_accessible(page)
 
     versions = MarkingScheme.objects.filter(problem=problem).order_by("version")
     assert [v.status for v in versions] == [
@@ -94,6 +99,8 @@ def test_expert_rates_admin_edits_and_approves(page, live_server, login, screens
     page.wait_for_selector("a.scheme-link")
     assert "v3" in page.locator("table.schemes tbody tr").first.inner_text()
     page.screenshot(path=str(screenshot_dir / "scheme-list.png"), full_page=True)
+    assert_accessible(page)
     page.goto(f"{live_server.url}/rubrics/ratings/")
     page.wait_for_selector("table.ratings-summary")
     page.screenshot(path=str(screenshot_dir / "scheme-ratings-dashboard.png"), full_page=True)
+    assert_accessible(page)

@@ -66,6 +66,9 @@ def test_proofgrader_predictions_with_k_runs_give_the_report(researcher):
     # Score reward on 0/0.5/1 by cuts 5, 7: experts 0.5, 0, 1; grader 0.5, 0, 1.
     assert report["score_reward"]["mean"] == pytest.approx(1.0)
     assert [p["n"] for p in report["best_of_n"]] == [1, 2]
+    # A.4: PILOT-1's first proof (model-a, 5) and PILOT-2's (7) at n = 1
+    assert report["best_of_n"][0]["oracle"] == report["best_of_n"][0]["mean"] == 6
+    assert report["best_of_n_subsets"][0]["oracle"] == pytest.approx((3.5 + 7) / 2)
 
 
 def test_ambiguous_and_malformed_lines_are_named_and_nothing_is_kept(researcher):
@@ -399,3 +402,85 @@ def test_a_failed_endpoint_run_offers_its_retry(client, researcher, fake_llm, en
     page = client.get(reverse("exports:evaluation", args=[evaluation.pk])).content.decode()
     assert page.count("Retry the failed predictions") == 1 and "model not found" in page
     assert "3 predictions without a usable reply" in page
+
+
+def refgrader_scheme_for_first_problem(corpus):
+    """PILOT-1 gets a RefGrader scheme of two clusters: squares (C1) and AM-GM (C2)."""
+    from rubrics.services import scheme_version_create
+    from rubrics.structure import parse_refgrader_clusters, scheme_to_markdown
+    from tests.llm.replies import rubric
+    from tests.problems.page_factories import ReferenceSolutionFactory, sha256
+
+    problem = corpus.campaign.items.order_by("id").first().proof.problem
+    first = problem.reference_solutions.get()
+    second = ReferenceSolutionFactory(
+        problem=problem, text="AM-GM on $a^2$ and $b^2$.", text_hash=sha256("amgm")
+    )
+    joined, _ = parse_refgrader_clusters(
+        [
+            rubric("plain", "squares", ((3, "Square"), (4, "Expand"))),
+            rubric("plain", "AM-GM", ((3, "Means"), (4, "Equality"))),
+        ]
+    )
+    clusters = [
+        {"label": "C1", "main_steps": ["square"], "representative_id": first.pk, "chains": [0]},
+        {"label": "C2", "main_steps": ["AM-GM"], "representative_id": second.pk, "chains": [1]},
+    ]
+    scheme = scheme_version_create(
+        problem=problem,
+        text=scheme_to_markdown(joined),
+        method="refgrader_plain",
+        provenance={"clusters": clusters},
+    )
+    corpus.campaign.items.filter(proof__problem=problem).update(scheme=scheme)
+    return first, second
+
+
+def test_refgrader_scheme_grades_each_proof_with_its_matched_cluster(
+    researcher, fake_llm, endpoint
+):
+    """Seed 004's match step: one match per proof (not per run), cached; the grader then sees
+    the matched cluster's rubric and representative only. A reply naming no known cluster is a
+    failure with its text, asked again by a rerun."""
+    from exports.services.evaluations import evaluation_run, evaluation_run_create
+    from tests.llm.fake_openai import text
+
+    corpus = labelled_campaign()
+    first, second = refgrader_scheme_for_first_problem(corpus)
+    match = "Expert solution groups"
+    fake_llm.on((match, "Expand $(a-b)^2$."), text('{"closest_rep_id": "C1"}'))
+    fake_llm.on(
+        (match, "By AM-GM"),
+        text('{"closest_rep_id": "C9", "justification": "?"}'),
+        text('```json\n{"closest_rep_id": "C2", "justification": "same first step"}\n```'),
+    )
+    fake_llm.on("Grade the proof below", reply(5))
+    evaluation = evaluation_run_create(
+        user=researcher, campaign=corpus.campaign, endpoint=endpoint, name="refgrader", runs=2
+    )
+    evaluation = evaluation_run(evaluation_id=evaluation.pk)
+    assert evaluation.status == "succeeded"
+    assert evaluation.counts["predictions"] == 4  # model-b of PILOT-1 could not be matched
+    failures = evaluation.counts["failures"]  # both runs of the unmatched proof
+    assert len(failures) == 2 and all("by model-b, run" in f for f in failures)
+    failure = failures[0]
+    assert "matching step" in failure and "'C9', which is not one of C1, C2" in failure
+    assert '"closest_rep_id": "C9"' in failure  # the raw reply is kept
+    assert evaluation.counts["clusters"] == {"C1": 1}
+    grading = [u for u in fake_llm.prompts() if u.startswith("Grade the proof below")]
+    squares = [u for u in grading if "Expand $(a-b)^2$." in u]
+    assert len(squares) == 2
+    assert all("Square" in u and "Means" not in u and first.text in u for u in squares)
+    assert "Chain B" not in squares[0]
+    third = [u for u in grading if "divide it" in u]  # PILOT-2: no clusters, the whole scheme
+    assert third and "Expert solution groups" not in "".join(third)
+
+    evaluation.status = "running"
+    evaluation.save()
+    evaluation = evaluation_run(evaluation_id=evaluation.pk)
+    assert evaluation.counts["predictions"] == 6 and evaluation.counts["failed"] == 0
+    assert evaluation.counts["clusters"] == {"C2": 1}  # what this run matched
+    matched = [u for u in fake_llm.prompts() if match in u]
+    assert len(matched) == 3  # model-a once (two runs), model-b twice (refused, then C2)
+    amgm = [u for u in fake_llm.prompts() if u.startswith("Grade") and "By AM-GM" in u]
+    assert len(amgm) == 2 and all("Means" in u and second.text in u for u in amgm)

@@ -147,25 +147,46 @@ def test_best_of_n_by_hand_with_ties_to_the_earlier_proof():
     curve = m.best_of_n_curve(pairs, samples=100, seed=1)
     assert [p.n for p in curve] == [1, 2, 3]
     one, two, three = curve
-    assert (one.grader, one.oracle, one.mean) == pytest.approx((14 / 3, 14 / 3, 14 / 3))
+    # the grader over every subset; A.4's oracle and mean over the first n proofs
+    assert one.grader == pytest.approx(14 / 3)
+    assert (one.oracle, one.mean) == (2, 2)
     # {0,1}: tie 6/6 -> proof 0 (expert 2); {0,2} -> 0 (2); {1,2} -> 1 (7).
     assert two.grader == pytest.approx((2 + 2 + 7) / 3)
+    assert (two.oracle, two.mean) == (7, 4.5)
+    assert (three.grader, three.oracle, three.mean) == pytest.approx((2, 7, 14 / 3))
+
+
+def test_best_of_n_baselines_over_the_subsets_as_an_option():
+    pairs = [Pair("P", 2, 6, 0), Pair("P", 7, 6, 1), Pair("P", 5, 3, 2)]
+    one, two, _ = m.best_of_n_curve(pairs, samples=100, seed=1, baselines="subsets")
+    assert (one.oracle, one.mean) == pytest.approx((14 / 3, 14 / 3))
     assert two.oracle == pytest.approx((7 + 5 + 7) / 3)
     assert two.mean == pytest.approx((4.5 + 3.5 + 6) / 3)
-    assert (three.grader, three.oracle, three.mean) == pytest.approx((2, 7, 14 / 3))
+    assert two.grader == m.best_of_n_curve(pairs, samples=100, seed=1)[1].grader
+    with pytest.raises(ValueError, match="first_n"):
+        m.best_of_n_curve(pairs, baselines="all")
+
+
+def test_best_of_n_first_n_follows_the_original_order_not_the_list_order():
+    # listed out of order: proof 0 scores 1, proof 1 scores 6
+    pairs = [Pair("P", 6, 0, 1), Pair("P", 1, 0, 0), Pair("Q", 3, 0, 0)]
+    one = m.best_of_n_curve(pairs)[0]
+    assert (one.oracle, one.mean, one.problems) == (2, 2, 2)  # (1 + 3) / 2
 
 
 def test_best_of_n_sampling_is_seeded_and_problems_with_too_few_proofs_drop_out():
     rng = random.Random(11)
     pairs = [Pair("big", rng.randint(0, 7), rng.randint(0, 7), i) for i in range(16)]
     pairs += [Pair("small", 3, 3, 0), Pair("small", 5, 1, 1)]
-    first = m.best_of_n_curve(pairs, samples=50, seed=5)
-    assert first == m.best_of_n_curve(pairs, samples=50, seed=5)
+    first = m.best_of_n_curve(pairs, samples=50, seed=5, baselines="subsets")
+    assert first == m.best_of_n_curve(pairs, samples=50, seed=5, baselines="subsets")
     assert len(first) == 16
     assert first[1].problems == 2 and first[2].problems == 1
     for point in first:
         assert point.mean <= point.oracle + 1e-9
         assert point.grader <= point.oracle + 1e-9
+    oracles = [p.oracle for p in m.best_of_n_curve(pairs, samples=50, seed=5)]
+    assert oracles[2:] == sorted(oracles[2:])  # one problem left: the first-n best only grows
 
 
 def test_aggregate_runs():

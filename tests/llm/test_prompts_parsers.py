@@ -1,5 +1,6 @@
 """Prompt templates (fields, versions, output contracts) and the lenient output parsers."""
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -14,6 +15,8 @@ EXPECTED = {
     "refgrader_steps@v1": {"problem", "solution"},
     "refgrader_steps_approachability@v1": {"problem", "solution"},
     "refgrader_rubric_plain@v1": {"problem", "solution", "analysis"},
+    "refgrader_rubric_plain@v2": {"problem", "solution", "analysis", "topic"},
+    "refgrader_match@v1": {"problem", "representatives", "proof"},
     "refgrader_rubric_approachability@v1": {"problem", "solution", "analysis"},
     "refgrader_rubric_milestones@v1": {"problem", "solution", "analysis"},
     "refgrader_rubric_hybrid@v1": {"problem", "solution", "analysis"},
@@ -115,13 +118,47 @@ def test_clusters_keep_each_solution_once_and_fix_the_representative():
         '[{"cluster": "C1", "main_steps": ["a"], "members": [1, 2], "representative": 5},'
         ' {"class_id": "C2", "main_steps": ["b"], "members": [2, 3], "representative": 3}]'
     )
-    found = parsers.clusters(reply, 3)
+    found = parsers.clusters(reply, ["one", "two", "three"])
     assert [(c.label, c.members, c.representative) for c in found] == [
         ("C1", [1, 2], 1),
         ("C2", [3], 3),
     ]
     with pytest.raises(parsers.OutputError, match="No cluster"):
-        parsers.clusters('[{"members": [9]}]', 3)
+        parsers.clusters('[{"members": [9]}]', ["one", "two", "three"])
+
+
+def test_clusters_in_the_papers_own_shape_name_the_representative_by_its_text():
+    solutions = [replies.SOLUTION_A, replies.SOLUTION_B, replies.SOLUTION_A2]
+    # RefGrader's reply: class_id, main_steps and the representative copied out (with slips)
+    copied = replies.SOLUTION_B.replace("forces its neighbours", "forces both neighbours")
+    reply = json.dumps(
+        [
+            {
+                "class_id": "C1",
+                "main_steps": ["pigeonhole", "Rolle"],
+                "representative_solution": "  " + replies.SOLUTION_A2.replace(" ", "\n", 3),
+            },
+            {"class_id": "C2", "main_steps": ["Newton"], "representative_solution": copied},
+            {"class_id": "C3", "main_steps": ["?"], "representative_solution": "A comment."},
+        ]
+    )
+    found = parsers.clusters(reply, solutions)
+    assert [(c.label, c.members, c.representative, c.main_steps) for c in found] == [
+        ("C1", [3], 3, ["pigeonhole", "Rolle"]),
+        ("C2", [2], 2, ["Newton"]),
+    ]
+
+
+def test_closest_cluster_reads_the_matching_reply():
+    found = parsers.closest_cluster(
+        'Comparing prefixes:\n```json\n{"closest_rep_id": "C2", "justification": "prefix 2"}\n```',
+        ["C1", "C2"],
+    )
+    assert found == parsers.ClusterMatch("C2", "prefix 2")
+    with pytest.raises(parsers.OutputError, match="'C7', which is not one of C1, C2"):
+        parsers.closest_cluster('{"closest_rep_id": "C7"}', ["C1", "C2"])
+    with pytest.raises(parsers.OutputError, match="names no cluster"):
+        parsers.closest_cluster('{"justification": "both"}', ["C1", "C2"])
 
 
 def test_main_steps_with_and_without_approachability():

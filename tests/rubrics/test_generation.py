@@ -319,6 +319,40 @@ def test_configuration_needs_a_known_method_and_prompt_version(endpoint):
             method="refgrader_hybrid", prompt_version="v7", endpoint=endpoint
         )
     assert workflows.prompt_versions("refgrader_hybrid") == ["v1"]
+    assert workflows.prompt_versions("refgrader_plain") == ["v1", "v2"]
+    assert workflows.prompt_keys("refgrader_plain", "v2") == {
+        "cluster": "refgrader_cluster@v1",  # steps v2 leaves as they were
+        "steps": "refgrader_steps@v1",
+        "rubric": "refgrader_rubric_plain@v2",
+    }
+
+
+def test_one_reference_solution_pays_for_no_clustering_call(fake_llm, endpoint, admin_user):
+    replies.script_refgrader(fake_llm, "plain")
+    problem = problem_with_solutions(replies.SOLUTION_B)
+    (task,) = execute_all(start(endpoint, "refgrader_plain", [problem], admin_user))
+    assert task.status == TaskStatus.DONE, task.error
+    assert not any(replies.CLUSTER in u for u in fake_llm.prompts())
+    assert len(fake_llm.log) == 2  # main steps, rubric
+    (cluster,) = task.scheme.provenance["clusters"]
+    assert cluster["members"] == [1] and cluster["chains"] == [0]
+    assert [s["step"] for s in task.scheme.provenance["steps"]] == ["steps:C1", "rubric:C1"]
+
+
+def test_plain_rubric_v2_has_the_topic_specific_phase(fake_llm, endpoint, admin_user):
+    replies.script_refgrader(fake_llm, "plain")
+    problem = problem_with_solutions(topic="G")
+    config = generation.generator_config_get_or_create(
+        method="refgrader_plain", prompt_version="v2", endpoint=endpoint, user=admin_user
+    )
+    run = generation.generation_run_start(config=config, problems=[problem], user=admin_user)
+    (task,) = execute_all(run)
+    assert task.status == TaskStatus.DONE, task.error
+    rubric_prompts = [u for u in fake_llm.prompts() if u.startswith("Design")]
+    assert len(rubric_prompts) == 2
+    assert all("problem's topic (Geometry (G))" in u for u in rubric_prompts)
+    assert "constructions and theorem applications" in rubric_prompts[0]
+    assert task.scheme.provenance["prompts"]["rubric"] == "refgrader_rubric_plain@v2"
 
 
 def test_the_job_retries_transient_errors_then_records_the_failure(fake_llm, endpoint, admin_user):

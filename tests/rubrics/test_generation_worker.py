@@ -33,6 +33,7 @@ def test_refgrader_run_through_the_celery_worker(transactional_db, celery_worker
     assert [t.status for t in tasks] == [TaskStatus.DONE, TaskStatus.DONE]
     assert all(t.scheme.is_valid and t.scheme.method == "refgrader_milestones" for t in tasks)
     assert finished.prompt_tokens > 0
-    # problem 1: cluster + 2 analyses + 2 rubrics; problem 2 (one solution): 1 + 1 + 1
-    assert len(fake_llm.log) == 8
-    assert GenerationStep.objects.count() == 8
+    # problem 1: cluster + 2 analyses + 2 rubrics; problem 2 (one solution): no clustering
+    # call, 1 analysis + 1 rubric
+    assert len(fake_llm.log) == 5 + 2
+    assert GenerationStep.objects.count() == 7

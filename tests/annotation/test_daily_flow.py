@@ -1,0 +1,155 @@
+"""The expert's and the admin's daily flow on the annotation pages: item k of N, previous and
+next, a submitted grade read-only until revised, the final label fed back after adjudication,
+skipped drafts, chain names, hand assignment by problem and proof."""
+
+import json
+from decimal import Decimal
+
+import pytest
+from django.urls import reverse
+
+from adjudication.services import case_resolve
+from annotation import selectors, services
+from annotation.models import Assignment
+from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
+from tests.factories import UserFactory
+from tests.problems.page_factories import ProblemFactory, ProofFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def submit(client, item, score="5"):
+    url = reverse("annotation:item-submit", args=[item.pk])
+    data = {"score": score, "awards": {"c1": "2", "c2": "3"}}
+    body = client.post(url, json.dumps(data), content_type="application/json").json()
+    assert body["ok"], body
+    return body
+
+
+def test_item_k_of_n_previous_and_next_that_moves_on(client):
+    campaign = CampaignFactory()
+    items = [ItemFactory(campaign=campaign) for _ in range(4)]
+    expert = expert_in(campaign)
+    client.force_login(expert)
+    next_url = reverse("annotation:next", args=[campaign.slug])
+
+    first = client.get(next_url).url
+    assert first == reverse("annotation:item", args=[items[0].pk])
+    html = client.get(first).content.decode()
+    assert "item 1 of 4 for you, 3 remaining" in html and 'id="previous-link"' not in html
+    assert f'href="{next_url}?after={items[0].pk}"' in html
+    # "Next" leaves this item (still the expert's) and never reloads it
+    second = client.get(next_url, {"after": items[0].pk}).url
+    assert second == reverse("annotation:item", args=[items[1].pk])
+    assert client.get(next_url, {"after": items[1].pk}).url == first  # back to the held one
+    submit(client, items[0])
+    html = client.get(second).content.decode()
+    assert "item 2 of 4 for you, 2 remaining" in html
+    assert f'href="{first}" id="previous-link"' in html
+    # the first item, submitted: read-only, with a revise link
+    html = client.get(first).content.decode()
+    assert "item 1 of 4 for you, 3 remaining" in html
+    assert 'id="revise-link"' in html and 'data-editable="0"' in html
+    assert 'id="submit-button"' not in html
+    html = client.get(first, {"revise": "1"}).content.decode()
+    assert 'data-editable="1"' in html and "Save revision" in html
+
+
+def test_next_from_the_last_item_held_offers_the_way_back(client):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    client.force_login(expert)
+    services.assignment_next(campaign=campaign, expert=expert)
+    page = client.get(reverse("annotation:next", args=[campaign.slug]), {"after": item.pk})
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "No work left" in html
+    assert f'href="/annotation/items/{item.pk}/" id="held-item"' in html
+
+
+def test_the_expert_sees_the_final_label_and_the_adjudicators_rationale(client):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, required_judgements=2)
+    anna, ben = expert_in(campaign, "anna"), expert_in(campaign, "ben")
+    for expert, score in ((anna, "7"), (ben, "2")):
+        services.assignment_create_manual(item=item, expert=expert, assigned_by=None)
+        client.force_login(expert)
+        submit(client, item, score)
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    assert 'id="final-label"' not in html
+    case = item.adjudication_cases.get()
+    adjudicator = UserFactory(roles=["adjudicator"])
+    case_resolve(
+        case=case,
+        user=adjudicator,
+        action="new_score",
+        score="4",
+        rationale="The bound in step 2 is asserted, not proved: **4**.",
+    )
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    feedback = html[html.index('id="final-label"') :]
+    assert "Final label: 4" in feedback and f"by {adjudicator.username}" in feedback
+    assert "<strong>4</strong>" in feedback  # the rationale rendered, not raw Markdown
+
+
+def test_a_skipped_draft_is_not_offered_to_continue(client):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    services.grade_save_draft(item=item, expert=expert, data=services.GradeInput(score=Decimal(3)))
+    client.force_login(expert)
+    url = reverse("annotation:campaign", args=[campaign.slug])
+    assert ">continue<" in client.get(url).content.decode()
+    client.post(reverse("annotation:item-skip", args=[item.pk]))
+    other = expert_in(campaign)
+    assert services.assignment_next(campaign=campaign, expert=other).item_id == item.pk
+    html = client.get(url).content.decode()
+    assert ">continue<" not in html and "skipped" in html
+
+
+def test_chain_headings_keep_their_letter_and_name(client):
+    text = """## Checkpoints (7 pts total)
+
+**Chain A: pigeonhole, then Rolle**
+- [7 pts] Everything. [additive]
+
+**Chain B: Newton's inequalities**
+- [7 pts] Everything. [additive]
+"""
+    proof = ProofFactory()
+    item = ItemFactory(proof=proof, scheme=approved_scheme(proof.problem, text))
+    expert = expert_in(item.campaign)
+    services.assignment_next(campaign=item.campaign, expert=expert)
+    client.force_login(expert)
+    html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    assert "Chain A: pigeonhole, then Rolle" in html
+    assert "Chain B: Newton" in html
+
+
+def test_assign_by_hand_picks_items_by_problem_and_proof(client, admin_user):
+    campaign = CampaignFactory()
+    problem = ProblemFactory(external_id="HAND-1")
+    item = ItemFactory(campaign=campaign, proof=ProofFactory(problem=problem, generator="gpt-x"))
+    done = ItemFactory(campaign=campaign, is_final=True)
+    expert_in(campaign, "anna")
+    client.force_login(admin_user)
+    html = client.get(reverse("annotation:campaign", args=[campaign.slug])).content.decode()
+    assert '<optgroup label="HAND-1">' in html
+    assert f'<option value="{item.pk}">HAND-1 · gpt-x' in html
+    assert f'<option value="{done.pk}">' not in html
+    client.post(
+        reverse("annotation:assign", args=[campaign.slug]), {"item": item.pk, "username": "anna"}
+    )
+    assert Assignment.objects.get(item=item).expert.username == "anna"
+
+
+def test_expert_position_reads_a_fixed_number_of_queries(django_assert_num_queries):
+    campaign = CampaignFactory()
+    items = [ItemFactory(campaign=campaign) for _ in range(5)]
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    with django_assert_num_queries(3):
+        position = selectors.expert_position(item=items[0], expert=expert)
+    assert (position.number, position.total, position.remaining) == (1, 5, 4)

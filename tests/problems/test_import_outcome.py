@@ -1,0 +1,89 @@
+"""What an import says it did: the format each source was read as, the scheme versions other
+apps made of it; a binary upload named as such; a job waiting with no worker says so."""
+
+import pytest
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from config import workers
+from problems.models import ImportJob
+from problems.services import import_job_run
+
+pytestmark = pytest.mark.django_db
+NO_WORKER_DB = 13  # no test worker serves it (`make test` uses 15)
+
+
+def job_for(admin_user, path_or_bytes, name: str) -> ImportJob:
+    data = path_or_bytes if isinstance(path_or_bytes, bytes) else path_or_bytes.read_bytes()
+    job = ImportJob.objects.create(original_name=name, created_by=admin_user, total=len(data))
+    job.file.save(name, SimpleUploadedFile(name, data))
+    return job
+
+
+@pytest.mark.django_db(transaction=True)  # the import commits, then schemes are made
+def test_an_imobench_import_names_its_format_and_the_scheme_versions_it_made(
+    client, admin_user, settings, tmp_path, real_fixtures
+):
+    settings.MEDIA_ROOT = tmp_path
+    job = job_for(admin_user, real_fixtures / "imobench" / "proofbench_v2.csv", "pb.csv")
+    import_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.SUCCEEDED, job.error
+    assert job.formats == [{"source": "pb.csv", "format": "imobench"}]
+    (made,) = job.made
+    assert made.startswith("60 marking scheme versions made: PB-Basic-001 v1, ")
+    assert made.endswith("and 40 more.")
+    client.force_login(admin_user)
+    html = client.get(reverse("problems:import-detail", args=[job.pk])).content.decode()
+    assert "pb.csv: read as <strong>IMO-ProofBench CSV</strong>" in html and "(detected)" in html
+    assert "60 marking scheme versions made" in html
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00",
+        b"PK\x03\x04\x14\x00\x06\x00spreadsheet.xml",
+        b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj",
+    ],
+)
+def test_a_binary_file_is_not_a_text_file(admin_user, settings, tmp_path, data):
+    settings.MEDIA_ROOT = tmp_path
+    job = job_for(admin_user, data, "problems.csv")
+    import_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    (issue,) = job.report
+    assert issue["message"].startswith("This is not a text file"), issue
+    assert "UTF" not in issue["message"] and "encoding" not in issue["message"]
+
+
+def test_utf16_without_a_byte_order_mark_is_still_called_utf16(admin_user, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    job = job_for(admin_user, '{"problem_id": "X"}\n'.encode("utf-16-le"), "rows.jsonl")
+    import_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert "UTF-16 or UTF-32" in job.report[0]["message"]
+
+
+def test_a_waiting_import_says_when_no_worker_is_alive(client, admin_user, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        pytest.fail("this test needs a redis:// CELERY_BROKER_URL (`make test` sets one)")
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    # the same Redis, a database no worker serves (the test worker may be running on ours)
+    settings.CELERY_BROKER_URL = settings.CELERY_BROKER_URL.rsplit("/", 1)[0] + f"/{NO_WORKER_DB}"
+    cache.delete(workers.CACHE_KEY)
+    job = job_for(admin_user, b'{"problem_id": "X"}\n', "rows.jsonl")
+    client.force_login(admin_user)
+    url = reverse("problems:import-detail", args=[job.pk])
+    assert 'id="no-worker"' in client.get(url).content.decode()
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # jobs run in the web process: nothing to say
+    assert 'id="no-worker"' not in client.get(url).content.decode()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_live_worker_answers_the_ping(celery_worker_process):
+    cache.delete(workers.CACHE_KEY)
+    assert workers.workers_alive() is True
