@@ -3,6 +3,7 @@ folder on a shared volume (FileSystemStorage at MEDIA_ROOT) or an S3-compatible 
 process saves an upload and a worker reads it; a worker writes an export and any web process
 serves it. These helpers are the only places that move such a file to or from a local path."""
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -52,3 +53,5 @@ def stored_folder_delete(folder: str, *, storage: Storage = default_storage) -> 
         storage.delete(f"{folder}/{name}")
     for name in folders:
         stored_folder_delete(f"{folder}/{name}", storage=storage)
+    with contextlib.suppress(NotImplementedError, OSError):
+        Path(storage.path(folder)).rmdir()  # a folder storage keeps empty folders otherwise

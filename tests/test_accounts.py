@@ -70,6 +70,9 @@ def test_a_user_without_a_role_gets_no_api_schema(api_client_for):
 
 def test_the_https_profile_passes_check_deploy():
     env = dict(os.environ)
+    env.pop(
+        "DJANGO_ALLOW_ASYNC_UNSAFE", None
+    )  # set by the browser tests' process, not a deployment's
     env.update(
         DEBUG="false", HTTPS="true", ALLOWED_HOSTS="proofmark.example",
         SECRET_KEY="x" * 20 + "-a-deployment-key-long-and-random-enough-for-django-checks",

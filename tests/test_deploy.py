@@ -180,13 +180,14 @@ def test_web_and_worker_in_separate_folders_share_files_only_through_storage(
     finally:
         stop(web)
         stop(worker)
-    # The upload and the export's three files are on the shared volume, nowhere else.
+    # The export's three files are on the shared volume, nowhere else; the upload was read
+    # there by the worker and removed when its job ended (the retention rule).
     stored = files_in(shared)
-    assert any(name.startswith("imports/") and name.endswith("rows.jsonl") for name in stored)
+    assert not [name for name in stored if name.endswith("rows.jsonl")]
     assert {Path(name).name for name in stored if name.startswith("exports/")} == {
         "deploy-pilot-dv.jsonl",
-        "deploy-pilot-dv.manifest.json",
-        "deploy-pilot-dv.README.md",
+        "deploy-pilot-dv.jsonl.manifest.json",
+        "deploy-pilot-dv.jsonl.README.md",
     }
     for machine in ("web-machine", "worker-machine"):
         local = files_in(tmp_path / machine)

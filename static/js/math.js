@@ -17,11 +17,22 @@
       }
       el.setAttribute("data-typeset", "1");
     });
-    // a formula wider than its column scrolls sideways: keyboard users reach it with Tab
     root.querySelectorAll(".katex-display").forEach(function (box) {
-      if (box.scrollWidth > box.clientWidth && !box.hasAttribute("tabindex")) box.tabIndex = 0;
+      reachable(box);
+      if (resized) resized.observe(box);
     });
   }
+  // A formula wider than its column scrolls sideways: keyboard users reach it with Tab. Widths
+  // change after typesetting (fonts arrive, panes open, the window resizes), so look again then.
+  function reachable(box) {
+    if (box.scrollWidth > box.clientWidth && !box.hasAttribute("tabindex")) box.tabIndex = 0;
+  }
+  var resized = window.ResizeObserver
+    ? new ResizeObserver(function (entries) { entries.forEach(function (e) { reachable(e.target); }); })
+    : null;
+  function lookAgain() { document.querySelectorAll(".katex-display").forEach(reachable); }
+  if (document.fonts && document.fonts.ready) document.fonts.ready.then(lookAgain);
+  window.addEventListener("load", lookAgain);
   window.proofmarkTypeset = typeset;
   document.addEventListener("DOMContentLoaded", function () { typeset(document); });
   document.addEventListener("htmx:afterSettle", function (evt) { typeset(evt.detail.elt || document); });

@@ -120,10 +120,11 @@ def test_submit_with_next_returns_the_next_item_in_one_round_trip(
     expert = expert_in(campaign)
     api = api_client_for(expert)
     leased = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()["item"]["id"]
-    # token and roles 1; the item 1 and its campaign 1; membership 1; the submission 13 (the
-    # first grade freezes the scheme: 5 of them); its spans 1; the lease 6; the next item 1
+    # token and roles 1; the item 1 and its campaign 1; membership 1; the submission 14 (the
+    # item's lock, then its read; the first grade freezes the scheme: 5 of them); its spans 1;
+    # the lease 6; the next item 1
     # (its assignment and campaign known)
-    with django_assert_max_num_queries(25):
+    with django_assert_max_num_queries(26):
         answer = api.post(f"/api/v1/items/{leased}/submit/?next=1", {"score": 3}, format="json")
     assert answer.status_code == 200, answer.json()
     body = answer.json()

@@ -33,15 +33,15 @@ def test_item_k_of_n_previous_and_next_that_moves_on(client):
     client.force_login(expert)
     next_url = reverse("annotation:next", args=[campaign.slug])
 
-    first = client.get(next_url).url
+    first = client.post(next_url).url
     assert first == reverse("annotation:item", args=[items[0].pk])
     html = client.get(first).content.decode()
     assert "item 1 of 4 for you, 3 remaining" in html and 'id="previous-link"' not in html
-    assert f'href="{next_url}?after={items[0].pk}"' in html
+    assert f'action="{next_url}?after={items[0].pk}"' in html
     # "Next" leaves this item (still the expert's) and never reloads it
-    second = client.get(next_url, {"after": items[0].pk}).url
+    second = client.post(f"{next_url}?after={items[0].pk}").url
     assert second == reverse("annotation:item", args=[items[1].pk])
-    assert client.get(next_url, {"after": items[1].pk}).url == first  # back to the held one
+    assert client.post(f"{next_url}?after={items[1].pk}").url == first  # back to the held one
     submit(client, items[0])
     html = client.get(second).content.decode()
     assert "item 2 of 4 for you, 2 remaining" in html
@@ -61,7 +61,7 @@ def test_next_from_the_last_item_held_offers_the_way_back(client):
     expert = expert_in(campaign)
     client.force_login(expert)
     services.assignment_next(campaign=campaign, expert=expert)
-    page = client.get(reverse("annotation:next", args=[campaign.slug]), {"after": item.pk})
+    page = client.post(reverse("annotation:next", args=[campaign.slug]) + f"?after={item.pk}")
     assert page.status_code == 200
     html = page.content.decode()
     assert "No work left" in html

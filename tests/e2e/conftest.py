@@ -87,6 +87,10 @@ def assert_accessible():
     Policy does not block, unlike an inline <script> tag."""
 
     def check(page):
+        # as a person sees it: fonts in, the page's own reactions to them (a frame) done
+        page.evaluate(
+            "() => document.fonts.ready.then(() => new Promise(r => requestAnimationFrame(r)))"
+        )
         if not page.evaluate("() => typeof window.axe !== 'undefined'"):
             page.evaluate(AXE_SCRIPT.read_text(encoding="utf-8"))
         result = page.evaluate(

@@ -97,7 +97,7 @@ def test_expert_reviews_an_analysis_end_to_end(
     )
     page.fill("#override-reason", "Both defects are about the same wrong step.")
     page.click("#submit-button")
-    page.wait_for_url(f"**/annotation/{campaign.slug}/next/")
+    page.wait_for_url(f"**/annotation/{campaign.slug}/next/?after={item.pk}")
 
     review = MetaReview.objects.get()
     assert (review.derived_rating, review.override, review.value) == (
@@ -124,7 +124,8 @@ def test_review_shortcuts_live_after_a_click_and_enter_on_skip_skips(page, live_
     expert = UserFactory(username="meta-keys", roles=["expert"])
     CampaignMember.objects.create(campaign=campaign, user=expert, role="expert")
     login(page, expert)
-    page.goto(f"{live_server.url}/annotation/{campaign.slug}/next/")
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
+    page.click("button:has-text('Grade next')")
     page.wait_for_selector("#analysis-text")
     assert page.inner_text("#save-status") == ""  # nothing restored
 

@@ -45,7 +45,8 @@ def test_pick_a_band_with_its_key_then_revise_it(
 ):
     campaign, item, expert = band_setup
     login(page, expert)
-    page.goto(f"{live_server.url}/annotation/{campaign.slug}/next/")
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
+    page.click("button:has-text('Grade next')")
     page.wait_for_selector("#proof-text .katex")
     page.wait_for_function("document.getElementById('computed-score').textContent !== '\u2013'")
     partial = page.locator('.cp-row.band[data-id="partial"]')
@@ -71,8 +72,8 @@ def test_pick_a_band_with_its_key_then_revise_it(
     assert grade.awards == {"partial": "1"}
     assert grade.score == Decimal(1) and grade.computed_score == Decimal(1)
 
-    # back on the item, the pick is restored; clicking Almost and saving revises the grade
-    page.goto(f"{live_server.url}/annotation/items/{item.pk}/")
+    # back on the item (revising), the pick is restored; clicking Almost and saving revises it
+    page.goto(f"{live_server.url}/annotation/items/{item.pk}/?revise=1")
     page.wait_for_selector("#proof-text .katex")
     assert partial.locator("input[name=band]").is_checked()
     page.locator('.cp-row.band[data-id="almost"] label').click()

@@ -381,7 +381,8 @@ def test_a_fresh_checklist_item_is_not_graded_and_enter_submits_nothing(
 
     page.go_back()
     page.wait_for_selector("#proof-text .katex")
-    assert page.inner_text("#submit-button").startswith("Save revision")
+    # the submitted grade, read-only until the expert asks to revise it
+    assert page.locator("#submit-button").count() == 0 and page.is_visible("#revise-link")
     assert "You submitted this grade" in page.inner_text(".grading")
 
 
@@ -417,8 +418,11 @@ def test_enter_on_a_focused_control_does_what_the_control_says(
     page.focus("#next-link")
     with page.expect_navigation():
         page.keyboard.press("Enter")
-    page.wait_for_selector("#proof-text .katex")  # the expert's own lease, resumed
+    # Next moves on (never to this item): none left, the held item is offered back
+    page.wait_for_selector("text=No work left in Browser round")
     assert Grade.objects.get(item=item).status == "draft"
+    page.click("#held-item")
+    page.wait_for_selector("#proof-text .katex")
 
     page.focus("#skip-button")
     page.keyboard.press("Enter")

@@ -80,7 +80,7 @@ def test_expert_rates_admin_edits_and_approves(
     page.wait_for_selector("text=Saved as version 3 (a draft, valid).")
     assert page.locator(".diff-add").count() >= 1 and page.locator(".diff-remove").count() >= 1
     page.click("#approve-scheme")
-    page.wait_for_selector("text=Version 3 is now the approved scheme of E2E-SCHEME-1.")
+    page.wait_for_selector("text=Version 3 is now the approved scheme of E2E-SCHEME-1;")
     assert page.locator(".meta .tag.status-approved").count() == 1
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "scheme-approved.png"), full_page=True)

@@ -43,11 +43,10 @@ def export_of(corpus, *, status, silent_minutes, attempts=1) -> ExportJob:
 
 
 def leftovers(media, job) -> Path:
-    """What a killed worker may leave: a partial file, and a data file renamed just before."""
+    """What a killed worker may leave: the files of its attempt it stored before it died."""
     folder = Path(media) / "exports" / str(job.pk)
-    folder.mkdir(parents=True)
-    (folder / ".golden-pilot-dv.csv.partial-deadbeef").write_text("problem_id,prob")
-    (folder / "golden-pilot-dv.csv").write_text("problem_id,problem\n")
+    (folder / "1").mkdir(parents=True)
+    (folder / "1" / "golden-pilot-dv.csv").write_text("problem_id,problem\n")
     return folder
 
 
@@ -88,7 +87,7 @@ def test_a_job_whose_worker_died_is_queued_again_and_completes(
     assert len(queued) == 1
     job.refresh_from_db()
     assert job.status == "pending" and job.heartbeat_at > timezone.now() - timedelta(minutes=1)
-    assert sorted(p.name for p in folder.iterdir()) == ["golden-pilot-dv.csv"]
+    assert not folder.exists()  # nothing of the dead run shows
 
     assert job_run("export", job.pk, lambda: export_run(job_id=job.pk))
     job.refresh_from_db()
