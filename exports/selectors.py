@@ -24,7 +24,11 @@ def export_jobs_for_user(user: AbstractBaseUser) -> QuerySet[ExportJob]:
     jobs = ExportJob.objects.select_related("campaign", "created_by").order_by("-created_at", "-id")
     if has_role(user, Role.ADMIN):
         return jobs
-    return jobs.filter(created_by=user).exclude(filters__contains={"expert_names": True})
+    own = jobs.filter(created_by=user)
+    # a job naming experts (made while the user was an admin) is for admins only; read in
+    # Python, as SQLite has no portable lookup into a JSON value
+    naming = [pk for pk, f in own.values_list("pk", "filters") if f.get("expert_names")]
+    return own.exclude(pk__in=naming)
 
 
 def export_job_for_user(user: AbstractBaseUser, job_id: int) -> ExportJob:
