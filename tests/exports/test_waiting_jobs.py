@@ -12,6 +12,7 @@ from tests.factories import UserFactory
 NO_WORKER_DB = 13  # as in tests/problems/test_import_outcome.py
 
 
+@pytest.mark.worker  # asks a Redis broker whether a worker answers
 @pytest.mark.django_db
 def test_a_waiting_export_says_when_no_worker_is_alive(client, settings):
     if not settings.CELERY_BROKER_URL.startswith("redis://"):

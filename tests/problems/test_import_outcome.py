@@ -66,6 +66,7 @@ def test_utf16_without_a_byte_order_mark_is_still_called_utf16(admin_user, setti
     assert "UTF-16 or UTF-32" in job.report[0]["message"]
 
 
+@pytest.mark.worker  # asks a Redis broker whether a worker answers
 def test_a_waiting_import_says_when_no_worker_is_alive(client, admin_user, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
     if not settings.CELERY_BROKER_URL.startswith("redis://"):
