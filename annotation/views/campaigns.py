@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
-from annotation import selectors, services
+from annotation import selectors, selectors_flow, services
 from annotation.forms import AssignForm, CampaignForm, MemberForm, MoveForm, SelectionForm
 from annotation.models import Assignment, CampaignMember, Item, TaskKind
 from annotation.plots import scores_svg
@@ -229,7 +229,7 @@ def lease_next(request, campaign, *, after_item_id: int | None = None):
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
         held = (
             after_item_id
-            if selectors.expert_holds_item(expert=request.user, item_id=after_item_id)
+            if selectors_flow.expert_holds_item(expert=request.user, item_id=after_item_id)
             else None
         )
         return render(

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from annotation import selectors, services
+from annotation import selectors, selectors_flow, services
 from annotation.apis import GradeSubmitInput
 from annotation.models import Assignment, Grade
 from annotation.page import grading_page_context
@@ -46,9 +46,9 @@ def _expert_flow(request, view: selectors.GradingView, editable: bool) -> dict:
     label and the adjudicator's rationale once the item is final."""
     item = view.item
     next_url = reverse("annotation:next", args=[item.campaign.slug]) + f"?after={item.pk}"
-    flow: dict = {"next_url": next_url, "final": selectors.final_feedback(item=item)}
+    flow: dict = {"next_url": next_url, "final": selectors_flow.final_feedback(item=item)}
     if view.assignment is not None:
-        flow["position"] = selectors.expert_position(item=item, expert=request.user)
+        flow["position"] = selectors_flow.expert_position(item=item, expert=request.user)
     if view.grade is not None and view.grade.is_submitted:
         flow["revising"] = request.GET.get("revise") == "1"
         flow["can_revise"] = editable

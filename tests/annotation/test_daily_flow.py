@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from adjudication.services import case_resolve
-from annotation import selectors, services
+from annotation import selectors_flow, services
 from annotation.models import Assignment
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
 from tests.factories import UserFactory
@@ -151,5 +151,5 @@ def test_expert_position_reads_a_fixed_number_of_queries(django_assert_num_queri
     expert = expert_in(campaign)
     services.assignment_next(campaign=campaign, expert=expert)
     with django_assert_num_queries(3):
-        position = selectors.expert_position(item=items[0], expert=expert)
+        position = selectors_flow.expert_position(item=items[0], expert=expert)
     assert (position.number, position.total, position.remaining) == (1, 5, 4)
