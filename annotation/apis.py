@@ -216,7 +216,9 @@ class GradeSubmitApi(APIView):
         key = params.validated_data.get("submit_key") or request.headers.get("Idempotency-Key", "")
         want_next = request.query_params.get("next", "").lower() in TRUE_VALUES
         if want_next:  # refused before the grade is written, not after
-            selectors.ensure_campaign_expert(campaign=view.item.campaign, user=request.user)
+            selectors.ensure_campaign_expert(
+                campaign=view.item.campaign, user=request.user, known=view.campaign_expert
+            )
         try:
             if request.query_params.get("revise") and view.grade and view.grade.is_submitted:
                 grade = services.grade_revise(grade=view.grade, user=request.user, data=data)

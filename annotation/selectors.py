@@ -4,11 +4,11 @@ here, so pages and the API cannot forget it."""
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cache
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -30,6 +30,7 @@ from annotation.models import (
     MemberRole,
 )
 from config.roles import Role, has_role
+from config.rows import columns, model_from_row
 from problems.models import Problem, Proof, ReferenceSolution
 from rubrics.models import MarkingScheme
 from rubrics.selectors import schemes_approved_for_problems
@@ -61,19 +62,28 @@ def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False)
 
 
 def expert_campaign(*, slug: str, user: AbstractBaseUser) -> Campaign:
-    """The campaign where `user` grades: an expert membership is required (admins too)."""
-    campaign = _one(Campaign.objects.filter(slug=slug))
+    """The campaign where `user` grades: an expert membership is required (admins too). One
+    statement: the campaign and whether the user is an expert of it."""
+    expert = CampaignMember.objects.filter(
+        campaign=OuterRef("pk"), user=user, role=MemberRole.EXPERT
+    )
+    campaign = _one(Campaign.objects.filter(slug=slug).annotate(is_expert=Exists(expert)))
     if campaign is None:
         raise Http404("No such campaign.")
-    ensure_campaign_expert(campaign=campaign, user=user)
+    ensure_campaign_expert(campaign=campaign, user=user, known=campaign.is_expert)
     return campaign
 
 
-def ensure_campaign_expert(*, campaign: Campaign, user: AbstractBaseUser) -> None:
-    """PermissionDenied unless `user` is an expert member of the campaign."""
-    if not CampaignMember.objects.filter(
-        campaign=campaign, user=user, role=MemberRole.EXPERT
-    ).exists():
+def ensure_campaign_expert(
+    *, campaign: Campaign, user: AbstractBaseUser, known: bool | None = None
+) -> None:
+    """PermissionDenied unless `user` is an expert member of the campaign (`known`: the answer,
+    when a read already gave it, as `GradingView.campaign_expert` does)."""
+    if known is None:
+        known = CampaignMember.objects.filter(
+            campaign=campaign, user=user, role=MemberRole.EXPERT
+        ).exists()
+    if not known:
         raise PermissionDenied("You are not an expert of this campaign.")
 
 
@@ -90,6 +100,8 @@ class GradingView:
     grade: Grade | None
     solutions: list[ReferenceSolution]
     others: list[Grade] = field(default_factory=list)  # only when the item allows it
+    # whether the user is an expert member of the item's campaign, when read with the item
+    campaign_expert: bool | None = None
 
 
 def _one(queryset: QuerySet):
@@ -151,16 +163,30 @@ def _grading_view(
     )
 
 
-# The item's columns the API reads: all but its creation time (a string on SQLite).
-_API_ITEM_FIELDS = [f for f in Item._meta.concrete_fields if f.name != "created_at"]
+_PROOF = ("id", "problem_id", "text")
+_PROBLEM = ("id", "external_id", "statement")
+_SCHEME = ("id", "version", "structure")
 
 
-def _api_item_sql() -> str:
-    item_columns = ", ".join(f"i.{f.column}" for f in _API_ITEM_FIELDS)
-    return f"""
-SELECT {item_columns}, p.text, pr.id, pr.external_id, pr.statement, s.version, s.structure,
-       a.id, g.id
+@cache
+def _api_item_sql() -> tuple[str, list[tuple]]:
+    """The API's read of an item, and the (model, attnames) of its row's parts in order."""
+    parts = [
+        (Item, "i", None),
+        (Campaign, "c", None),
+        (Proof, "p", _PROOF),
+        (Problem, "pr", _PROBLEM),
+        (MarkingScheme, "s", _SCHEME),
+    ]
+    selected = [(model, *columns(model, alias, names)) for model, alias, names in parts]
+    sql = f"""
+SELECT {", ".join(select for _, _, select in selected)},
+       a.id, g.id,
+       EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
+               WHERE e.campaign_id = i.campaign_id AND e.user_id = %(user)s
+                 AND e.role = %(expert)s)
 FROM {Item._meta.db_table} i
+JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id
 JOIN {Proof._meta.db_table} p ON p.id = i.proof_id
 JOIN {Problem._meta.db_table} pr ON pr.id = p.problem_id
 LEFT JOIN {MarkingScheme._meta.db_table} s ON s.id = i.scheme_id
@@ -169,12 +195,7 @@ LEFT JOIN {Assignment._meta.db_table} a ON a.item_id = i.id AND a.expert_id = %(
               WHERE m.campaign_id = i.campaign_id AND m.user_id = %(user)s)
 LEFT JOIN {Grade._meta.db_table} g ON g.item_id = i.id AND g.expert_id = %(user)s
 WHERE i.id = %(item)s"""
-
-
-def _from_row(model, values: dict):
-    """A model instance from some of its columns (the others load on first use)."""
-    names = [f.attname for f in model._meta.concrete_fields if f.attname in values]
-    return model.from_db(connection.alias, names, [values[name] for name in names])
+    return sql, [(model, names) for model, names, _ in selected]
 
 
 def item_view_for_api(
@@ -185,55 +206,41 @@ def item_view_for_api(
     campaign: Campaign | None = None,
 ) -> GradingView:
     """`grading_view_for_user` for the API (same checks, same blindness, no reference
-    solutions): the item, what the API shows of its proof, problem and scheme, and the
-    caller's assignment and grade ids in one hand-written statement (the ORM's compiled joins
-    cost more CPU than a submission's own work), then the campaign and, if any, the grade.
-    `assignment` is one the caller has just leased, `campaign` one it has just read (neither is
-    read again)."""
+    solutions): the item, its campaign, what the API shows of its proof, problem and scheme,
+    the caller's assignment and grade ids and whether the caller is an expert of the campaign,
+    in one hand-written statement (the ORM's compiled joins cost more CPU than a submission's
+    own work), then the grade if there is one. `assignment` is one the caller has just
+    leased, `campaign` one it has just read (neither is built again)."""
+    sql, parts = _api_item_sql()
     with connection.cursor() as cursor:
-        cursor.execute(_api_item_sql(), {"item": item_id, "user": user.pk})
+        cursor.execute(sql, {"item": item_id, "user": user.pk, "expert": MemberRole.EXPERT})
         row = cursor.fetchone()
     if row is None:
         raise Http404("No such item.")
-    fields = _API_ITEM_FIELDS
-    values = dict(zip((f.attname for f in fields), row, strict=False))
-    for f in fields:  # SQLite gives booleans as integers
-        if f.get_internal_type() == "BooleanField":
-            values[f.attname] = bool(values[f.attname])
-    text, problem_id, external_id, statement, version, structure, assignment_id, grade_id = row[
-        len(fields) :
-    ]
-    item = _from_row(Item, values)
+    built, at = [], 0
+    for model, names in parts:
+        values = row[at : at + len(names)]
+        at += len(names)
+        built.append(None if values[0] is None else model_from_row(model, names, values))
+    item, read_campaign, proof, problem, scheme = built
+    assignment_id, grade_id, is_expert = row[at:]
     item.campaign = (
-        campaign
-        if campaign is not None and campaign.pk == item.campaign_id
-        else Campaign.objects.get(pk=item.campaign_id)
+        campaign if campaign is not None and campaign.pk == item.campaign_id else read_campaign
     )
-    item.proof = _from_row(Proof, {"id": item.proof_id, "problem_id": problem_id, "text": text})
-    item.proof.problem = _from_row(
-        Problem, {"id": problem_id, "external_id": external_id, "statement": statement}
-    )
-    item.scheme = (
-        _from_row(
-            MarkingScheme,
-            {
-                "id": item.scheme_id,
-                "version": version,
-                "structure": json.loads(structure) if isinstance(structure, str) else structure,
-            },
-        )
-        if item.scheme_id is not None
-        else None
-    )
+    item.proof, proof.problem, item.scheme = proof, problem, scheme
     if assignment is None or assignment.pk != assignment_id:
         assignment = (
-            _from_row(Assignment, {"id": assignment_id, "item_id": item.pk, "expert_id": user.pk})
+            model_from_row(
+                Assignment, ("id", "item_id", "expert_id"), (assignment_id, item.pk, user.pk)
+            )
             if assignment_id is not None
             else None
         )
-    return _grading_view(
+    view = _grading_view(
         item, user, assignment, with_solutions=False, has_grade=grade_id is not None
     )
+    view.campaign_expert = bool(is_expert)
+    return view
 
 
 def grades_for_expert(*, expert: AbstractBaseUser, campaign: Campaign | None = None) -> QuerySet:

@@ -149,9 +149,11 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 # Candidates: items that still need a judgement and that the expert never held, closest to
 # complete first (most submitted judgements, then the oldest, which are the ones already
 # leased), walked along the partial index item_open_queue; rows another transaction holds are
-# skipped, never waited on.
+# skipped, never waited on. The third column is `_lease_commit_fast` without a round trip of its
+# own: when a candidate is found, this transaction (which will write the lease) commits without
+# waiting for the WAL flush.
 _CANDIDATE_SQL = """
-SELECT i.id, i.required_judgements
+SELECT i.id, i.required_judgements, set_config('synchronous_commit', 'off', true)
 FROM annotation_item i
 WHERE i.campaign_id = %(campaign)s AND i.needs_work AND NOT i.is_final AND NOT i.is_gold
   AND NOT (i.id = ANY(%(skip)s))
@@ -217,7 +219,6 @@ def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment 
     skip: list[int] = []
     for _ in range(MAX_ATTEMPTS):
         with transaction.atomic(), connection.cursor() as cursor:
-            _lease_commit_fast()
             now = timezone.now()
             cursor.execute(
                 _CANDIDATE_SQL,
@@ -226,7 +227,7 @@ def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment 
             row = cursor.fetchone()
             if row is None:
                 return None
-            item_id, required = row
+            item_id, required, _ = row
             until = _lease_end(campaign, now)
             cursor.execute(
                 _LEASE_SQL,

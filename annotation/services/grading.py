@@ -239,8 +239,17 @@ def _replace_spans(grade: Grade, spans: list[SpanInput], *, fresh: bool = False)
             cursor.execute(
                 f"DELETE FROM {ErrorSpan._meta.db_table} WHERE grade_id = %s", [grade.pk]
             )
-    if spans:
+    written = (
         ErrorSpan.objects.bulk_create(ErrorSpan(grade=grade, **asdict(span)) for span in spans)
+        if spans
+        else []
+    )
+    # the spans as written are the grade's spans (in the model's order): reading them back
+    # costs no query
+    cached = grade.spans.all()
+    cached._result_cache = sorted(written, key=lambda span: (span.start, span.end, span.pk))
+    cached._prefetch_done = True
+    grade._prefetched_objects_cache = {"spans": cached}
 
 
 def _lock_item(item: Item) -> Item:

@@ -157,3 +157,27 @@ def test_two_identical_submissions_at_once_both_get_the_submitted_grade():
     assert len(got) == 2 and got[0] == got[1]
     item.refresh_from_db()
     assert item.submitted_count == 1
+
+
+def _synchronous_commit() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+def test_a_lease_commits_without_waiting_for_the_wal_a_submission_waits():
+    """Leases are re-creatable: the transaction that writes one skips the WAL flush (set by the
+    candidate query itself). A submission in the next transaction is durable again."""
+    from django.db import transaction
+
+    campaign = CampaignFactory()
+    ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    with transaction.atomic():
+        assignment = services.assignment_next(campaign=campaign, expert=expert)
+        assert assignment is not None
+        assert _synchronous_commit() == "off"
+    with transaction.atomic():
+        services.grade_submit(item=assignment.item, expert=expert, data=grade_data())
+        assert _synchronous_commit() == "on"
+    assert Grade.objects.get(item=assignment.item).status == "submitted"
