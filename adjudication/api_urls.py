@@ -4,9 +4,9 @@ from adjudication import apis, apis_loop
 
 urlpatterns = [
     path("adjudication/cases/", apis.CaseListApi.as_view(), name="api-case-list"),
-    path("adjudication/cases/<int:case_id>/", apis.CaseDetailApi.as_view(), name="api-case-detail"),
+    path("adjudication/cases/<id:case_id>/", apis.CaseDetailApi.as_view(), name="api-case-detail"),
     path(
-        "adjudication/cases/<int:case_id>/resolve/",
+        "adjudication/cases/<id:case_id>/resolve/",
         apis.CaseResolveApi.as_view(),
         name="api-case-resolve",
     ),
@@ -22,7 +22,7 @@ urlpatterns = [
         name="api-verifier-run-start",
     ),
     path(
-        "verification/verifier-runs/<int:run_id>/",
+        "verification/verifier-runs/<id:run_id>/",
         apis_loop.VerifierRunDetailApi.as_view(),
         name="api-verifier-run",
     ),
@@ -32,7 +32,7 @@ urlpatterns = [
         name="api-labelling-run-start",
     ),
     path(
-        "verification/labelling-runs/<int:run_id>/",
+        "verification/labelling-runs/<id:run_id>/",
         apis_loop.LabellingRunDetailApi.as_view(),
         name="api-labelling-run",
     ),

@@ -4,7 +4,10 @@ from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from config import views
+from config import (
+    converters,  # noqa: F401 (registers <id:...>, used by every app's URLs)
+    views,
+)
 from config.roles import ALL_ROLES, role_required
 
 urlpatterns = [

@@ -4,9 +4,9 @@ from exports import apis
 
 urlpatterns = [
     path("exports/", apis.ExportCreateApi.as_view(), name="api-export-create"),
-    path("exports/<int:job_id>/", apis.ExportDetailApi.as_view(), name="api-export-detail"),
+    path("exports/<id:job_id>/", apis.ExportDetailApi.as_view(), name="api-export-detail"),
     path(
-        "exports/<int:job_id>/download/",
+        "exports/<id:job_id>/download/",
         apis.ExportDownloadApi.as_view(),
         name="api-export-download",
     ),

@@ -5,19 +5,19 @@ from exports.views import evaluations, jobs
 app_name = "exports"
 urlpatterns = [
     path("", jobs.export_list, name="list"),
-    path("<int:job_id>/", jobs.export_detail, name="detail"),
-    path("<int:job_id>/download/", jobs.export_download, name="download"),
-    path("<int:job_id>/download/<str:part>/", jobs.export_download, name="download_part"),
+    path("<id:job_id>/", jobs.export_detail, name="detail"),
+    path("<id:job_id>/download/", jobs.export_download, name="download"),
+    path("<id:job_id>/download/<str:part>/", jobs.export_download, name="download_part"),
     path("evaluations/", evaluations.evaluation_list, name="evaluations"),
     path("evaluations/run/", evaluations.evaluation_run, name="evaluation_run"),
-    path("evaluations/<int:evaluation_id>/", evaluations.evaluation_detail, name="evaluation"),
+    path("evaluations/<id:evaluation_id>/", evaluations.evaluation_detail, name="evaluation"),
     path(
-        "evaluations/<int:evaluation_id>/retry/",
+        "evaluations/<id:evaluation_id>/retry/",
         evaluations.evaluation_retry,
         name="evaluation_retry",
     ),
     path(
-        "evaluations/<int:evaluation_id>/report.json",
+        "evaluations/<id:evaluation_id>/report.json",
         evaluations.evaluation_report_json,
         name="evaluation_json",
     ),

@@ -8,7 +8,7 @@ urlpatterns = [
         "problems/<str:external_id>/", corpus.ProblemDetailApi.as_view(), name="api-problem-detail"
     ),
     path("proofs/", corpus.ProofListApi.as_view(), name="api-proof-list"),
-    path("proofs/<int:proof_id>/", corpus.ProofDetailApi.as_view(), name="api-proof-detail"),
+    path("proofs/<id:proof_id>/", corpus.ProofDetailApi.as_view(), name="api-proof-detail"),
     path("imports/", imports.ImportCreateApi.as_view(), name="api-import-create"),
-    path("imports/<int:job_id>/", imports.ImportDetailApi.as_view(), name="api-import-detail"),
+    path("imports/<id:job_id>/", imports.ImportDetailApi.as_view(), name="api-import-detail"),
 ]

@@ -7,7 +7,7 @@ app_name = "problems"
 urlpatterns = [
     path("", corpus.problem_list, name="list"),
     path("import/", imports.import_upload, name="import"),
-    path("import/<int:job_id>/", imports.import_detail, name="import-detail"),
-    path("proofs/<int:proof_id>/", corpus.proof_detail, name="proof"),
+    path("import/<id:job_id>/", imports.import_detail, name="import-detail"),
+    path("proofs/<id:proof_id>/", corpus.proof_detail, name="proof"),
     path("<str:external_id>/", corpus.problem_detail, name="detail"),
 ]

@@ -4,7 +4,7 @@ from rubrics import apis, generation_apis
 
 urlpatterns = [
     path("schemes/", apis.SchemeListApi.as_view(), name="api-scheme-list"),
-    path("schemes/<int:scheme_id>/", apis.SchemeDetailApi.as_view(), name="api-scheme-detail"),
+    path("schemes/<id:scheme_id>/", apis.SchemeDetailApi.as_view(), name="api-scheme-detail"),
     path(
         "problems/<str:external_id>/schemes/",
         apis.ProblemSchemeVersionsApi.as_view(),
@@ -16,7 +16,7 @@ urlpatterns = [
         name="api-generation-run-create",
     ),
     path(
-        "generation-runs/<int:run_id>/",
+        "generation-runs/<id:run_id>/",
         generation_apis.GenerationRunDetailApi.as_view(),
         name="api-generation-run-detail",
     ),

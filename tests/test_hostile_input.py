@@ -85,3 +85,41 @@ def test_a_draft_with_a_score_off_the_scale_is_refused_not_stored_as_null(client
     assert answer.status_code == 400
     assert any(p.startswith("score:") for p in answer.json()["problems"])
     assert item.grades.get(expert=expert).score == 3
+
+
+def test_ids_past_the_largest_key_are_unknown_urls_not_database_errors(admin_user, client):
+    """SQLite cannot bind an integer past 2**63 - 1 and PostgreSQL refuses it: such an id (and
+    0) matches no URL, on the API and on pages alike."""
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    client.force_login(admin_user)
+    for item_id in ("9223372036854775808", "13348013936055537075486720", "0"):
+        answer = api.post(f"/api/v1/items/{item_id}/review/", {}, format="json")
+        assert answer.status_code == 404 and answer.json() == {"detail": "Not found."}
+        assert api.get(f"/api/v1/items/{item_id}/").status_code == 404
+        assert client.get(f"/annotation/items/{item_id}/").status_code == 404
+    assert reverse("api-item-detail", args=[2**63 - 1]).endswith(f"/{2**63 - 1}/")
+
+
+def test_a_token_past_its_rate_is_answered_429_with_retry_after(admin_user, monkeypatch):
+    """A script that outruns API_USER_RATE is told when to come back (DRF's throttle, here at
+    three requests a minute); other tokens are not slowed down."""
+    from django.core.cache import cache
+    from rest_framework.test import APIClient
+    from rest_framework.throttling import UserRateThrottle
+
+    from tests.factories import UserFactory
+
+    monkeypatch.setitem(UserRateThrottle.THROTTLE_RATES, "user", "3/min")
+    cache.clear()
+    fast, other = APIClient(), APIClient()
+    fast.force_authenticate(admin_user)
+    other.force_authenticate(UserFactory(roles=["admin"]))
+    answers = [fast.get("/api/v1/problems/") for _ in range(4)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    assert int(answers[-1]["Retry-After"]) > 0
+    assert "throttled" in answers[-1].json()["detail"].lower()
+    assert other.get("/api/v1/problems/").status_code == 200
+    cache.clear()
