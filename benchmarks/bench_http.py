@@ -74,6 +74,7 @@ class Fixture:
 
 
 def load(items: int) -> Fixture:
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.models import Group, User
     from django.contrib.sessions.backends.db import SessionStore
@@ -111,7 +112,7 @@ def load(items: int) -> Fixture:
     )
     session = SessionStore()
     session[SESSION_KEY] = str(page_user.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
     session[HASH_SESSION_KEY] = page_user.get_session_auth_hash()
     session.create()
     with connection.cursor() as cursor:

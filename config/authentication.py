@@ -1,14 +1,16 @@
-"""DRF's token authentication in one statement: the token, its user and the user's groups are
-read together (the stock class reads the token and user, then `user_roles` reads the groups:
-two ORM queries that cost more CPU than a judgement's own work)."""
+"""Who is asking, in one statement: DRF's token authentication reads the token, its user and
+the user's groups together, and so does the session backend for pages (the stock classes read
+the token or user, then `user_roles` reads the groups: two ORM queries that cost more CPU than a
+judgement's own work)."""
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth import backends, get_user_model
 from django.contrib.auth.models import Group
 from django.db import connection
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
 from config.roles import remember_roles
+from config.rows import columns, model_from_row
 
 User = get_user_model()
 # The user's columns read here, in the model's order (as `from_db` takes them); the others load
@@ -50,3 +52,33 @@ class TokenAuthentication(authentication.TokenAuthentication):
         user = User.from_db(connection.alias, _USER_FIELDS, [read[name] for name in _USER_FIELDS])
         remember_roles(user, (row[4] for row in rows if row[4] is not None))
         return user, Token(key=key, user=user)  # request.auth, as the stock class gives it
+
+
+def _session_user_sql() -> tuple[tuple, str]:
+    names, select = columns(User, "u")
+    groups = User._meta.get_field("groups").remote_field.through._meta.db_table
+    return (
+        names,
+        f"""
+SELECT {select}, g.name
+FROM {User._meta.db_table} u
+LEFT JOIN {groups} ug ON ug.user_id = u.id
+LEFT JOIN {Group._meta.db_table} g ON g.id = ug.group_id
+WHERE u.id = %s""",
+    )
+
+
+class ModelBackend(backends.ModelBackend):
+    """Django's ModelBackend (AUTHENTICATION_BACKENDS), but a session's user is read with the
+    names of their groups, in one statement, and their roles are remembered for the request."""
+
+    def get_user(self, user_id):
+        names, sql = _session_user_sql()
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [user_id])
+            rows = cursor.fetchall()
+        if not rows:
+            return None
+        user = model_from_row(User, names, rows[0][:-1])
+        remember_roles(user, (row[-1] for row in rows if row[-1] is not None))
+        return user if self.user_can_authenticate(user) else None

@@ -323,7 +323,7 @@ if not DEBUG:
 # AXES_FAILURE_LIMIT failed logins, for AXES_COOLOFF_MINUTES (429 meanwhile).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "config.authentication.ModelBackend",  # Django's, the user read with their roles
 ]
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))

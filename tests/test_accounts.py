@@ -83,3 +83,27 @@ def test_the_https_profile_passes_check_deploy():
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no issues" in done.stdout
+
+
+def test_a_session_user_and_roles_are_read_in_one_statement(client):
+    """A page request reads its session, then the user with their groups in one statement
+    (config.authentication.ModelBackend), and the roles come from that read."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from config.roles import Role, user_roles
+
+    user = UserFactory(roles=["expert", "adjudicator"])
+    client.force_login(user, backend="config.authentication.ModelBackend")
+    with CaptureQueriesContext(connection) as queries:
+        answer = client.get("/annotation/")
+    assert answer.status_code == 200
+    reads = [q["sql"] for q in queries if "auth_user" in q["sql"] or "auth_group" in q["sql"]]
+    assert len(reads) == 1 and "auth_group" in reads[0]
+    request_user = answer.wsgi_request.user
+    assert request_user.pk == user.pk and request_user.username == user.username
+    assert user_roles(request_user) == {Role.EXPERT, Role.ADJUDICATOR}
+    assert request_user.date_joined == user.date_joined  # converted on SQLite too
+    user.is_active = False
+    user.save()
+    assert client.get("/annotation/").status_code == 302  # an inactive user is logged out

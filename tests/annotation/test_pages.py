@@ -348,7 +348,7 @@ def test_expert_lists_own_judgements_to_continue_or_revise(client, django_assert
     hidden = _graded(campaign, other, "1")
     client.force_login(expert)
     url = reverse("annotation:campaign", args=[campaign.slug])
-    with django_assert_num_queries(9):
+    with django_assert_num_queries(8):
         html = client.get(url).content.decode()
     assert "3 judgements of yours" in html
     for item in (submitted, draft, single):
