@@ -77,15 +77,20 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     _require_adjudicator(request)
-    case = selectors.case_for_adjudicator(request.user, pk)
-    context = {"case": case, **selectors.case_sheet(case)}
+    return _case_page(request, selectors.case_for_adjudicator(request.user, pk))
+
+
+def _case_page(request: HttpRequest, case, *, posted=None, status: int = 200) -> HttpResponse:
+    """The case sheet; `posted`: a refused resolution's form values, shown again (status 400)
+    so that the adjudicator's rationale and choices are not lost."""
+    context = {"case": case, "posted": posted or {}, **selectors.case_sheet(case)}
     if has_role(request.user, Role.ADMIN) and not case.is_resolved:
         context["adjudicators"] = selectors.eligible_adjudicators(
             campaign_id=case.item.campaign_id, item_id=case.item_id
         )
     if case.is_resolved:
         context["next_case"] = selectors.next_case_for_user(request.user, after=case)
-    return render(request, "adjudication/case.html", context)
+    return render(request, "adjudication/case.html", context, status=status)
 
 
 def _done(request: HttpRequest, pk: int, action, success: str) -> HttpResponse:
@@ -139,15 +144,15 @@ def case_resolve_view(request: HttpRequest, pk: int) -> HttpResponse:
         for key, value in post.items()
         if key.startswith("award_") and value != ""
     }
+    if post.get("band"):  # a band scheme: one band picked, worth the score recorded
+        awards[post["band"]] = post.get("score", "")
     try:
         spans = json.loads(post.get("spans") or "[]")
     except json.JSONDecodeError:
         messages.error(request, "spans: the list of error spans could not be read")
         return redirect("adjudication:case", pk=pk)
-    return _done(
-        request,
-        pk,
-        lambda: case_resolve(
+    try:
+        case_resolve(
             case=case,
             user=request.user,
             action=action,
@@ -156,9 +161,13 @@ def case_resolve_view(request: HttpRequest, pk: int) -> HttpResponse:
             awards=awards,
             spans=spans if isinstance(spans, list) else [],
             rationale=post.get("rationale", ""),
-        ),
-        "Case resolved: the item's label is final.",
-    )
+        )
+    except AdjudicationError as exc:
+        messages.error(request, str(exc))
+        case = selectors.case_for_adjudicator(request.user, pk)  # as it now is
+        return _case_page(request, case, posted=post, status=400)
+    messages.success(request, "Case resolved: the item's label is final.")
+    return redirect("adjudication:case", pk=pk)
 
 
 @require_POST

@@ -23,7 +23,8 @@ from adjudication.services.labels import final_label_set
 from annotation.models import GradeStatus
 from annotation.scales import ScaleError, check_value
 from annotation.services import item_reveal_judgements
-from rubrics.structure import Scheme
+from rubrics.structure import Scheme, check_awards, format_points
+from rubrics.structure.model import to_decimal
 
 
 def _locked(case_id: int) -> AdjudicationCase:
@@ -110,26 +111,27 @@ def case_comment(*, case: AdjudicationCase, user: AbstractBaseUser, text: str) -
     return _log(case, EventKind.COMMENT, user, text=text)
 
 
-def _clean_awards(case: AdjudicationCase, awards: dict | None) -> dict[str, str]:
+def _clean_awards(case: AdjudicationCase, awards: dict | None, score: Decimal) -> dict[str, str]:
+    """The adjudicator's awards, checked as a grader's are (rubrics.structure.score: known
+    checkpoints at allowed levels; a band scheme takes one band), and on a band scheme the score
+    is the picked band's points."""
     if not awards:
         return {}
     scheme = case.item.scheme
-    leaves = {}
-    if scheme is not None and scheme.structure:
-        leaves = {cp.id: cp for cp in Scheme.from_dict(scheme.structure).leaves()}
-    cleaned = {}
-    for key, raw in awards.items():
-        if leaves and key not in leaves:
-            raise AdjudicationError(f"awards: {key!r} is not a checkpoint of the scheme")
-        try:
-            points = Decimal(str(raw))
-        except InvalidOperation:
-            raise AdjudicationError(f"awards: {key!r} has {raw!r}, not a number") from None
-        if key in leaves and points not in leaves[key].award_levels():
-            allowed = ", ".join(format(v, "f") for v in leaves[key].award_levels())
-            raise AdjudicationError(f"awards: {key!r} accepts {allowed}, not {raw}")
-        cleaned[key] = format(points.normalize(), "f")
-    return cleaned
+    if scheme is None or not scheme.structure:
+        raise AdjudicationError("awards: this item has no marking scheme to award against")
+    parsed = Scheme.from_dict(scheme.structure)
+    problems = check_awards(parsed, awards)
+    if problems:
+        raise AdjudicationError("awards: " + "; ".join(problems))
+    if parsed.bands:
+        band = parsed.band(next(iter(awards)))
+        if band.points != score:
+            raise AdjudicationError(
+                f"awards: the {band.name} band gives {format_points(band.points)}, "
+                f"not the score {format_points(score)}"
+            )
+    return {key: format(to_decimal(raw).normalize(), "f") for key, raw in awards.items()}
 
 
 def _clean_spans(case: AdjudicationCase, spans: list[dict] | None) -> list[AdjudicatedSpan]:
@@ -203,7 +205,7 @@ def case_resolve(
         except (ScaleError, InvalidOperation) as exc:
             raise AdjudicationError(f"score: {exc}") from None
         case.resolution = Resolution.NEW_SCORE
-        case.awards = _clean_awards(case, awards)
+        case.awards = _clean_awards(case, awards, case.score)
         AdjudicatedSpan.objects.bulk_create(_clean_spans(case, spans))
         policy = "adjudication: new score by the adjudicator"
         label_grades = [g.pk for g in grades]

@@ -16,6 +16,7 @@ from adjudication.services import (
 )
 from annotation.models import CampaignMember, Item
 from tests.adjudication.factories import ItemFactory, judge
+from tests.annotation.factories import approved_scheme
 from tests.factories import UserFactory
 
 
@@ -74,6 +75,8 @@ def test_accepting_a_judgement_makes_an_adjudicated_label():
 @pytest.mark.django_db
 def test_a_new_score_needs_a_rationale_and_a_score_on_the_scale():
     case, _ = disputed_case()
+    Item.objects.filter(pk=case.item_id).update(scheme=approved_scheme(case.item.proof.problem))
+    case.refresh_from_db()
     adjudicator = UserFactory(roles=["adjudicator"])
     with pytest.raises(AdjudicationError, match="rationale"):
         case_resolve(case=case, user=adjudicator, action="new_score", score=3, rationale=" ")
@@ -181,3 +184,34 @@ def test_two_adjudicators_resolving_at_once_yield_one_resolution():
     assert case.events.filter(kind="resolved").count() == 1
     label = FinalLabel.objects.get(item=case.item)
     assert label.grade_ids == [case.accepted_grade_id]
+
+
+@pytest.mark.django_db
+def test_awards_are_checked_as_a_graders_are_one_band_worth_the_score(real_fixtures):
+    """The adjudicator's awards go through the graders' rule (rubrics.structure.check_awards):
+    checkpoints at their levels, and on a band scheme (IMO-ProofBench's guidelines) one band,
+    whose points are the score recorded."""
+    import csv
+
+    from rubrics.structure import parse_scheme
+
+    with (real_fixtures / "imobench" / "proofbench_v2.csv").open(newline="") as handle:
+        row = next(r for r in csv.DictReader(handle) if r["Problem ID"] == "PB-Basic-001")
+    case, _ = disputed_case()
+    bands, _ = parse_scheme(row["Grading guidelines"], "imobench_guidelines")
+    scheme = approved_scheme(case.item.proof.problem)
+    scheme.structure = bands.to_dict()
+    scheme.save()
+    Item.objects.filter(pk=case.item_id).update(scheme=scheme)
+    case.refresh_from_db()
+    adjudicator = UserFactory(roles=["adjudicator"])
+    resolve = dict(case=case, user=adjudicator, action="new_score", rationale="Gap in step 2.")
+    with pytest.raises(AdjudicationError, match="pick one band, not several"):
+        case_resolve(**resolve, score=6, awards={"almost": 6, "partial": 1})
+    with pytest.raises(AdjudicationError, match="the Partial band gives 1, not the score 6"):
+        case_resolve(**resolve, score=6, awards={"partial": 1})
+    with pytest.raises(AdjudicationError, match="c1 is not a band"):
+        case_resolve(**resolve, score=6, awards={"c1": 1})
+    case_resolve(**resolve, score=6, awards={"almost": 6})
+    case.refresh_from_db()
+    assert (case.score, case.awards) == (Decimal("6"), {"almost": "6"})

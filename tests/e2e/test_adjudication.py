@@ -141,3 +141,50 @@ def test_admin_reads_the_dashboard_marks_gold_and_exports(
     page.wait_for_selector("text=is now gold")
     page.screenshot(path=str(screenshot_dir / "adjudication-labels.png"), full_page=True)
     assert_accessible(page)
+
+
+def test_a_band_case_takes_one_band_worth_the_score(
+    page, live_server, login, real_fixtures, screenshot_dir, assert_accessible
+):
+    """On a band scheme (IMO-ProofBench's guidelines) the new-score form offers one band, as
+    radios; a band whose points are not the score is refused with the reason, and the form
+    comes back as it was sent (the rationale is not lost); Enter in the rationale is a new
+    line, not a submission."""
+    import csv
+
+    from rubrics.structure import parse_scheme
+    from tests.annotation.factories import approved_scheme
+
+    with (real_fixtures / "imobench" / "proofbench_v2.csv").open(newline="") as handle:
+        row = next(r for r in csv.DictReader(handle) if r["Problem ID"] == "PB-Basic-001")
+    item = ItemFactory(proof=ProofFactory(text=PROOF))
+    bands, _ = parse_scheme(row["Grading guidelines"], "imobench_guidelines")
+    scheme = approved_scheme(item.proof.problem)
+    scheme.structure = bands.to_dict()
+    scheme.save()
+    item.scheme = scheme
+    item.save()
+    judge(item, 1, 7)
+    case = AdjudicationCase.objects.get(item=item)
+    login(page, UserFactory(username="adj-band", roles=["adjudicator"]))
+    page.goto(f"{live_server.url}/adjudication/cases/{case.pk}/")
+    assert page.locator(".band-picks input[name=band]").count() == 5  # none + four bands
+    page.select_option("#new-score", label="6")
+    page.check('.band-picks input[value="partial"]')
+    page.fill("#new-rationale", "Almost: the constant is not checked.")
+    page.click("#new-score-form button.primary")
+    assert "the Partial band gives 1, not 6" in page.inner_text("ul.messages")
+    assert not FinalLabel.objects.filter(item=item).exists()
+    assert page.input_value("#new-rationale") == "Almost: the constant is not checked."
+    assert page.locator("#new-score option:checked").inner_text() == "6"
+    assert page.locator('.band-picks input[value="partial"]').is_checked()
+    page.check('.band-picks input[value="almost"]')
+    page.screenshot(path=str(screenshot_dir / "adjudication-band-case.png"), full_page=True)
+    assert_accessible(page)
+    page.press("#new-rationale", "Enter")  # a new line, not a submit: the textarea keeps it
+    assert not FinalLabel.objects.filter(item=item).exists()
+    page.click("#new-score-form button.primary")
+    page.wait_for_selector("#resolution")
+    case.refresh_from_db()
+    assert (case.score, case.awards) == (Decimal("6"), {"almost": "6"})
+    assert FinalLabel.objects.get(item=item).value == Decimal("6")
