@@ -339,6 +339,10 @@ class SecondOpinionFigures:
     without_opinion: int
     scales: list[str]
 
+    @property
+    def scale_names(self) -> list[str]:
+        return [scale_spec(key).name for key in self.scales]
+
 
 def second_opinion_figures(campaign: Campaign) -> SecondOpinionFigures | None:
     """How experts reacted to the reveal (adjudication.agreement.reveal_changes), or None when
