@@ -24,8 +24,13 @@ def second_opinion_flow(view: selectors.GradingView, flow: dict) -> dict:
     if not services.second_opinion_enabled(view.item):
         return {}
     extra = {"second_opinion_url": reverse("annotation:second-opinion", args=[view.item.pk])}
-    if opinions.ordinary_revision_refusal(view.grade, view.item):
-        extra |= {"can_revise": False, "editable": False, "revising": False}
+    if flow.get("can_revise") and opinions.ordinary_revision_refusal(view.grade, view.item):
+        extra |= {
+            "can_revise": False,
+            "editable": False,
+            "revising": False,
+            "second_opinion_seen": True,
+        }
     return extra
 
 

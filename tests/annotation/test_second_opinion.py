@@ -312,3 +312,29 @@ def test_api_submit_answer_without_second_opinion_is_unchanged(api_client_for):
     body = api.post(f"/api/v1/items/{item.pk}/submit/", {"score": 5}, format="json").json()
     assert "second_opinion" not in body
     assert api.get(f"/api/v1/items/{item.pk}/second-opinion/").status_code == 404
+
+
+# ---- cost ------------------------------------------------------------------------------------
+
+
+def test_what_the_reveal_adds_to_the_submission_and_the_page(api_client_for, client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = {}
+    for source in ("", "verifier"):
+        campaign, item = setup(source)
+        expert = expert_in(campaign)
+        api = api_client_for(expert)
+        api.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+        with CaptureQueriesContext(connection) as submit:
+            body = api.post(f"/api/v1/items/{item.pk}/submit/", {"score": 5}, format="json")
+        assert ("second_opinion" in body.json()) == bool(source)
+        client.force_login(expert)
+        with CaptureQueriesContext(connection) as page:
+            assert client.get(f"/annotation/items/{item.pk}/").status_code == 200
+        counts[source] = (len(submit), len(page))
+    (submit_off, page_off), (submit_on, page_on) = counts[""], counts["verifier"]
+    # the reveal: the existing-row check, the analyses, the insert (+ its savepoint)
+    assert submit_on - submit_off <= 5
+    assert page_on - page_off == 1  # whether the opinion was seen (the ordinary revision)
