@@ -178,3 +178,19 @@ def test_agreement_page_shows_the_changes_and_the_panel_has_a_page_of_its_own(
     section.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot_dir / "second-opinion-agreement.png"))
     assert_accessible(page)
+
+
+def test_the_reveal_and_the_revision_run_under_the_policy(
+    strict_page, live_server, login, reveal_setup
+):
+    campaign, item, _, expert = reveal_setup
+    page = strict_page
+    login(page, expert)
+    grade_next_and_submit(page, live_server, campaign, key="7")
+    page.wait_for_selector("#second-opinion .katex-display")
+    page.check("input[name=revised_score][value='3']")
+    page.fill("#revise-reason", "Under the policy too.")
+    page.click("#revise-button")
+    page.wait_for_selector("#score-after")
+    assert SecondOpinion.objects.get(grade__item=item).score_after == Decimal("3")
+    assert page.csp_errors == []
