@@ -338,3 +338,43 @@ def test_what_the_reveal_adds_to_the_submission_and_the_page(api_client_for, cli
     # the reveal: the existing-row check, the analyses, the insert (+ its savepoint)
     assert submit_on - submit_off <= 5
     assert page_on - page_off == 1  # whether the opinion was seen (the ordinary revision)
+
+
+# ---- the setting -----------------------------------------------------------------------------
+
+FORM = {
+    "name": "Reveal pilot", "task_kind": "proof_grading", "scale": "0-7", "double_share": "0.4",
+    "sample_seed": "1", "tolerance": "1", "label_policy": "mean_floor", "lease_minutes": "60",
+    "gold_rate": "0", "fast_seconds": "60", "error_taxonomy": "", "guidelines": "",
+    "status": "open",
+}  # fmt: skip
+
+
+def test_admin_sets_the_second_opinion_on_the_form_and_sees_it(client, admin_user, api_client_for):
+    client.force_login(admin_user)
+    off = client.post("/annotation/new/", FORM | {"name": "Plain pilot"})
+    assert off.status_code == 302
+    assert (
+        client.get("/annotation/plain-pilot/").content.decode().count("second-opinion-setting") == 0
+    )
+    response = client.post(
+        "/annotation/new/",
+        FORM | {"second_opinion": "grader", "second_opinion_from": "o3 REF+MS"},
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    page = client.get("/annotation/reveal-pilot/").content.decode()
+    assert "AI second opinion after submission: grader evaluation (o3 REF+MS)" in page
+    bad = client.post(
+        "/annotation/new/",
+        FORM | {"name": "Review", "task_kind": "analysis_review", "scale": "0-0.5-1",
+                "second_opinion": "verifier"},
+    )  # fmt: skip
+    assert bad.status_code == 200 and "only proof grading campaigns" in bad.content.decode()
+    created = api_client_for(admin_user).post(
+        "/api/v1/campaigns/", {"name": "API pilot", "second_opinion": "verifier"}, format="json"
+    )
+    assert created.status_code == 201 and created.json()["second_opinion"] == "verifier"
+    refused = api_client_for(admin_user).post(
+        "/api/v1/campaigns/", {"name": "API bad", "second_opinion": "oracle"}, format="json"
+    )
+    assert refused.status_code == 400 and "second_opinion" in refused.json()
