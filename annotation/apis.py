@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
-from annotation.apis_second_opinion import SecondOpinionDetailOutput, submit_answer
+from annotation.apis_second_opinion import SecondOpinionDetailOutput, second_opinion_answer
 from annotation.models import Item, LabelPolicy, Scale, SecondOpinionSource, TaskKind
 from config.api import ListApi
 from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
@@ -225,10 +225,7 @@ class GradeSubmitApi(APIView):
         if want_next:  # refused before the grade is written, not after
             selectors.ensure_campaign_expert(campaign=view.item.campaign, user=request.user)
         try:
-            revised = bool(
-                request.query_params.get("revise") and view.grade and view.grade.is_submitted
-            )
-            if revised:
+            if request.query_params.get("revise") and view.grade and view.grade.is_submitted:
                 grade = services.grade_revise(grade=view.grade, user=request.user, data=data)
             else:
                 grade = services.grade_submit(
@@ -237,8 +234,8 @@ class GradeSubmitApi(APIView):
         except services.GradeError as exc:
             raise ValidationError({"problems": exc.problems}) from exc
         answer = GradeOutput(grade).data
-        if view.item.campaign.second_opinion and not revised:
-            answer["second_opinion"] = submit_answer(grade)
+        if view.item.campaign.second_opinion:
+            answer |= second_opinion_answer(request=request, view=view, grade=grade)
         if want_next:
             answer["next"] = _next_item(request, view.item.campaign)
         return Response(answer)
