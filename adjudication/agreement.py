@@ -13,9 +13,10 @@ import math
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from itertools import combinations
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from annotation.scales import nearest, shown
 
@@ -401,3 +402,87 @@ def apply_policy(
         value = mean.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
         return value, f"mean: ({terms}) / {len(decimals)} = {shown(value)}"
     raise ValueError(f"unknown label policy {policy!r}: expected one of {', '.join(POLICIES)}")
+
+
+# --- After the AI second opinion (issue #17): did experts change, and which way? ----------------
+
+
+class RevealRow(NamedTuple):
+    """One judgement whose expert saw an automatic opinion after submitting: the committed
+    score, the score after the reveal (None: kept), the automatic score, and the item's final
+    label (None: none to compare with), all on one comparison scale."""
+
+    before: Number
+    after: Number | None
+    automatic: Number
+    final: Number | None = None
+
+
+@dataclass(frozen=True)
+class RevealChanges:
+    """How experts reacted to the reveal. `changed` revisions split by the automatic score into
+    `toward_automatic` (nearer to it after), `away_from_automatic` (farther) and
+    `level_with_automatic` (as near as before: it jumped across the automatic score, or the
+    change shows only below the comparison scale's resolution); among changes of items with a
+    final label, likewise `toward_final`, `away_from_final`, `level_with_final`."""
+
+    revealed: int
+    changed: int
+    toward_automatic: int
+    away_from_automatic: int
+    level_with_automatic: int
+    with_final: int
+    toward_final: int
+    away_from_final: int
+    level_with_final: int
+    mean_shift: float | None
+
+    @property
+    def changed_share(self) -> float | None:
+        return self.changed / self.revealed if self.revealed else None
+
+    @property
+    def toward_automatic_share(self) -> float | None:
+        return self.toward_automatic / self.changed if self.changed else None
+
+    @property
+    def toward_final_share(self) -> float | None:
+        return self.toward_final / self.with_final if self.with_final else None
+
+
+def _direction(before: float, after: float, target: float) -> int:
+    """1 nearer to `target` after the change, -1 farther, 0 as near."""
+    gap_before, gap_after = abs(before - target), abs(after - target)
+    if math.isclose(gap_before, gap_after, abs_tol=1e-9):
+        return 0
+    return 1 if gap_after < gap_before else -1
+
+
+def reveal_changes(rows: Sequence[RevealRow]) -> RevealChanges:
+    """How often experts changed their score after seeing the automatic opinion, in which
+    direction (toward the automatic score or away), and whether the changes moved toward the
+    final label or away from it. A revision to the same score is no change; `mean_shift` is the
+    mean signed change (after - before) of the changes."""
+    automatic = Counter()
+    final = Counter()
+    shifts: list[float] = []
+    for row in rows:
+        if row.after is None or math.isclose(float(row.after), float(row.before), abs_tol=1e-9):
+            continue
+        before, after = float(row.before), float(row.after)
+        shifts.append(after - before)
+        automatic[_direction(before, after, float(row.automatic))] += 1
+        if row.final is not None:
+            final[_direction(before, after, float(row.final))] += 1
+    return RevealChanges(
+        revealed=len(rows),
+        changed=len(shifts),
+        toward_automatic=automatic[1],
+        away_from_automatic=automatic[-1],
+        level_with_automatic=automatic[0],
+        with_final=sum(final.values()),
+        toward_final=final[1],
+        away_from_final=final[-1],
+        level_with_final=final[0],
+        mean_shift=sum(shifts) / len(shifts) if shifts else None,
+    )

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from adjudication import selectors
-from adjudication.metrics import campaign_agreement_cached
+from adjudication.metrics import campaign_agreement_cached, second_opinion_figures
 from adjudication.models import CaseStatus, LabelSource
 from adjudication.services import AdjudicationError, case_resolve, case_return
 from annotation.models import Campaign
@@ -223,6 +223,33 @@ class FastGradeOutput(serializers.Serializer):
     seconds = serializers.IntegerField()
 
 
+class RevealChangesOutput(serializers.Serializer):
+    revealed = serializers.IntegerField(help_text="Judgements followed by an automatic opinion.")
+    without_opinion = serializers.IntegerField(help_text="Reveals with no opinion to show.")
+    comparison_scales = serializers.ListField(child=serializers.CharField())
+    changed = serializers.IntegerField()
+    changed_share = serializers.FloatField(allow_null=True)
+    toward_automatic = serializers.IntegerField()
+    away_from_automatic = serializers.IntegerField()
+    level_with_automatic = serializers.IntegerField()
+    with_final = serializers.IntegerField()
+    toward_final = serializers.IntegerField()
+    away_from_final = serializers.IntegerField()
+    level_with_final = serializers.IntegerField()
+    mean_shift = serializers.FloatField(allow_null=True)
+
+
+def _reveal(campaign) -> dict | None:
+    found = second_opinion_figures(campaign)
+    if found is None:
+        return None
+    changes = found.changes
+    body = {"without_opinion": found.without_opinion, "comparison_scales": found.scales}
+    for name in RevealChangesOutput().fields:
+        body.setdefault(name, getattr(changes, name, None))
+    return body
+
+
 class AgreementOutput(serializers.Serializer):
     """A campaign's agreement figures. A figures object holds `n`, one value per figure and
     `ci` (each figure's interval, or null)."""
@@ -248,6 +275,11 @@ class AgreementOutput(serializers.Serializer):
     )
     experts = serializers.JSONField()
     fast_grades = FastGradeOutput(many=True)
+    second_opinion = RevealChangesOutput(
+        allow_null=True,
+        help_text="After the AI second opinion: how often experts changed and which way (null "
+        "when no grade of the campaign was followed by a reveal).",
+    )
 
 
 class AgreementApi(APIView):
@@ -288,5 +320,6 @@ class AgreementApi(APIView):
                     }
                     for j in a.fast
                 ],
+                "second_opinion": _reveal(campaign),
             }
         )

@@ -22,8 +22,8 @@ from django.db.models import Count, Max, Q, QuerySet
 from adjudication import agreement
 from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from adjudication.services.detection import effective_tolerance
-from annotation.models import Campaign, Grade, GradeStatus
-from annotation.scales import scale_spec
+from annotation.models import Campaign, Grade, GradeStatus, SecondOpinion
+from annotation.scales import comparison_scale, on_scale, scale_spec
 
 REFERENCE_SOURCES = {LabelSource.AGREEMENT, LabelSource.ADJUDICATION, LabelSource.IMPORTED}
 FIGURES = ("exact", "within", "mad", "kappa")
@@ -327,3 +327,57 @@ def campaign_agreement_cached(campaign: Campaign) -> CampaignAgreement:
         found = campaign_agreement(campaign)
         cache.set(key, found, timeout=24 * 3600)
     return found
+
+
+@dataclass
+class SecondOpinionFigures:
+    """The agreement page's figures on the AI second opinion: `changes` over the judgements
+    whose expert saw an automatic opinion, `without_opinion` reveals that had none to show, and
+    the comparison scale(s) the scores were read on."""
+
+    changes: agreement.RevealChanges
+    without_opinion: int
+    scales: list[str]
+
+    @property
+    def scale_names(self) -> list[str]:
+        return [scale_spec(key).name for key in self.scales]
+
+
+def second_opinion_figures(campaign: Campaign) -> SecondOpinionFigures | None:
+    """How experts reacted to the reveal (adjudication.agreement.reveal_changes), or None when
+    no grade of the campaign was followed by one. Scores are compared on the scale of
+    annotation.scales.comparison_scale; final labels count only when they do not simply repeat
+    one judgement (REFERENCE_SOURCES, as for bias)."""
+    found = SecondOpinion.objects.filter(
+        grade__item__campaign=campaign, grade__status=GradeStatus.SUBMITTED
+    ).values_list(
+        "score",
+        "scale",
+        "score_before",
+        "score_after",
+        "grade__item__final_label__value",
+        "grade__item__final_label__source",
+    )
+    rows, without, used = [], 0, set()
+    for automatic, scale, before, after, final, source in found:
+        if automatic is None:
+            without += 1
+            continue
+        common = comparison_scale(campaign.scale, scale)
+        used.add(common)
+        rows.append(
+            agreement.RevealRow(
+                before=on_scale(before, campaign.scale, common),
+                after=None if after is None else on_scale(after, campaign.scale, common),
+                automatic=on_scale(automatic, scale, common),
+                final=on_scale(final, campaign.scale, common)
+                if final is not None and source in REFERENCE_SOURCES
+                else None,
+            )
+        )
+    if not rows and not without:
+        return None
+    return SecondOpinionFigures(
+        changes=agreement.reveal_changes(rows), without_opinion=without, scales=sorted(used)
+    )

@@ -17,7 +17,11 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from adjudication import selectors
-from adjudication.metrics import campaign_agreement_cached, disagreement_rows
+from adjudication.metrics import (
+    campaign_agreement_cached,
+    disagreement_rows,
+    second_opinion_figures,
+)
 from adjudication.models import AdjudicationCase, CaseStatus
 from adjudication.services import (
     AdjudicationError,
@@ -221,7 +225,8 @@ def imported_materialise(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = selectors.agreement_campaign_for_user(request.user, slug)
     figures = campaign_agreement_cached(campaign)
-    return render(request, "adjudication/dashboard.html", {"campaign": campaign, "a": figures})
+    context = {"campaign": campaign, "a": figures, "reveal": second_opinion_figures(campaign)}
+    return render(request, "adjudication/dashboard.html", context)
 
 
 @role_required(Role.ADMIN)

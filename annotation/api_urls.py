@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation import apis, apis_review
+from annotation import apis, apis_review, apis_second_opinion
 
 urlpatterns = [
     path("campaigns/", apis.CampaignCreateApi.as_view(), name="api-campaign-create"),
@@ -11,6 +11,16 @@ urlpatterns = [
     path("items/<id:item_id>/draft/", apis.DraftSaveApi.as_view(), name="api-item-draft"),
     path("items/<id:item_id>/submit/", apis.GradeSubmitApi.as_view(), name="api-item-submit"),
     path("grades/", apis.OwnGradeListApi.as_view(), name="api-own-grades"),
+    path(
+        "items/<id:item_id>/second-opinion/",
+        apis_second_opinion.SecondOpinionDetailApi.as_view(),
+        name="api-second-opinion",
+    ),
+    path(
+        "items/<id:item_id>/second-opinion/revise/",
+        apis_second_opinion.SecondOpinionReviseApi.as_view(),
+        name="api-second-opinion-revise",
+    ),
     path(
         "items/<id:item_id>/review/draft/",
         apis_review.MetaReviewDraftApi.as_view(),

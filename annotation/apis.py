@@ -10,7 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
-from annotation.models import Item, LabelPolicy, Scale, TaskKind
+from annotation.apis_second_opinion import SecondOpinionDetailOutput, second_opinion_answer
+from annotation.models import Item, LabelPolicy, Scale, SecondOpinionSource, TaskKind
 from config.api import ListApi
 from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from config.roles import ALL_ROLES, Role, api_permission
@@ -182,6 +183,12 @@ class DraftSaveApi(APIView):
 
 
 class GradeSubmitOutput(GradeOutput):
+    second_opinion = SecondOpinionDetailOutput(
+        required=False,
+        help_text="In a campaign with an AI second opinion, after a first submission: the "
+        "automatic score and analyses of the proof, revealed now (see the second-opinion "
+        "endpoints to revise once, with a reason).",
+    )
     next = serializers.JSONField(
         required=False,
         help_text="With ?next=1: the next item of the campaign, leased to you (as the next/ "
@@ -229,6 +236,8 @@ class GradeSubmitApi(APIView):
         except services.GradeError as exc:
             raise ValidationError({"problems": exc.problems}) from exc
         answer = GradeOutput(grade).data
+        if view.item.campaign.second_opinion:
+            answer |= second_opinion_answer(request=request, view=view, grade=grade)
         if want_next:
             answer["next"] = _next_item(request, view.item.campaign)
         return Response(answer)
@@ -264,6 +273,10 @@ class CampaignCreateInput(serializers.Serializer):
         max_digits=4, decimal_places=3, required=False, min_value=0, max_value=1
     )
     fast_seconds = serializers.IntegerField(required=False, min_value=0, max_value=INT_MAX)
+    second_opinion = serializers.ChoiceField(
+        choices=SecondOpinionSource.choices, required=False, allow_blank=True
+    )
+    second_opinion_from = serializers.CharField(required=False, allow_blank=True, max_length=200)
     experts = serializers.ListField(child=serializers.CharField(), required=False)
 
 
@@ -281,6 +294,8 @@ class CampaignOutput(serializers.Serializer):
     status = serializers.CharField()
     lease_minutes = serializers.IntegerField()
     gold_rate = serializers.DecimalField(max_digits=4, decimal_places=3)
+    second_opinion = serializers.CharField()
+    second_opinion_from = serializers.CharField()
 
 
 class CampaignCreateApi(APIView):

@@ -3,7 +3,14 @@
 from django import forms
 from django.contrib.auth import get_user_model
 
-from annotation.models import Campaign, LabelPolicy, MemberRole, Scale, TaskKind
+from annotation.models import (
+    Campaign,
+    LabelPolicy,
+    MemberRole,
+    Scale,
+    SecondOpinionSource,
+    TaskKind,
+)
 from annotation.services import CampaignError, taxonomy_from_text
 from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from rubrics.models import GeneratorConfig
@@ -43,6 +50,21 @@ class CampaignForm(forms.Form):
         empty_label="None",
         help_text="Schemes for this campaign should come from this configuration (method, prompt "
         "version, endpoint). Choosing one freezes it if it is not frozen yet.",
+    )
+
+    second_opinion = forms.ChoiceField(
+        choices=SecondOpinionSource.choices,
+        required=False,
+        label="AI second opinion after submission",
+        help_text="Off by default. When on, an expert who submits then sees this automatic "
+        "score and analysis of the proof, and may revise once, with a reason.",
+    )
+    second_opinion_from = forms.CharField(
+        max_length=200,
+        required=False,
+        label="Second opinion from",
+        help_text="Only this verifier (model name) or grader evaluation (its name); empty: "
+        "every verifier's scored analyses, or the newest grader evaluation of the proof.",
     )
 
     def clean_error_taxonomy(self):

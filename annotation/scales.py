@@ -179,3 +179,25 @@ def ternary_of(
     if scale == "0-0.5-1":
         return nearest(check_label(value, scale), SCALES[scale].values)
     return to_ternary(to_0_7(value, scale), cuts)
+
+
+def comparison_scale(expert_scale: str, other_scale: str) -> str:
+    """The scale an expert's judgement and another judgement of the proof (an automatic
+    grader's, on `other_scale`) are compared on: the expert's own when both share it; 0 / 0.5
+    / 1 when either is on it (0-7 and 1-4 go onto it through 0-7 and the cut points, never the
+    other way: 0 / 0.5 / 1 has no 0-7 map); else 0-7 (1-4 by 2x - 1)."""
+    if expert_scale == other_scale:
+        return expert_scale
+    if "0-0.5-1" in (expert_scale, other_scale):
+        return "0-0.5-1"
+    return "0-7"
+
+
+def on_scale(value: Decimal | int | float | str, scale: str, onto: str) -> Decimal:
+    """`value` of `scale` on the comparison scale `onto` (see comparison_scale): unchanged on its
+    own scale, 0 / 0.5 / 1 by `ternary_of`, 0-7 by `to_0_7`."""
+    if scale == onto:
+        return value if isinstance(value, Decimal) else _d(value)
+    if onto == "0-0.5-1":
+        return ternary_of(value, scale)
+    return to_0_7(value, scale)

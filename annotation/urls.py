@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.views import campaigns, grading, review
+from annotation.views import campaigns, grading, review, second_opinion
 
 app_name = "annotation"
 
@@ -12,6 +12,11 @@ urlpatterns = [
     path("items/<id:item_id>/submit/", grading.item_submit, name="item-submit"),
     path("items/<id:item_id>/heartbeat/", grading.item_heartbeat, name="item-heartbeat"),
     path("items/<id:item_id>/skip/", grading.item_skip, name="item-skip"),
+    path(
+        "items/<id:item_id>/second-opinion/",
+        second_opinion.second_opinion,
+        name="second-opinion",
+    ),
     path("items/<id:item_id>/review/draft/", review.review_draft, name="review-draft"),
     path("items/<id:item_id>/review/submit/", review.review_submit, name="review-submit"),
     path("<slug:slug>/", campaigns.campaign_detail, name="campaign"),

@@ -41,6 +41,12 @@ from annotation.services.items import (
     items_create_from_selection,
     items_repin_to_scheme,
 )
+from annotation.services.second_opinion import (
+    SecondOpinionError,
+    second_opinion_enabled,
+    second_opinion_reveal,
+    second_opinion_revise,
+)
 
 __all__ = [
     "AssignmentError",
@@ -48,6 +54,7 @@ __all__ = [
     "GradeError",
     "GradeInput",
     "ItemsCreated",
+    "SecondOpinionError",
     "SpanInput",
     "assignment_create_manual",
     "assignment_heartbeat",
@@ -70,6 +77,9 @@ __all__ = [
     "item_set_gold",
     "items_create_from_selection",
     "items_repin_to_scheme",
+    "second_opinion_enabled",
+    "second_opinion_reveal",
+    "second_opinion_revise",
     "taxonomy_from_text",
     "taxonomy_to_text",
 ]

@@ -17,6 +17,7 @@ from annotation.models import (
     CampaignStatus,
     LabelPolicy,
     MemberRole,
+    SecondOpinionSource,
     TaskKind,
     default_error_taxonomy,
 )
@@ -66,6 +67,10 @@ def _check(campaign: Campaign) -> None:
         raise CampaignError("double_share: give a share between 0 and 1 (0.4 = 40%)")
     if not Decimal(0) <= Decimal(campaign.gold_rate) <= Decimal(1):
         raise CampaignError("gold_rate: give a share between 0 and 1")
+    if campaign.second_opinion not in SecondOpinionSource.values:
+        raise CampaignError(f"second_opinion: {campaign.second_opinion!r} is not known")
+    if campaign.second_opinion and campaign.task_kind != TaskKind.PROOF_GRADING:
+        raise CampaignError("second_opinion: only proof grading campaigns reveal one")
     keys = [entry.get("key") for entry in campaign.error_taxonomy]
     if len(keys) != len(set(keys)) or not all(isinstance(k, str) and k for k in keys):
         raise CampaignError("error_taxonomy: every category needs a distinct key")
@@ -87,6 +92,8 @@ CAMPAIGN_FIELDS = (
     "gold_rate",
     "fast_seconds",
     "generator_config",
+    "second_opinion",
+    "second_opinion_from",
 )
 
 

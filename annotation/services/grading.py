@@ -13,7 +13,7 @@ from django.db.models import F
 from django.db.models.lookups import LessThan
 from django.utils import timezone
 
-from annotation import scales
+from annotation import opinions, scales
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -510,6 +510,8 @@ def grade_revise(*, grade: Grade, user: AbstractBaseUser, data: GradeInput) -> G
     if not grade.is_submitted:
         raise GradeError("This grade is a draft: submit it instead.")
     _check_open(item)
+    if refusal := opinions.ordinary_revision_refusal(grade, item):
+        raise GradeError(refusal)
     computed, problems = _clean(_Rules.of(item), data, final=True)
     if problems:
         raise GradeError(problems)

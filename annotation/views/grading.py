@@ -16,6 +16,7 @@ from annotation.page import grading_page_context
 from annotation.views.campaigns import lease_next
 from annotation.views.jsonio import PayloadError, json_payload, problems_response, validated
 from annotation.views.review import review_page
+from annotation.views.second_opinion import second_opinion_flow, second_opinion_submit_json
 from config.roles import ALL_ROLES, role_required
 from rubrics.structure import AwardError, Scheme, score_breakdown
 
@@ -53,6 +54,8 @@ def _expert_flow(request, view: selectors.GradingView, editable: bool) -> dict:
         flow["revising"] = request.GET.get("revise") == "1"
         flow["can_revise"] = editable
         flow["editable"] = editable and flow["revising"]
+        if item.campaign.second_opinion:
+            flow |= second_opinion_flow(view, flow)
     return flow
 
 
@@ -138,6 +141,8 @@ def item_submit(request, item_id):
     body["next_url"] = (
         reverse("annotation:next", args=[view.item.campaign.slug]) + f"?after={view.item.pk}"
     )
+    if view.item.campaign.second_opinion and payload.get("revise") is not True:
+        body |= second_opinion_submit_json(grade)
     return JsonResponse(body)
 
 

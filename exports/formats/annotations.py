@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from annotation.models import Campaign, ErrorSpan, Grade, GradeRevision, GradeStatus
+from annotation.models import (
+    Campaign,
+    ErrorSpan,
+    Grade,
+    GradeRevision,
+    GradeStatus,
+    SecondOpinion,
+)
 from exports.formats.base import (
     SPLIT_FIELD,
     ExportOptions,
@@ -44,6 +51,44 @@ GRADE_COLUMNS = {
     "final_value": "item__final_label__value",
     "final_source": "item__final_label__source",
 }
+
+
+# A campaign with an AI second opinion (shown after the submission, one revision allowed) adds
+# these columns; `score` is the expert's judgement (the revised score when they revised).
+SECOND_OPINION_FIELDS = [
+    Field("second_opinion_revealed", "bool", "The expert was shown the second opinion."),
+    Field("second_opinion_source", "string", "verifier or grader (empty: not revealed)."),
+    Field("automatic_score", "float", "The automatic score revealed (null: none existed)."),
+    Field("automatic_scale", "string", "The automatic score's scale."),
+    Field("automatic_origin", "string", "Which verifier or grader, how many runs."),
+    Field("score_before_reveal", "float", "The score the expert submitted before the reveal."),
+    Field("score_after_reveal", "float", "The one revision after the reveal (null: kept)."),
+    Field("revision_reason", "string", "Why the expert revised after the reveal."),
+]
+
+
+def _second_opinion_columns(found: dict | None) -> dict:
+    if found is None:
+        return {
+            "second_opinion_revealed": False,
+            "second_opinion_source": "",
+            "automatic_score": None,
+            "automatic_scale": "",
+            "automatic_origin": "",
+            "score_before_reveal": None,
+            "score_after_reveal": None,
+            "revision_reason": "",
+        }
+    return {
+        "second_opinion_revealed": True,
+        "second_opinion_source": found["source"],
+        "automatic_score": _float(found["score"]),
+        "automatic_scale": found["scale"],
+        "automatic_origin": found["origin"],
+        "score_before_reveal": _float(found["score_before"]),
+        "score_after_reveal": _float(found["score_after"]),
+        "revision_reason": found["reason"],
+    }
 
 
 def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
@@ -86,6 +131,12 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("final_label_source", "string", "How the final label was reached."),
         Field("campaign", "string", "Campaign slug."),
     ] + ([SPLIT_FIELD] if options.test_fraction is not None else [])
+    reveals = (
+        bool(campaign.second_opinion)
+        or SecondOpinion.objects.filter(grade__item__campaign=campaign).exists()
+    )
+    if reveals:
+        fields += SECOND_OPINION_FIELDS
 
     qs = _filtered(
         Grade.objects.filter(item__campaign=campaign, status=GradeStatus.SUBMITTED),
@@ -119,6 +170,13 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
                         "new": rev["new"],
                     }
                 )
+            opinions: dict[int, dict] = {}
+            if reveals:
+                for found in of_ids(SecondOpinion.objects.all(), "grade", ids).values(
+                    "grade_id", "source", "score", "scale", "origin", "score_before",
+                    "score_after", "reason",
+                ):  # fmt: skip
+                    opinions[found["grade_id"]] = found
             for raw in batch:
                 split = ""
                 if options.test_fraction is not None:
@@ -156,6 +214,8 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
                 }
                 if options.test_fraction is not None:
                     row["split"] = split
+                if reveals:
+                    row |= _second_opinion_columns(opinions.get(raw["_pk"]))
                 yield row
 
     return Plan(

@@ -168,6 +168,7 @@
     post(this.root.dataset.submitUrl, body).then(function (data) {
       if (data.ok) {
         page.dirty = false;
+        if (!submitted && data.second_opinion) { page.setStatus("Submitted"); window.location.replace(data.item_url); return; }
         if (!submitted) { page.setStatus("Submitted"); goNext(); return; }
         page.setStatus("Revision saved " + new Date().toLocaleTimeString());
         page.showProblems([]);
