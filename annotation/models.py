@@ -100,6 +100,11 @@ class Campaign(models.Model):
     fast_seconds = models.PositiveIntegerField(
         default=60, help_text="Grades submitted faster than this are flagged."
     )
+    is_calibration = models.BooleanField(
+        default=False,
+        help_text="A calibration round: gold items with feedback after each submission; its "
+        "grades never become labels (see the calibration app).",
+    )
     generator_config = models.ForeignKey(
         "rubrics.GeneratorConfig",
         on_delete=models.PROTECT,
@@ -469,3 +474,10 @@ class DefectSuggestion(models.Model):
 
     def __str__(self) -> str:
         return f"suggested defect [{self.start}:{self.end}] of analysis {self.analysis_id}"
+
+
+# The calibration gate's models (kept in their own module, registered with this app).
+from annotation.models_calibration import (  # noqa: E402, F401
+    CalibrationPass,
+    CalibrationRequirement,
+)

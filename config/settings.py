@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "adjudication",
     "exports",
     "jobs",
+    "calibration",
 ]
 
 MIDDLEWARE = [

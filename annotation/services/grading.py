@@ -501,6 +501,8 @@ def grade_revise(*, grade: Grade, user: AbstractBaseUser, data: GradeInput) -> G
     if not grade.is_submitted:
         raise GradeError("This grade is a draft: submit it instead.")
     _check_open(item)
+    if item.campaign.is_calibration:
+        raise GradeError("A calibration grade cannot be revised: the gold answer was shown.")
     computed, problems = _clean(_Rules.of(item), data, final=True)
     if problems:
         raise GradeError(problems)

@@ -168,7 +168,12 @@
     post(this.root.dataset.submitUrl, body).then(function (data) {
       if (data.ok) {
         page.dirty = false;
-        if (!submitted) { page.setStatus("Submitted"); goNext(); return; }
+        if (!submitted) {
+          page.setStatus("Submitted");
+          // a calibration round stays on the item to show the gold answer (calibration app)
+          if (page.root.dataset.afterSubmit === "reload") window.location.reload(); else goNext();
+          return;
+        }
         page.setStatus("Revision saved " + new Date().toLocaleTimeString());
         page.showProblems([]);
         if (page.options.saved) page.options.saved(data);
