@@ -105,6 +105,11 @@ class Campaign(models.Model):
         help_text="A calibration round: gold items with feedback after each submission; its "
         "grades never become labels (see the calibration app).",
     )
+    calibration_required = models.BooleanField(
+        default=False,
+        help_text="Kept by the calibration requirement services: experts need a passed round "
+        "before they receive items (read without a query by assignment).",
+    )
     generator_config = models.ForeignKey(
         "rubrics.GeneratorConfig",
         on_delete=models.PROTECT,

@@ -272,7 +272,8 @@ def assignment_next(
     own = _own_open_assignment(campaign=campaign, expert=expert, after_item_id=after_item_id)
     if own is not None:
         return own
-    calibration_gate_check(campaign=campaign, expert=expert)
+    if campaign.calibration_required:
+        calibration_gate_check(campaign=campaign, expert=expert)
     if _gold_turn(campaign=campaign, expert=expert):
         gold = _take_gold(campaign=campaign, expert=expert)
         if gold is not None:

@@ -43,7 +43,7 @@ class CalibrationRequirementError(ValueError):
 
 def calibration_gate_check(*, campaign: Campaign, expert: AbstractBaseUser) -> None:
     """CalibrationRequired when the campaign requires a calibration round the expert has not
-    passed (one query)."""
+    passed (one query; assignment calls it only when `campaign.calibration_required`)."""
     blocking = (
         CalibrationRequirement.objects.filter(campaign_id=campaign.pk)
         .exclude(passes__expert_id=expert.pk)
@@ -90,6 +90,9 @@ def calibration_requirement_save(
     requirement.min_items = int(min_items)
     requirement.set_by = set_by
     requirement.save()
+    if not campaign.calibration_required:
+        Campaign.objects.filter(pk=campaign.pk).update(calibration_required=True)
+        campaign.calibration_required = True
     experts = CampaignMember.objects.filter(campaign=campaign, role=MemberRole.EXPERT)
     for user_id in experts.values_list("user_id", flat=True):
         CampaignMember.objects.get_or_create(
@@ -101,6 +104,8 @@ def calibration_requirement_save(
 @transaction.atomic
 def calibration_requirement_remove(*, campaign: Campaign) -> None:
     CalibrationRequirement.objects.filter(campaign=campaign).delete()
+    Campaign.objects.filter(pk=campaign.pk).update(calibration_required=False)
+    campaign.calibration_required = False
 
 
 @transaction.atomic
