@@ -6,6 +6,7 @@ app_name = "calibration"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("download.csv", views.download_all, name="download-all"),
     path("rounds/new/", views.round_create, name="round-create"),
     path("items/<int:item_id>/feedback/", views.feedback, name="feedback"),
     path("report/", views.report_own, name="report-own"),

@@ -45,6 +45,7 @@ def home(request):
     context = {
         "rounds": selectors.calibration_rounds(),
         "reports": rows,
+        "block_size": selectors.BLOCK_SIZE,
     }
     return render(request, "calibration/home.html", context)
 
@@ -182,6 +183,18 @@ def report_download(request, username, fmt):
     else:
         raise Http404("Download as csv or json.")
     response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+@role_required(Role.ADMIN)
+def download_all(request):
+    """Every expert's gold-checked grades, one CSV (admins)."""
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    writer = csv.DictWriter(response, fieldnames=REPORT_FIELDS)
+    writer.writeheader()
+    for found in selectors.reports():
+        writer.writerows(_report_rows(found))
+    response["Content-Disposition"] = 'attachment; filename="calibration-all-experts.csv"'
     return response
 
 

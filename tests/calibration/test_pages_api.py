@@ -120,6 +120,10 @@ def test_report_downloads(client):
     data = json.loads(client.get("/calibration/report/dl/download.json").content)
     assert data["overall"] == {"key": "all", "n": 2, "bias": 0.5, "mae": 0.5}
     assert client.get("/calibration/report/dl/download.xml").status_code == 404
+    assert client.get("/calibration/download.csv").status_code == 403
+    client.force_login(UserFactory(roles=["admin"]))
+    every = client.get("/calibration/download.csv").content.decode().splitlines()
+    assert len(every) == 3 and every[1].startswith("dl,")
 
 
 def test_expert_sees_only_their_own_report_page(client):

@@ -45,6 +45,7 @@ def test_round_submit_see_gold_then_next(
     login(page, expert)
     start_round(page, live_server, round)
     assert page.locator("#calibration-feedback").count() == 0  # nothing shown before
+    assert "item 1 of 2 for you, 1 remaining" in page.inner_text("#position")
     page.screenshot(path=str(screenshot_dir / "calibration-item.png"), full_page=True)
     assert_accessible(page)
     for key in ["j", "2", "j", "2"]:  # c1 = 2, c2 = 2: computed 4
