@@ -7,7 +7,9 @@ class CalibrationConfig(AppConfig):
     verbose_name = "Calibration with gold feedback"
 
     def ready(self) -> None:
-        from annotation.signals import judgement_submitted
-        from calibration.receivers import on_judgement_submitted
+        from annotation.signals import calibration_gate_blocked
+        from calibration.receivers import on_calibration_gate_blocked
 
-        judgement_submitted.connect(on_judgement_submitted, dispatch_uid="calibration-passes")
+        calibration_gate_blocked.connect(
+            on_calibration_gate_blocked, dispatch_uid="calibration-passes"
+        )

@@ -425,15 +425,19 @@ def report_for_user(*, username: str, user: AbstractBaseUser) -> ExpertReport:
 
 @dataclass
 class RequirementRow:
+    """An expert of the campaign: their figures on the round now, and their pass (on record, or
+    earned and recorded at their next request for work)."""
+
     username: str
     n: int
     mae: float | None
+    meets: bool
     passed_at: datetime | None
     passed_mae: Decimal | None
 
     @property
     def passed(self) -> bool:
-        return self.passed_at is not None
+        return self.passed_at is not None or self.meets
 
 
 def round_figures(round: Campaign) -> dict[int, ErrorStats]:
@@ -479,6 +483,7 @@ def requirement_status(
                 username=member.user.get_username(),
                 n=stats.n if stats else 0,
                 mae=stats.mae if stats else None,
+                meets=meets(requirement, stats),
                 passed_at=passed.passed_at if passed else None,
                 passed_mae=passed.mae if passed else None,
             )

@@ -1,8 +1,9 @@
 """The calibration gate: a campaign may require its experts to pass a calibration round first.
 
 The figures (error against gold) are computed by the calibration app, above adjudication where
-gold labels live; it records passes through `calibration_pass_record`. Assignment reads them in
-one query (`calibration_gate_check`) before it leases new work.
+gold labels live; it records passes through `calibration_pass_record`, when a requirement is set
+and when the gate, finding no pass on record, says so (`annotation.signals.calibration_gate_blocked`).
+Assignment reads them in one query (`calibration_gate_check`) before it leases new work.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from annotation.models import (
     CampaignMember,
     MemberRole,
 )
+from annotation.signals import calibration_gate_blocked
 
 
 class CalibrationRequired(Exception):
@@ -41,15 +43,30 @@ class CalibrationRequirementError(ValueError):
     """A requirement that does not make sense; the message names the field."""
 
 
-def calibration_gate_check(*, campaign: Campaign, expert: AbstractBaseUser) -> None:
-    """CalibrationRequired when the campaign requires a calibration round the expert has not
-    passed (one query; assignment calls it only when `campaign.calibration_required`)."""
-    blocking = (
+def _blocking(campaign: Campaign, expert: AbstractBaseUser) -> CalibrationRequirement | None:
+    return (
         CalibrationRequirement.objects.filter(campaign_id=campaign.pk)
         .exclude(passes__expert_id=expert.pk)
         .select_related("round", "campaign")
         .first()
     )
+
+
+def calibration_gate_check(*, campaign: Campaign, expert: AbstractBaseUser) -> None:
+    """CalibrationRequired when the campaign requires a calibration round the expert has not
+    passed (one query once passed; assignment calls it only when
+    `campaign.calibration_required`). Without a pass on record, `calibration_gate_blocked`
+    lets the calibration app record one the expert earned since, and the check runs again."""
+    blocking = _blocking(campaign, expert)
+    if blocking is None:
+        return
+    calibration_gate_blocked.send(
+        sender=CalibrationRequirement,
+        campaign_id=campaign.pk,
+        round_id=blocking.round_id,
+        expert_id=expert.pk,
+    )
+    blocking = _blocking(campaign, expert)
     if blocking is not None:
         raise CalibrationRequired(blocking)
 

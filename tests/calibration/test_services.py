@@ -171,7 +171,7 @@ def test_expert_sees_only_their_own_report():
     assert selectors.report_for_user(username="them", user=admin).username == other.username
 
 
-def test_gate_blocks_until_the_threshold_is_met(django_capture_on_commit_callbacks):
+def test_gate_blocks_until_the_threshold_is_met():
     campaign = CampaignFactory()
     ItemFactory(campaign=campaign)
     expert = expert_in(campaign)
@@ -184,14 +184,16 @@ def test_gate_blocks_until_the_threshold_is_met(django_capture_on_commit_callbac
     with pytest.raises(CalibrationRequired, match=r"at most 1 on at least 2 gold item") as exc:
         assignment_next(campaign=campaign, expert=expert)
     assert exc.value.round_url.endswith(f"/{round.slug}/")
-    with django_capture_on_commit_callbacks(execute=True):
-        grade_next(round, expert, 7)  # error +2
+    grade_next(round, expert, 7)  # error +2
     with pytest.raises(CalibrationRequired):
         assignment_next(campaign=campaign, expert=expert)
-    with django_capture_on_commit_callbacks(execute=True):
-        grade_next(round, expert, 2)  # error 0: MAE 1 on 2 items
-    assert CalibrationPass.objects.filter(expert=expert).count() == 1
+    grade_next(round, expert, 2)  # error 0: MAE 1 on 2 items
+    assert not CalibrationPass.objects.exists()  # submissions pay nothing for the gate
+    _, rows = selectors.requirement_status(campaign)
+    assert [(r.n, r.mae, r.passed, r.passed_at) for r in rows] == [(2, 1.0, True, None)]
     assert assignment_next(campaign=campaign, expert=expert) is not None
+    recorded = CalibrationPass.objects.get(expert=expert)
+    assert (recorded.items, recorded.mae) == (2, Decimal("1.000"))
 
 
 def test_gate_passes_at_once_when_already_met_and_a_new_threshold_asks_again():

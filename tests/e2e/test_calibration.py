@@ -139,10 +139,10 @@ def test_expert_blocked_until_they_pass(
     page.check("input[name=score][value='4']", force=True)
     page.click("#submit-button")
     page.wait_for_selector("#calibration-feedback #feedback-gold")
-    assert CalibrationPass.objects.filter(expert=expert).exists()
     page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
     page.click("button:has-text('Grade next')")
     page.wait_for_selector("#grading")
+    assert CalibrationPass.objects.filter(expert=expert).exists()
     assert page.locator("#calibration-notice").count() == 0
 
 
