@@ -181,3 +181,17 @@ def test_admin_makes_a_round_and_requires_it(
     assert (
         Campaign.objects.get(slug="admin-round").members.filter(user__username="joining").exists()
     )
+
+
+def test_gold_feedback_loads_under_the_policy(strict_page, live_server, login):
+    expert = expert_user("calib-csp")
+    round, _ = gold_round([3], experts=[expert])
+    page = strict_page
+    login(page, expert)
+    start_round(page, live_server, round)
+    page.check("input[name=score][value='3']", force=True)
+    page.click("#submit-button")
+    page.wait_for_selector("#calibration-feedback #feedback-gold")
+    page.goto(f"{live_server.url}/calibration/report/calib-csp/")
+    page.wait_for_selector("svg.chart.errors")
+    assert page.csp_errors == []
