@@ -164,6 +164,8 @@ def test_admin_makes_a_round_and_requires_it(
     page.fill("#id_name", "Admin round")
     page.press("#id_name", "Enter")  # Enter in a field submits the form once
     page.wait_for_url(f"{live_server.url}/annotation/admin-round/")
+    assert "2 gold items" in page.inner_text("#calibration-round-notice")
+    page.screenshot(path=str(screenshot_dir / "calibration-round-dashboard.png"), full_page=True)
     assert CalibrationItem.objects.filter(item__campaign__slug="admin-round").count() == 2
     page.go_back()  # back to the form: posting again names the taken slug
     page.wait_for_selector("#round-form")
