@@ -238,3 +238,31 @@ def test_an_expert_added_later_joins_the_round():
     newcomer = expert_user()
     campaign_member_add(campaign=campaign, user=newcomer, role="expert")
     assert CampaignMember.objects.filter(campaign=round, user=newcomer, role="expert").exists()
+
+
+def test_round_grades_stay_out_of_the_source_campaign_agreement():
+    from adjudication.metrics import campaign_agreement
+
+    expert = expert_user("outsider")
+    round, items = gold_round([5, 2], experts=[expert])
+    source = items[0].campaign
+    before = campaign_agreement(source)
+    grade_next(round, expert, 0)
+    grade_next(round, expert, 7)
+    after = campaign_agreement(source)
+    assert [e["expert"] for e in after.experts] == [e["expert"] for e in before.experts]
+    assert after.n_items_multi == before.n_items_multi
+    assert "outsider" not in str(after.experts)
+    assert list(FinalLabel.objects.filter(item__in=items).values_list("value", flat=True)) == [5, 2]
+
+
+def test_error_chart_escapes_its_text_and_skips_empty_groups():
+    from exports.charts import error_series_chart
+
+    svg = error_series_chart(
+        [{"key": "<w1>", "bias": -2.5, "mae": 2.5}, {"key": "w2", "bias": None, "mae": None}],
+        "a <title>",
+    )
+    assert "&lt;w1&gt;" in svg and "a &lt;title&gt;" in svg and "<w1>" not in svg
+    assert svg.count("<circle") == 2  # one point per series, none for the empty group
+    assert ">-3</text>" in svg  # the axis reaches past the largest error
