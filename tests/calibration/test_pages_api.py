@@ -60,14 +60,15 @@ def test_round_form_refuses_experts(client):
     assert client.get("/calibration/rounds/new/").status_code == 403
 
 
-def test_feedback_fragment_and_page_after_submission(client):
+def test_feedback_fragment_and_page_after_submission(client, django_assert_max_num_queries):
     expert = expert_user()
     round, _ = gold_round([5], experts=[expert], rationale="Equality case *missing*.")
     item = round.items.get()
     client.force_login(expert)
     assert client.get(f"/calibration/items/{item.pk}/feedback/").status_code == 404
     grade_next(round, expert, 3)
-    fragment = client.get(f"/calibration/items/{item.pk}/feedback/", HTTP_HX_REQUEST="true")
+    with django_assert_max_num_queries(6):
+        fragment = client.get(f"/calibration/items/{item.pk}/feedback/", HTTP_HX_REQUEST="true")
     body = fragment.content.decode()
     assert fragment.status_code == 200 and "<html" not in body
     assert 'id="feedback-gold">5<' in body and 'id="feedback-error">-2<' in body
