@@ -5,13 +5,14 @@ One APIView per operation with input and output serializers."""
 from django.contrib.auth import get_user_model
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
 from annotation.apis_second_opinion import SecondOpinionDetailOutput, second_opinion_answer
 from annotation.models import Item, LabelPolicy, Scale, SecondOpinionSource, TaskKind
+from annotation.services.calibration import CalibrationRequired
 from config.api import ListApi
 from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from config.roles import ALL_ROLES, Role, api_permission
@@ -130,7 +131,10 @@ def _view(request, item_id: int, assignment=None, campaign=None) -> selectors.Gr
 def _next_item(request, campaign) -> dict:
     """Leases the expert's next item of the campaign: the item as ItemDetailOutput, or "No work
     left." with the expert's totals."""
-    assignment = services.assignment_next(campaign=campaign, expert=request.user)
+    try:
+        assignment = services.assignment_next(campaign=campaign, expert=request.user)
+    except CalibrationRequired as exc:
+        raise PermissionDenied(str(exc)) from exc
     if assignment is None:
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
         body = {"detail": "No work left.", "submitted": totals.submitted, "drafts": totals.drafts}

@@ -106,6 +106,16 @@ class Campaign(models.Model):
     fast_seconds = models.PositiveIntegerField(
         default=60, help_text="Grades submitted faster than this are flagged."
     )
+    is_calibration = models.BooleanField(
+        default=False,
+        help_text="A calibration round: gold items with feedback after each submission; its "
+        "grades never become labels (see the calibration app).",
+    )
+    calibration_required = models.BooleanField(
+        default=False,
+        help_text="Kept by the calibration requirement services: experts need a passed round "
+        "before they receive items (read without a query by assignment).",
+    )
     generator_config = models.ForeignKey(
         "rubrics.GeneratorConfig",
         on_delete=models.PROTECT,
@@ -543,3 +553,10 @@ class SecondOpinion(models.Model):
     @property
     def revised(self) -> bool:
         return self.score_after is not None
+
+
+# The calibration gate's models (kept in their own module, registered with this app).
+from annotation.models_calibration import (  # noqa: E402, F401
+    CalibrationPass,
+    CalibrationRequirement,
+)

@@ -37,7 +37,8 @@ class ExpertPosition:
 
 def expert_position(*, item: Item, expert: AbstractBaseUser) -> ExpertPosition:
     """Total = the expert's submitted items + the items they hold + the items that could still
-    be offered to them (not final, not gold, a judgement slot free, never held by them)."""
+    be offered to them (not final, not gold, a judgement slot free, never held by them; in a
+    calibration round, the gold items they never held)."""
     now = timezone.now()
     submitted = list(
         Grade.objects.filter(
@@ -72,8 +73,12 @@ def expert_position(*, item: Item, expert: AbstractBaseUser) -> ExpertPosition:
         .exclude(assignments__expert=expert)
         .annotate(taken=Coalesce(Subquery(taken), 0))
         .filter(taken__lt=F("required_judgements"))
-        .count()
     )
+    if item.campaign.is_calibration:  # a round's gold items go to every expert, each once
+        offerable = Item.objects.filter(campaign_id=item.campaign_id, is_gold=True).exclude(
+            assignments__expert=expert
+        )
+    offerable = offerable.count()
     if item.pk in submitted:
         index = submitted.index(item.pk)
         held.discard(item.pk)

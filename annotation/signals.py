@@ -10,3 +10,9 @@ judgement_submitted = Signal()
 # item holds all its required submitted judgements, and again after a revision of one of them:
 # what receivers write (a final label, a case) commits or rolls back with the judgement itself.
 item_judged = Signal()
+
+# Sent when "next" refuses new work because the campaign requires a calibration round the expert
+# has not passed on record, with campaign_id: int, round_id: int and expert_id: int. The receiver
+# (calibration, which can compare grades with gold) records a pass the expert has earned since;
+# assignment then checks once more. Submissions pay nothing for the gate.
+calibration_gate_blocked = Signal()

@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("annotation.api_urls")),
     path("", include("adjudication.api_urls")),
     path("", include("exports.api_urls")),
+    path("", include("calibration.api_urls")),
 ]

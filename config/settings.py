@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "adjudication",
     "exports",
     "jobs",
+    "calibration",
 ]
 
 MIDDLEWARE = [

@@ -20,6 +20,7 @@ urlpatterns = [
     path("annotation/", include("annotation.urls")),
     path("adjudication/", include("adjudication.urls")),
     path("exports/", include("exports.urls")),
+    path("calibration/", include("calibration.urls")),
     path("api/v1/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(

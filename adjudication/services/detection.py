@@ -62,6 +62,7 @@ class _Judged:
     tolerance: Decimal
     policy: str
     is_gold: bool
+    is_calibration: bool
     label_id: int | None
     label_source: str | None
     case_id: int | None
@@ -78,7 +79,7 @@ class _Judged:
 def _judged_sql(*, lock: bool) -> str:
     return f"""
 SELECT i.required_judgements, i.scheme_id, c.scale, c.tolerance, c.label_policy, i.is_gold,
-       l.id, l.source,
+       c.is_calibration, l.id, l.source,
        (SELECT k.id FROM {AdjudicationCase._meta.db_table} k
         WHERE k.item_id = i.id AND k.status <> %(resolved)s ORDER BY k.id LIMIT 1)
 FROM {Item._meta.db_table} i
@@ -97,7 +98,8 @@ def _judged(item_id: int) -> _Judged:
         row = cursor.fetchone()
     if row is None:
         raise Item.DoesNotExist(f"item {item_id} does not exist")
-    required, scheme_id, scale, tolerance, policy, is_gold, label_id, label_source, case_id = row
+    (required, scheme_id, scale, tolerance, policy, is_gold, is_calibration, label_id) = row[:8]
+    label_source, case_id = row[8:]
     return _Judged(
         required=required,
         scheme_id=scheme_id,
@@ -105,6 +107,7 @@ def _judged(item_id: int) -> _Judged:
         tolerance=Decimal(str(tolerance)),
         policy=policy,
         is_gold=bool(is_gold),
+        is_calibration=bool(is_calibration),
         label_id=label_id,
         label_source=label_source,
         case_id=case_id,
@@ -137,6 +140,8 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
     own: if it fails, the judgement that triggered it is not recorded either.
     """
     item = _judged(item_id)
+    if item.is_calibration:
+        return None  # a calibration round's grades are checked against gold, never labels
     if item.label_is_kept:
         return FinalLabel.objects.get(pk=item.label_id)
     grades = _submitted_scores(item_id)

@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import Assignment, AssignmentStatus, Campaign, Item
+from annotation.services.calibration import calibration_gate_check
 
 MANUAL_LEASE = timedelta(days=14)
 
@@ -265,12 +266,15 @@ def assignment_next(
     lease on the item closest to complete that still needs a judgement and that the expert has
     never held; gold items mixed in at the campaign's rate. None when nothing is left. "Next"
     from an item passes it as `after_item_id`: that item is never the answer (it stays the
-    expert's, to come back to)."""
+    expert's, to come back to). New work needs the campaign's calibration round passed, when it
+    requires one (CalibrationRequired otherwise, saying what to do)."""
     if not campaign.is_open:
         return None
     own = _own_open_assignment(campaign=campaign, expert=expert, after_item_id=after_item_id)
     if own is not None:
         return own
+    if campaign.calibration_required:
+        calibration_gate_check(campaign=campaign, expert=expert)
     if _gold_turn(campaign=campaign, expert=expert):
         gold = _take_gold(campaign=campaign, expert=expert)
         if gold is not None:

@@ -12,6 +12,7 @@ from django.utils.text import slugify
 
 from annotation import scales
 from annotation.models import (
+    CalibrationRequirement,
     Campaign,
     CampaignMember,
     CampaignStatus,
@@ -94,6 +95,7 @@ CAMPAIGN_FIELDS = (
     "generator_config",
     "second_opinion",
     "second_opinion_from",
+    "is_calibration",
 )
 
 
@@ -164,6 +166,12 @@ def campaign_member_add(
     if role not in MemberRole.values:
         raise CampaignError(f"role: {role!r} is not one of {', '.join(MemberRole.values)}")
     member, _ = CampaignMember.objects.get_or_create(campaign=campaign, user=user, role=role)
+    if role == MemberRole.EXPERT:
+        # An expert of a campaign that requires a calibration round may grade that round.
+        for round_id in CalibrationRequirement.objects.filter(campaign=campaign).values_list(
+            "round_id", flat=True
+        ):
+            CampaignMember.objects.get_or_create(campaign_id=round_id, user=user, role=role)
     return member
 
 

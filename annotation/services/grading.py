@@ -512,6 +512,8 @@ def grade_revise(*, grade: Grade, user: AbstractBaseUser, data: GradeInput) -> G
     _check_open(item)
     if refusal := opinions.ordinary_revision_refusal(grade, item):
         raise GradeError(refusal)
+    if item.campaign.is_calibration:
+        raise GradeError("A calibration grade cannot be revised: the gold answer was shown.")
     computed, problems = _clean(_Rules.of(item), data, final=True)
     if problems:
         raise GradeError(problems)

@@ -14,6 +14,7 @@ from annotation.forms import AssignForm, CampaignForm, MemberForm, MoveForm, Sel
 from annotation.models import Assignment, CampaignMember, Item, TaskKind
 from annotation.plots import scores_svg
 from annotation.scales import scale_spec
+from annotation.services.calibration import CalibrationRequired
 from annotation.services.review import analysis_items_create
 from config.roles import ALL_ROLES, Role, has_role, role_required
 from problems.models import VerifierAnalysis
@@ -222,9 +223,13 @@ def move(request, slug):
 def lease_next(request, campaign, *, after_item_id: int | None = None):
     """Leases the expert's next item of `campaign` (never `after_item_id`, the item they come
     from) and goes to it (303), or says there is no work left. Only ever called for a POST."""
-    assignment = services.assignment_next(
-        campaign=campaign, expert=request.user, after_item_id=after_item_id
-    )
+    try:
+        assignment = services.assignment_next(
+            campaign=campaign, expert=request.user, after_item_id=after_item_id
+        )
+    except CalibrationRequired as exc:
+        context = {"campaign": campaign, "message": str(exc), "round_url": exc.round_url}
+        return render(request, "annotation/calibration_required.html", context, status=403)
     if assignment is None:
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
         held = (

@@ -51,6 +51,7 @@ def _expert_flow(request, view: selectors.GradingView, editable: bool) -> dict:
     if view.assignment is not None:
         flow["position"] = selectors_flow.expert_position(item=item, expert=request.user)
     if view.grade is not None and view.grade.is_submitted:
+        editable = editable and not item.campaign.is_calibration  # gold was shown
         flow["revising"] = request.GET.get("revise") == "1"
         flow["can_revise"] = editable
         flow["editable"] = editable and flow["revising"]

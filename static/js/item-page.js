@@ -168,8 +168,14 @@
     post(this.root.dataset.submitUrl, body).then(function (data) {
       if (data.ok) {
         page.dirty = false;
-        if (!submitted && data.second_opinion) { page.setStatus("Submitted"); window.location.replace(data.item_url); return; }
-        if (!submitted) { page.setStatus("Submitted"); goNext(); return; }
+        if (!submitted) {
+          page.setStatus("Submitted");
+          // a campaign with a second opinion reveals it on the submitted item's page
+          if (data.second_opinion) { window.location.replace(data.item_url); return; }
+          // a calibration round stays on the item to show the gold answer (calibration app)
+          if (page.root.dataset.afterSubmit === "reload") window.location.reload(); else goNext();
+          return;
+        }
         page.setStatus("Revision saved " + new Date().toLocaleTimeString());
         page.showProblems([]);
         if (page.options.saved) page.options.saved(data);

@@ -1,0 +1,242 @@
+"""Pages of calibration: rounds from gold items, the gold feedback on the grading page, the
+per-expert report (with its CSV/JSON download) and a campaign's requirement."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from annotation import selectors as annotation_selectors
+from annotation.models import Campaign
+from annotation.services.calibration import calibration_requirement_remove
+from calibration import selectors, services
+from calibration.forms import RequirementForm, RoundForm
+from config.roles import ALL_ROLES, Role, has_role, role_required
+from exports.charts import error_series_chart
+
+User = get_user_model()
+
+
+def _htmx_or_page(request, fragment: str, page: str, context: dict) -> HttpResponse:
+    """One view, page and fragment: an htmx request gets the fragment only."""
+    if request.htmx and not request.htmx.history_restore_request:
+        response = render(request, fragment, context)
+    else:
+        response = render(request, page, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+@role_required(*ALL_ROLES)
+def home(request):
+    """Admins: the rounds and every expert's figures; everyone else: their own report."""
+    if not has_role(request.user, Role.ADMIN):
+        return redirect("calibration:report-own")
+    rows = selectors.reports()
+    context = {
+        "rounds": selectors.calibration_rounds(),
+        "reports": rows,
+        "block_size": selectors.BLOCK_SIZE,
+    }
+    return render(request, "calibration/home.html", context)
+
+
+@role_required(Role.ADMIN)
+def round_create(request):
+    """Pick gold items (adjudicated, agreed or imported labels) and make them a round."""
+    campaign_slug = request.GET.get("campaign", "")
+    campaign = Campaign.objects.filter(slug=campaign_slug).first() if campaign_slug else None
+    candidates = selectors.gold_candidates(campaign=campaign)
+    form = RoundForm(request.POST or None)
+    chosen: list[int] = []
+    if request.method == "POST":
+        chosen = [int(pk) for pk in request.POST.getlist("items") if pk.isdigit()]
+        if form.is_valid():
+            names = [n.strip() for n in form.cleaned_data["experts"].split(",") if n.strip()]
+            experts = list(User.objects.filter(username__in=names))
+            unknown = sorted(set(names) - {u.username for u in experts})
+            if unknown:
+                form.add_error("experts", f"No such user(s): {', '.join(unknown)}")
+            else:
+                try:
+                    round = services.calibration_round_create(
+                        name=form.cleaned_data["name"],
+                        slug=form.cleaned_data["slug"],
+                        guidelines=form.cleaned_data["guidelines"],
+                        gold_items=list(candidates.model.objects.filter(pk__in=chosen)),
+                        created_by=request.user,
+                        experts=experts,
+                    )
+                except services.CalibrationError as exc:
+                    form.add_error(None, str(exc))
+                else:
+                    messages.success(
+                        request,
+                        f"Calibration round “{round.name}” created with {len(set(chosen))} gold item(s).",
+                    )
+                    return redirect("annotation:campaign", slug=round.slug)
+    context = {
+        "form": form,
+        "candidates": candidates[:500],
+        "chosen": set(chosen),
+        "campaigns": Campaign.objects.filter(is_calibration=False).order_by("name"),
+        "campaign": campaign,
+    }
+    return render(request, "calibration/round_form.html", context)
+
+
+@never_cache
+@role_required(*ALL_ROLES)
+def feedback(request, item_id):
+    """The gold answer after the expert's own submission: a fragment on the grading page (htmx)
+    or a page of its own."""
+    context = {"feedback": selectors.gold_feedback_for_user(item_id=item_id, user=request.user)}
+    return _htmx_or_page(
+        request, "calibration/_feedback.html", "calibration/feedback.html", context
+    )
+
+
+def _report_context(report) -> dict:
+    blocks = [{"key": s.key, "bias": s.bias, "mae": s.mae} for s in report.by_block]
+    weeks = [{"key": s.key, "bias": s.bias, "mae": s.mae} for s in report.by_week]
+    return {
+        "report": report,
+        "block_chart": error_series_chart(
+            blocks, f"{report.username}: bias and mean absolute error by block of submissions"
+        )
+        if blocks
+        else None,
+        "week_chart": error_series_chart(
+            weeks, f"{report.username}: bias and mean absolute error by week"
+        )
+        if len(weeks) > 1
+        else None,
+        "block_size": selectors.BLOCK_SIZE,
+    }
+
+
+@role_required(*ALL_ROLES)
+def report_own(request):
+    return redirect("calibration:report", username=request.user.get_username())
+
+
+@role_required(*ALL_ROLES)
+def report(request, username):
+    found = selectors.report_for_user(username=username, user=request.user)
+    return render(request, "calibration/report.html", _report_context(found))
+
+
+REPORT_FIELDS = [
+    "expert",
+    "submitted_at",
+    "item_id",
+    "campaign",
+    "calibration_round",
+    "problem",
+    "topic",
+    "score",
+    "gold",
+    "error",
+]
+
+
+def _report_rows(found) -> list[dict]:
+    return [
+        {
+            "expert": e.username,
+            "submitted_at": e.submitted_at.isoformat(),
+            "item_id": e.item_id,
+            "campaign": e.campaign,
+            "calibration_round": e.calibration,
+            "problem": e.problem,
+            "topic": e.topic,
+            "score": e.score,
+            "gold": e.gold,
+            "error": e.error,
+        }
+        for e in found.errors
+    ]
+
+
+@role_required(*ALL_ROLES)
+def report_download(request, username, fmt):
+    """The report's rows (one per gold-checked grade) as CSV, or the whole report as JSON."""
+    found = selectors.report_for_user(username=username, user=request.user)
+    name = f"calibration-{found.username}"
+    if fmt == "json":
+        body = json.dumps(selectors.report_as_dict(found), cls=DjangoJSONEncoder, indent=1)
+        response = HttpResponse(body, content_type="application/json")
+    elif fmt == "csv":
+        response = HttpResponse(content_type="text/csv; charset=utf-8")
+        writer = csv.DictWriter(response, fieldnames=REPORT_FIELDS)
+        writer.writeheader()
+        writer.writerows(_report_rows(found))
+    else:
+        raise Http404("Download as csv or json.")
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+@role_required(Role.ADMIN)
+def download_all(request):
+    """Every expert's gold-checked grades, one CSV (admins)."""
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    writer = csv.DictWriter(response, fieldnames=REPORT_FIELDS)
+    writer.writeheader()
+    for found in selectors.reports():
+        writer.writerows(_report_rows(found))
+    response["Content-Disposition"] = 'attachment; filename="calibration-all-experts.csv"'
+    return response
+
+
+@role_required(Role.ADMIN)
+def requirement(request, slug):
+    """Set, change or remove the campaign's calibration requirement; who passed."""
+    campaign = annotation_selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+    if campaign.is_calibration:
+        raise Http404("A calibration round has no requirement of its own.")
+    current, rows = selectors.requirement_status(campaign)
+    initial = {}
+    if current is not None:
+        initial = {
+            "round": current.round,
+            "max_mae": current.max_mae,
+            "min_items": current.min_items,
+        }
+    form = RequirementForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.calibration_requirement_set(
+                campaign=campaign,
+                round=form.cleaned_data["round"],
+                max_mae=form.cleaned_data["max_mae"],
+                min_items=form.cleaned_data["min_items"],
+                set_by=request.user,
+            )
+        except services.CalibrationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, "Calibration requirement saved.")
+            response = redirect("calibration:requirement", slug=slug)
+            response.status_code = 303
+            return response
+    context = {"campaign": campaign, "form": form, "current": current, "rows": rows}
+    return render(request, "calibration/requirement.html", context)
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def requirement_remove(request, slug):
+    campaign = get_object_or_404(Campaign, slug=slug)
+    calibration_requirement_remove(campaign=campaign)
+    messages.success(request, "Calibration requirement removed: experts receive items again.")
+    return redirect("calibration:requirement", slug=slug)
