@@ -10,3 +10,8 @@ judgement_submitted = Signal()
 # item holds all its required submitted judgements, and again after a revision of one of them:
 # what receivers write (a final label, a case) commits or rolls back with the judgement itself.
 item_judged = Signal()
+
+# Sent inside the creating transaction with campaign_id: int and item_ids: list[int] when items
+# are added to a campaign (a selection, analyses to review, proofs the labelling loop routed):
+# a campaign ordered by uncertainty ranks them where they belong.
+items_added = Signal()
