@@ -61,7 +61,7 @@ class Uncertainty:
 
 
 def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
+    return None if value is None else round(value, 6)
 
 
 def _std(values: Sequence[float]) -> float:
