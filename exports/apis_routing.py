@@ -21,7 +21,7 @@ Admins = api_permission(Role.ADMIN)
 QUEUE_LIMIT = 1000
 
 
-class RankPassOutput(serializers.Serializer):
+class RoutingRankOutput(serializers.Serializer):
     ranked = serializers.IntegerField()
     served = serializers.IntegerField()
     held = serializers.IntegerField()
@@ -45,11 +45,11 @@ class RoutingSetOutput(serializers.Serializer):
     campaign = serializers.CharField()
     item_order = serializers.CharField()
     budget = serializers.DecimalField(max_digits=4, decimal_places=3, allow_null=True)
-    rank_pass = RankPassOutput(allow_null=True)
+    rank_pass = RoutingRankOutput(allow_null=True)
 
 
 def _rank_body(result) -> dict | None:
-    return None if result is None else RankPassOutput(result).data
+    return None if result is None else RoutingRankOutput(result).data
 
 
 class RoutingSetApi(APIView):
@@ -82,7 +82,7 @@ class RoutingSetApi(APIView):
 class RoutingRankApi(APIView):
     permission_classes = [Admins]
 
-    @extend_schema(request=None, responses={200: RankPassOutput}, tags=["routing"])
+    @extend_schema(request=None, responses={200: RoutingRankOutput}, tags=["routing"])
     def post(self, request, slug):
         campaign = campaign_for_user(slug=slug, user=request.user, admin=True)
         try:
