@@ -19,7 +19,8 @@ What a ranking pass does (`campaign_rank`, under the campaign's row lock):
    pool takes what is left; the rest are held (never served). A held item whose proof the
    labelling loop labelled (latest labelled outcome) gets that label as its final label (source
    automatic) when the campaign's scale is the loop's (0 / 0.5 / 1); otherwise it stays held,
-   shown as such on the queue page, until the budget is raised.
+   shown as such on the queue page, until the budget is raised. When the loop labels a held
+   proof later, `routing_loop_labelled` (on the loop's signal) ranks its campaign again.
 """
 
 from __future__ import annotations
@@ -222,3 +223,22 @@ def routing_items_added(*, campaign_id: int) -> RankResult | None:
     if campaign.item_order != ItemOrder.UNCERTAINTY:
         return None
     return campaign_rank(campaign=campaign)
+
+
+def routing_loop_labelled(*, proof_id: int) -> int:
+    """The loop labelled a proof: each campaign ordered by uncertainty that holds an item of it
+    beyond its budget ranks again (and so takes the label). Returns how many campaigns did."""
+    campaign_ids = (
+        Item.objects.filter(
+            proof_id=proof_id,
+            route_held=True,
+            is_final=False,
+            campaign__item_order=ItemOrder.UNCERTAINTY,
+        )
+        .values_list("campaign_id", flat=True)
+        .distinct()
+    )
+    campaigns = list(Campaign.objects.filter(pk__in=list(campaign_ids)))
+    for campaign in campaigns:
+        campaign_rank(campaign=campaign)
+    return len(campaigns)

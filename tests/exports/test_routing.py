@@ -323,3 +323,24 @@ def test_page_saves_ranks_and_shows_the_queue_in_constant_queries(campaign, clie
     assert "HX-Request" in fragment["Vary"]
     client.force_login(expert_in(campaign))
     assert client.get(url).status_code == 403
+
+
+def test_a_held_proof_takes_the_label_when_the_loop_labels_it_later(
+    fake_llm, endpoints, campaign, django_capture_on_commit_callbacks
+):
+    verifier, meta = endpoints
+    campaign_routing_set(campaign=campaign, item_order="uncertainty", budget=Decimal("0.5"))
+    sure = Item.objects.get(pk=campaign.items_by_name["sure"].pk)
+    assert sure.route_held and not sure.is_final
+    replies.script_proof(fake_llm, sure.proof, replies.CLEAN)
+    run = labelling.labelling_run_start(
+        proofs=[sure.proof], verifier=verifier, meta_verifier=meta, n=1, m=1, k=1, user=None
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        outcome = labelling.labelling_outcome_execute(outcome_id=run.outcomes.get().pk)
+    assert outcome.outcome == "labelled"
+    label = FinalLabel.objects.get(item=sure)
+    assert (label.source, label.value) == ("automatic", Decimal("1"))
+    assert f"run {run.pk}" in label.policy
+    # the still-held item without a loop label is left as it was
+    assert not FinalLabel.objects.filter(item=campaign.items_by_name["undone"]).exists()
