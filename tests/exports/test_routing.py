@@ -344,3 +344,21 @@ def test_a_held_proof_takes_the_label_when_the_loop_labels_it_later(
     assert f"run {run.pk}" in label.policy
     # the still-held item without a loop label is left as it was
     assert not FinalLabel.objects.filter(item=campaign.items_by_name["undone"]).exists()
+
+
+def test_queue_api_reads_in_constant_queries(campaign, api_client_for):
+    client = api_client_for(UserFactory(roles=["admin"]))
+    campaign_routing_set(campaign=campaign, item_order="uncertainty", budget=None)
+    url = reverse("api-routing-queue", args=[campaign.slug])
+
+    def queries():
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(url).status_code == 200
+        return len(captured)
+
+    few = queries()
+    for _ in range(5):
+        scored(ItemFactory(campaign=campaign).proof, Decimal("0.5"), Decimal("1"))
+    campaign_rank(campaign=campaign)
+    assert campaign.items.filter(route_rank__isnull=False).count() == 9
+    assert queries() == few
