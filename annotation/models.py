@@ -252,6 +252,15 @@ class Item(models.Model):
                 condition=Q(needs_work=True, is_final=False, is_gold=False),
                 name="item_open_queue",
             ),
+            # the same walk in a campaign ordered by uncertainty: rank 1 first, unranked last
+            models.Index(
+                "campaign",
+                models.F("submitted_count").desc(),
+                models.F("route_rank").asc(nulls_last=True),
+                "id",
+                condition=Q(needs_work=True, is_final=False, is_gold=False, route_held=False),
+                name="item_ranked_queue",
+            ),
         ]
 
     def __str__(self) -> str:

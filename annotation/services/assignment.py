@@ -151,8 +151,7 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 # leased), walked along the partial index item_open_queue; rows another transaction holds are
 # skipped, never waited on. A campaign ordered by uncertainty puts its ranked items first within
 # each submitted count, rank 1 (most uncertain) first, unranked ones after, and never serves an
-# item held back by its routing budget.
-_UNRANKED = 2147483647
+# item held back by its routing budget (walked along the partial index item_ranked_queue).
 _CANDIDATE_SQL = """
 SELECT i.id, i.required_judgements
 FROM annotation_item i
@@ -171,7 +170,7 @@ ORDER BY i.submitted_count DESC, {rank} i.id
 LIMIT 1
 FOR UPDATE OF i SKIP LOCKED
 """
-_BY_RANK = f"COALESCE(i.route_rank, {_UNRANKED}),"
+_BY_RANK = "i.route_rank ASC NULLS LAST,"
 
 
 def _by_uncertainty(campaign: Campaign) -> bool:
@@ -217,8 +216,11 @@ def _take_normal_portable(*, campaign: Campaign, expert: AbstractBaseUser) -> As
             .exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
             .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), 0))
             .filter(taken__lt=F("required_judgements"))
-            .annotate(rank=Coalesce("route_rank", _UNRANKED))
-            .order_by("-submitted_count", *(["rank"] if _by_uncertainty(campaign) else []), "id")
+            .order_by(
+                "-submitted_count",
+                *([F("route_rank").asc(nulls_last=True)] if _by_uncertainty(campaign) else []),
+                "id",
+            )
             .first()
         )
         if item is None:
@@ -280,9 +282,10 @@ def assignment_next(
 ) -> Assignment | None:
     """The expert's next piece of work: their own open assignment first (resumed), else a new
     lease on the item closest to complete that still needs a judgement and that the expert has
-    never held; gold items mixed in at the campaign's rate. None when nothing is left. "Next"
-    from an item passes it as `after_item_id`: that item is never the answer (it stays the
-    expert's, to come back to)."""
+    never held (in a campaign ordered by uncertainty, then the lowest rank, and never an item
+    held back by the routing budget); gold items mixed in at the campaign's rate. None when
+    nothing is left. "Next" from an item passes it as `after_item_id`: that item is never the
+    answer (it stays the expert's, to come back to)."""
     if not campaign.is_open:
         return None
     own = _own_open_assignment(campaign=campaign, expert=expert, after_item_id=after_item_id)

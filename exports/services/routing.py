@@ -146,10 +146,12 @@ def campaign_routing_set(
 
 
 def _pool(campaign: Campaign) -> QuerySet[Item]:
+    """The items to rank, their rows locked (an expert's "next" skips them meanwhile)."""
     return (
         Item.objects.filter(campaign=campaign, is_final=False, is_gold=False)
         .exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"))))
         .select_related("campaign")
+        .select_for_update(of=("self",))
         .order_by("id")
     )
 
