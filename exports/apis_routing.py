@@ -66,7 +66,6 @@ class RoutingSetApi(APIView):
                 campaign=campaign,
                 item_order=data.validated_data["item_order"],
                 budget=budget,
-                user=request.user,
             )
         except RoutingError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)

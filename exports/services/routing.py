@@ -18,9 +18,9 @@ What a ranking pass does (`campaign_rank`, under the campaign's row lock):
    non-gold items). Items already given to experts use up that allowance first; the top of the
    pool takes what is left; the rest are held (never served). A held item whose proof the
    labelling loop labelled (latest labelled outcome) gets that label as its final label (source
-   automatic) when the campaign's scale is the loop's (0 / 0.5 / 1); otherwise it stays held,
-   shown as such on the queue page, until the budget is raised. When the loop labels a held
-   proof later, `routing_loop_labelled` (on the loop's signal) ranks its campaign again.
+   automatic) when the campaign grades proofs on the loop's scale (0 / 0.5 / 1); otherwise it
+   stays held, shown as such on the queue page, until the budget is raised. When the loop labels
+   a held proof later, `routing_loop_labelled` (on the loop's signal) ranks its campaign again.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
@@ -38,7 +37,7 @@ from django.utils import timezone
 from adjudication.models import LabellingOutcome, LabelSource, LoopOutcome, MetaVerification
 from adjudication.services.labels import final_label_set
 from annotation import scales
-from annotation.models import Assignment, Campaign, Item, ItemOrder
+from annotation.models import Assignment, Campaign, Item, ItemOrder, TaskKind
 from annotation.uncertainty import Uncertainty, prediction_on_unit, proof_uncertainty
 from exports.models import GraderPrediction
 from problems.models import VerifierAnalysis
@@ -126,7 +125,6 @@ def campaign_routing_set(
     campaign: Campaign,
     item_order: str,
     budget: Decimal | None,
-    user: AbstractBaseUser | None = None,
 ) -> RankResult | None:
     """Sets how the campaign orders its items and its budget; ordering by uncertainty ranks the
     items at once (the result of that pass is returned). Back to the created order: ranks and
@@ -176,10 +174,12 @@ def campaign_rank(*, campaign: Campaign) -> RankResult:
             .count()
         )
         remaining = max(0, result.allowance - result.already_given)
+    # the loop labels proofs on its own scale: only a proof-grading campaign on it takes them
+    takes_loop_labels = (
+        campaign.scale == LOOP_SCALE and campaign.task_kind == TaskKind.PROOF_GRADING
+    )
     loop_labels = (
-        _loop_labels([item.proof_id for item in pool[remaining:]])
-        if campaign.scale == LOOP_SCALE
-        else {}
+        _loop_labels([item.proof_id for item in pool[remaining:]]) if takes_loop_labels else {}
     )
     now = timezone.now()
     for rank, item in enumerate(pool, start=1):

@@ -72,7 +72,6 @@ def campaign_routing(request, slug):
                     campaign=campaign,
                     item_order=form.cleaned_data["item_order"],
                     budget=form.cleaned_data["budget"],
-                    user=request.user,
                 )
             except RoutingError as exc:
                 field, _, text = str(exc).partition(": ")

@@ -362,3 +362,16 @@ def test_queue_api_reads_in_constant_queries(campaign, api_client_for):
     campaign_rank(campaign=campaign)
     assert campaign.items.filter(route_rank__isnull=False).count() == 9
     assert queries() == few
+
+
+def test_an_analysis_review_campaign_never_takes_the_loops_proof_labels():
+    campaign = CampaignFactory(scale="0-0.5-1", task_kind="analysis_review")
+    analyses = scored(ProofFactory(), Decimal("1"), Decimal("0"))
+    for analysis in analyses:
+        ItemFactory(campaign=campaign, proof=analysis.proof, analysis=analysis, scheme=None)
+    loop_labelled(analyses[0].proof, Decimal("1"))
+    result = campaign_routing_set(
+        campaign=campaign, item_order="uncertainty", budget=Decimal("0.5")
+    )
+    assert (result.served, result.held, result.auto_labelled) == (1, 1, 0)
+    assert not FinalLabel.objects.exists()
