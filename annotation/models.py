@@ -253,10 +253,11 @@ class Item(models.Model):
                 name="item_open_queue",
             ),
             # the same walk in a campaign ordered by uncertainty: rank 1 first, unranked last
+            # (PostgreSQL's ascending order puts nulls last; SQLite takes no NULLS LAST here)
             models.Index(
                 "campaign",
                 models.F("submitted_count").desc(),
-                models.F("route_rank").asc(nulls_last=True),
+                "route_rank",
                 "id",
                 condition=Q(needs_work=True, is_final=False, is_gold=False, route_held=False),
                 name="item_ranked_queue",
