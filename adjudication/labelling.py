@@ -39,6 +39,7 @@ from adjudication.models import (
     MetaVerification,
 )
 from adjudication.services.labels import final_label_set
+from adjudication.signals import proof_labelled_by_loop
 from adjudication.verifier_runs import (
     analyses_generate,
     meta_verifications_generate,
@@ -354,6 +355,11 @@ def _apply(
             grade_ids=[],
         )
         outcome.outcome, outcome.label, outcome.item = LoopOutcome.LABELLED, label, item
+        transaction.on_commit(
+            lambda proof_id=outcome.proof_id: proof_labelled_by_loop.send(
+                sender=LabellingOutcome, proof_id=proof_id
+            )
+        )
     elif result == Outcome.ROUTED:
         outcome.outcome, outcome.label = LoopOutcome.ROUTED, None
         if run.route_campaign is not None:

@@ -54,6 +54,11 @@ class SecondOpinionSource(models.TextChoices):
     GRADER = "grader", "A grader evaluation's predictions"
 
 
+class ItemOrder(models.TextChoices):
+    CREATED = "created", "Closest to complete, then oldest first"
+    UNCERTAINTY = "uncertainty", "Most uncertain first (automatic graders' doubt)"
+
+
 class CampaignStatus(models.TextChoices):
     OPEN = "open", "Open"
     CLOSED = "closed", "Closed"
@@ -138,6 +143,22 @@ class Campaign(models.Model):
         help_text="Only this verifier (model name) or grader evaluation (its name); empty: "
         "every verifier's analyses, or the newest grader evaluation that predicted the proof.",
     )
+    # Routing expert effort by uncertainty (exports.routing ranks; assignment serves by rank).
+    item_order = models.CharField(
+        max_length=12,
+        choices=ItemOrder.choices,
+        default=ItemOrder.CREATED,
+        help_text="The order in which experts are given the items.",
+    )
+    routing_budget = models.DecimalField(
+        max_digits=4,
+        decimal_places=3,
+        null=True,
+        blank=True,
+        help_text="Share of the ranked items experts grade (the most uncertain); the rest are "
+        "labelled automatically where the labelling loop is confident, held otherwise. "
+        "Empty: every item.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -155,6 +176,11 @@ class Campaign(models.Model):
                 name="campaign_gold_rate_0_1",
             ),
             models.CheckConstraint(condition=Q(lease_minutes__gte=1), name="campaign_lease_min_1"),
+            models.CheckConstraint(
+                condition=Q(routing_budget__isnull=True)
+                | (Q(routing_budget__gt=0) & Q(routing_budget__lte=1)),
+                name="campaign_routing_budget_0_1",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -217,6 +243,17 @@ class Item(models.Model):
     needs_work = models.BooleanField(
         default=True, help_text="Fewer submitted judgements than required (the queue's index)."
     )
+    # Why the item was chosen (exports.routing): rank and uncertainty when it was last ranked.
+    route_rank = models.PositiveIntegerField(
+        null=True, blank=True, help_text="1 = most uncertain, when the item was ranked."
+    )
+    route_uncertainty = models.FloatField(null=True, blank=True)
+    route_components = models.JSONField(default=dict, blank=True)
+    route_ranked_at = models.DateTimeField(null=True, blank=True)
+    route_held = models.BooleanField(
+        default=False,
+        help_text="Beyond the campaign's routing budget: not served to experts.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -244,6 +281,16 @@ class Item(models.Model):
                 "id",
                 condition=Q(needs_work=True, is_final=False, is_gold=False),
                 name="item_open_queue",
+            ),
+            # the same walk in a campaign ordered by uncertainty: rank 1 first, unranked last
+            # (PostgreSQL's ascending order puts nulls last; SQLite takes no NULLS LAST here)
+            models.Index(
+                "campaign",
+                models.F("submitted_count").desc(),
+                "route_rank",
+                "id",
+                condition=Q(needs_work=True, is_final=False, is_gold=False, route_held=False),
+                name="item_ranked_queue",
             ),
         ]
 

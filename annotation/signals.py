@@ -16,3 +16,8 @@ item_judged = Signal()
 # (calibration, which can compare grades with gold) records a pass the expert has earned since;
 # assignment then checks once more. Submissions pay nothing for the gate.
 calibration_gate_blocked = Signal()
+
+# Sent inside the creating transaction with campaign_id: int and item_ids: list[int] when items
+# are added to a campaign (a selection, analyses to review, proofs the labelling loop routed):
+# a campaign ordered by uncertainty ranks them where they belong.
+items_added = Signal()

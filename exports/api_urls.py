@@ -1,6 +1,6 @@
 from django.urls import path
 
-from exports import apis
+from exports import apis, apis_routing
 
 urlpatterns = [
     path("exports/", apis.ExportCreateApi.as_view(), name="api-export-create"),
@@ -9,5 +9,20 @@ urlpatterns = [
         "exports/<id:job_id>/download/",
         apis.ExportDownloadApi.as_view(),
         name="api-export-download",
+    ),
+    path(
+        "campaigns/<slug:slug>/routing/",
+        apis_routing.RoutingSetApi.as_view(),
+        name="api-routing-set",
+    ),
+    path(
+        "campaigns/<slug:slug>/routing/rank/",
+        apis_routing.RoutingRankApi.as_view(),
+        name="api-routing-rank",
+    ),
+    path(
+        "campaigns/<slug:slug>/routing/queue/",
+        apis_routing.RoutingQueueApi.as_view(),
+        name="api-routing-queue",
     ),
 ]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from exports.views import evaluations, jobs
+from exports.views import evaluations, jobs, routing
 
 app_name = "exports"
 urlpatterns = [
@@ -21,4 +21,5 @@ urlpatterns = [
         evaluations.evaluation_report_json,
         name="evaluation_json",
     ),
+    path("routing/<slug:slug>/", routing.campaign_routing, name="routing"),
 ]

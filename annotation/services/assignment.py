@@ -19,7 +19,7 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, Campaign, Item
+from annotation.models import Assignment, AssignmentStatus, Campaign, Item, ItemOrder
 from annotation.services.calibration import calibration_gate_check
 
 MANUAL_LEASE = timedelta(days=14)
@@ -150,13 +150,16 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 # Candidates: items that still need a judgement and that the expert never held, closest to
 # complete first (most submitted judgements, then the oldest, which are the ones already
 # leased), walked along the partial index item_open_queue; rows another transaction holds are
-# skipped, never waited on. The third column is `_lease_commit_fast` without a round trip of its
-# own: when a candidate is found, this transaction (which will write the lease) commits without
-# waiting for the WAL flush.
+# skipped, never waited on. A campaign ordered by uncertainty puts its ranked items first within
+# each submitted count, rank 1 (most uncertain) first, unranked ones after, and never serves an
+# item held back by its routing budget (walked along the partial index item_ranked_queue).
+# The third column is `_lease_commit_fast` without a round trip of its own: when a candidate is
+# found, this transaction (which will write the lease) commits without waiting for the WAL flush.
 _CANDIDATE_SQL = """
 SELECT i.id, i.required_judgements, set_config('synchronous_commit', 'off', true)
 FROM annotation_item i
 WHERE i.campaign_id = %(campaign)s AND i.needs_work AND NOT i.is_final AND NOT i.is_gold
+  AND NOT i.route_held
   AND NOT (i.id = ANY(%(skip)s))
   AND NOT EXISTS (
     SELECT 1 FROM annotation_assignment own WHERE own.item_id = i.id AND own.expert_id = %(expert)s
@@ -166,10 +169,16 @@ WHERE i.campaign_id = %(campaign)s AND i.needs_work AND NOT i.is_final AND NOT i
     WHERE a.item_id = i.id
       AND (a.status = 'done' OR (a.status = 'active' AND a.leased_until > %(now)s))
   ) < i.required_judgements
-ORDER BY i.submitted_count DESC, i.id
+ORDER BY i.submitted_count DESC, {rank} i.id
 LIMIT 1
 FOR UPDATE OF i SKIP LOCKED
 """
+_BY_RANK = "i.route_rank ASC NULLS LAST,"
+
+
+def _by_uncertainty(campaign: Campaign) -> bool:
+    return campaign.item_order == ItemOrder.UNCERTAINTY
+
 
 # Under the item's row lock, a new statement (a fresh READ COMMITTED snapshot that sees every
 # commit of earlier lock holders) recounts the taken slots and inserts the lease only if one is
@@ -200,11 +209,21 @@ def _take_normal_portable(*, campaign: Campaign, expert: AbstractBaseUser) -> As
     )
     with transaction.atomic():
         item = (
-            Item.objects.filter(campaign=campaign, needs_work=True, is_final=False, is_gold=False)
+            Item.objects.filter(
+                campaign=campaign,
+                needs_work=True,
+                is_final=False,
+                is_gold=False,
+                route_held=False,
+            )
             .exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
             .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), 0))
             .filter(taken__lt=F("required_judgements"))
-            .order_by("-submitted_count", "id")
+            .order_by(
+                "-submitted_count",
+                *([F("route_rank").asc(nulls_last=True)] if _by_uncertainty(campaign) else []),
+                "id",
+            )
             .first()
         )
         if item is None:
@@ -218,11 +237,12 @@ def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment 
     if connection.vendor != "postgresql":
         return _take_normal_portable(campaign=campaign, expert=expert)
     skip: list[int] = []
+    candidate_sql = _CANDIDATE_SQL.format(rank=_BY_RANK if _by_uncertainty(campaign) else "")
     for _ in range(MAX_ATTEMPTS):
         with transaction.atomic(), connection.cursor() as cursor:
             now = timezone.now()
             cursor.execute(
-                _CANDIDATE_SQL,
+                candidate_sql,
                 {"campaign": campaign.pk, "expert": expert.pk, "skip": skip, "now": now},
             )
             row = cursor.fetchone()
@@ -264,10 +284,11 @@ def assignment_next(
 ) -> Assignment | None:
     """The expert's next piece of work: their own open assignment first (resumed), else a new
     lease on the item closest to complete that still needs a judgement and that the expert has
-    never held; gold items mixed in at the campaign's rate. None when nothing is left. "Next"
-    from an item passes it as `after_item_id`: that item is never the answer (it stays the
-    expert's, to come back to). New work needs the campaign's calibration round passed, when it
-    requires one (CalibrationRequired otherwise, saying what to do)."""
+    never held (in a campaign ordered by uncertainty, then the lowest rank, and never an item
+    held back by the routing budget); gold items mixed in at the campaign's rate. None when
+    nothing is left. "Next" from an item passes it as `after_item_id`: that item is never the
+    answer (it stays the expert's, to come back to). New work needs the campaign's calibration
+    round passed, when it requires one (CalibrationRequired otherwise, saying what to do)."""
     if not campaign.is_open:
         return None
     own = _own_open_assignment(campaign=campaign, expert=expert, after_item_id=after_item_id)

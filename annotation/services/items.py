@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Campaign, CampaignStatus, Grade, GradeStatus, Item
+from annotation.signals import items_added
 from problems.models import Proof
 from rubrics.selectors import scheme_generator_config_id, schemes_approved_for_problems
 
@@ -112,6 +113,10 @@ def items_create_from_selection(
         )
     result.created = Item.objects.bulk_create(rows)
     result.double_scored = sum(1 for item in result.created if item.required_judgements > 1)
+    if result.created:
+        items_added.send(
+            sender=Item, campaign_id=campaign.pk, item_ids=[i.pk for i in result.created]
+        )
     return result
 
 

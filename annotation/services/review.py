@@ -38,6 +38,7 @@ from annotation.services.grading import (
     grade_submit,
 )
 from annotation.services.items import ItemsCreated, double_scored_keys
+from annotation.signals import items_added
 from annotation.spans import SpanError, locate_span
 from problems.models import VerifierAnalysis
 
@@ -384,4 +385,8 @@ def analysis_items_create(
         for a in fresh
     )
     result.double_scored = sum(1 for item in result.created if item.required_judgements > 1)
+    if result.created:
+        items_added.send(
+            sender=Item, campaign_id=campaign.pk, item_ids=[i.pk for i in result.created]
+        )
     return result

@@ -14,6 +14,8 @@ from annotation.models import (
     SecondOpinion,
 )
 from exports.formats.base import (
+    ROUTE_COLUMNS,
+    ROUTE_FIELDS,
     SPLIT_FIELD,
     ExportOptions,
     Plan,
@@ -50,6 +52,8 @@ GRADE_COLUMNS = {
     "is_gold": "item__is_gold",
     "final_value": "item__final_label__value",
     "final_source": "item__final_label__source",
+    **ROUTE_COLUMNS,
+    "route_components": "item__route_components",
 }
 
 
@@ -130,6 +134,13 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("final_label", "float", "The item's final label, if any."),
         Field("final_label_source", "string", "How the final label was reached."),
         Field("campaign", "string", "Campaign slug."),
+        *ROUTE_FIELDS,
+        Field(
+            "route_components",
+            "json",
+            "The uncertainty's components when the item was ranked (spread, invalidation, "
+            "disagreement, and how many scores, meta-verified analyses and predictions).",
+        ),
     ] + ([SPLIT_FIELD] if options.test_fraction is not None else [])
     reveals = (
         bool(campaign.second_opinion)
@@ -211,6 +222,9 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
                     "final_label": _float(raw["final_value"]),
                     "final_label_source": raw["final_source"] or "",
                     "campaign": campaign.slug,
+                    "route_rank": raw["route_rank"],
+                    "route_uncertainty": raw["route_uncertainty"],
+                    "route_components": raw["route_components"] or {},
                 }
                 if options.test_fraction is not None:
                     row["split"] = split

@@ -178,6 +178,18 @@ COMMON_TAIL = [
     Field("campaign", "string", "Campaign slug."),
     Field("licence", "string", "Licence of the source record, where the import recorded one."),
 ]
+# Why the item was chosen, in a campaign that routes expert effort by uncertainty
+# (exports.services.routing): empty for items never ranked.
+ROUTE_FIELDS = [
+    Field("route_rank", "int", "The item's rank when it was ranked (1 = most uncertain)."),
+    Field(
+        "route_uncertainty",
+        "float",
+        "The automatic graders' uncertainty about the proof when it was ranked (0-1).",
+    ),
+]
+ROUTE_COLUMNS = {"route_rank": "item__route_rank", "route_uncertainty": "item__route_uncertainty"}
+COMMON_TAIL += ROUTE_FIELDS
 SPLIT_FIELD = Field("split", "string", "train or test (by problem: no problem is in both).")
 
 
@@ -392,6 +404,7 @@ LABEL_COLUMNS: dict[str, str | Expression] = {
     ),
     "problem_pk": "item__proof__problem_id",
     "proof_licence": _licence("item__proof__metadata"),
+    **ROUTE_COLUMNS,
 }
 
 
@@ -425,6 +438,8 @@ def _stream(
             row["judgements"] = raw["judgements"]
             row["campaign"] = campaign.slug
             row["licence"] = raw["proof_licence"] or problem.licence
+            row["route_rank"] = raw["route_rank"]
+            row["route_uncertainty"] = raw["route_uncertainty"]
             if options.test_fraction is not None:
                 row["split"] = problem.split
             yield row

@@ -46,6 +46,8 @@ COLUMNS = (
     "judgements",
     "campaign",
     "split",
+    "route_rank",
+    "route_uncertainty",
 )
 UNKNOWN_GENERATOR = "unknown"
 

@@ -109,7 +109,15 @@ def test_parquet_holds_the_same_records_as_jsonl(tmp_path, fmt):
     parquet, _ = export(corpus, fmt, "parquet", tmp_path)
     from_parquet = pq.read_table(parquet).to_pylist()
     from_jsonl = read_jsonl(jsonl)
-    json_columns = {"awards", "deductions", "via_equivalent", "step_verdicts", "spans", "history"}
+    json_columns = {
+        "awards",
+        "deductions",
+        "via_equivalent",
+        "step_verdicts",
+        "spans",
+        "history",
+        "route_components",
+    }
     for row in from_parquet:
         for key in json_columns & row.keys():
             row[key] = json.loads(row[key])

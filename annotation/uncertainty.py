@@ -1,0 +1,125 @@
+"""How unsure the automatic graders are about one proof: the formula, in one place.
+
+Plain Python over numbers already stored (no model imports): `exports.routing` gathers them
+(verifier analyses, meta-verifications, grader-evaluation predictions) and the routing benchmark
+calls the same function on simulated graders.
+
+Three components, each in [0, 1] (1 = as unsure as the evidence can say), or None when the proof
+has no evidence of that kind:
+
+- spread: the standard deviation of the proof's n verifier scores (0 / 0.5 / 1), divided by 0.5,
+  the largest standard deviation of values in [0, 1]. One score alone shows no spread, but it is
+  one draw of a noisy verifier, not a settled verdict: it counts as SINGLE_SCORE_SPREAD (0.5).
+  Analyses that broke the output contract (no score) are left out of the spread.
+- invalidation: over the analyses that were meta-verified, the mean of (1 - mean meta score):
+  an analysis whose meta-verifications rate it 0 (its claimed defects do not hold) counts 1, a
+  confirmed one (meta score 1) counts 0. Meta-verifications without a score are left out.
+- disagreement: the standard deviation of every grader-evaluation prediction of the proof (all
+  graders, all runs, each first put on 0-1: a 0-7 score divided by 7), divided by 0.5. One
+  prediction alone shows no disagreement: the component is None.
+
+The uncertainty is the mean of the components that exist. A proof with no component at all (no
+scored analysis, no meta-verification, fewer than two predictions) has uncertainty 1, the
+maximum, and is ranked FIRST: no machine has said anything usable about it, so it can never be
+labelled automatically and an expert must see it whatever the budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+SINGLE_SCORE_SPREAD = 0.5
+NO_EVIDENCE = 1.0
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    value: float
+    spread: float | None
+    invalidation: float | None
+    disagreement: float | None
+    verifier_scores: int
+    meta_verified: int
+    predictions: int
+
+    @property
+    def has_evidence(self) -> bool:
+        return not (self.spread is None and self.invalidation is None and self.disagreement is None)
+
+    def components(self) -> dict:
+        """What is stored beside the rank and exported: each component and its support."""
+        return {
+            "spread": _rounded(self.spread),
+            "invalidation": _rounded(self.invalidation),
+            "disagreement": _rounded(self.disagreement),
+            "verifier_scores": self.verifier_scores,
+            "meta_verified": self.meta_verified,
+            "predictions": self.predictions,
+        }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _std(values: Sequence[float]) -> float:
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+def spread_of(scores: Sequence[float]) -> float | None:
+    if not scores:
+        return None
+    if len(scores) == 1:
+        return SINGLE_SCORE_SPREAD
+    return min(1.0, _std(scores) / 0.5)
+
+
+def invalidation_of(meta_scores: Iterable[Sequence[float]]) -> tuple[float | None, int]:
+    """(component, number of meta-verified analyses) from each analysis's meta scores."""
+    doubts = [1.0 - sum(scores) / len(scores) for scores in meta_scores if scores]
+    if not doubts:
+        return None, 0
+    return sum(doubts) / len(doubts), len(doubts)
+
+
+def disagreement_of(predictions: Sequence[float]) -> float | None:
+    if len(predictions) < 2:
+        return None
+    return min(1.0, _std(predictions) / 0.5)
+
+
+def proof_uncertainty(
+    *,
+    verifier_scores: Sequence[float],
+    meta_scores: Iterable[Sequence[float]] = (),
+    predictions: Sequence[float] = (),
+) -> Uncertainty:
+    """verifier_scores: the proof's scored analyses (0 / 0.5 / 1); meta_scores: per meta-verified
+    analysis, its scored meta-verifications (0 / 0.5 / 1); predictions: grader predictions on
+    0-1."""
+    scores = [float(s) for s in verifier_scores]
+    preds = [float(p) for p in predictions]
+    spread = spread_of(scores)
+    invalidation, meta_verified = invalidation_of(
+        [float(s) for s in per_analysis] for per_analysis in meta_scores
+    )
+    disagreement = disagreement_of(preds)
+    present = [c for c in (spread, invalidation, disagreement) if c is not None]
+    value = sum(present) / len(present) if present else NO_EVIDENCE
+    return Uncertainty(
+        value=round(value, 6),
+        spread=spread,
+        invalidation=invalidation,
+        disagreement=disagreement,
+        verifier_scores=len(scores),
+        meta_verified=meta_verified,
+        predictions=len(preds),
+    )
+
+
+def prediction_on_unit(score: float, prediction_scale: str) -> float:
+    """A grader prediction put on 0-1 ("0-7" divided by 7; "0-1" as it is)."""
+    return score / 7.0 if prediction_scale == "0-7" else float(score)
