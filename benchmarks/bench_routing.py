@@ -285,6 +285,8 @@ def section(results: list[tuple[str, dict]], real: list[dict], seconds: float) -
         "label is wrong first (the least human effort possible). Plot: "
         f"[`{SVG.name}`]({SVG.name}).",
         "",
+        f"![Label accuracy against the share of proofs graded by experts]({SVG.name})",
+        "",
         "Human grades needed to reach a target label accuracy (share of the corpus):",
         "",
         "| corpus | proofs | automatic only | target | most uncertain first | random order "
