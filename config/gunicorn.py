@@ -2,8 +2,9 @@
 config.wsgi`): the usual Procfile conventions, PORT and WEB_CONCURRENCY, from the environment.
 
 Sync workers: a request is short (a judgement costs a few ms of CPU) and holds one persistent
-database connection per worker. Two workers per core is the usual start; the benchmark
-(benchmarks/bench_http.py) measures 2 on a 2-core machine.
+database connection per worker. One or two workers per core: on the 2-core benchmark machine
+(benchmarks/bench_http.py, PostgreSQL on the same cores) 2 and 4 workers served the same
+judgements a second, so the default is 2; a web machine without the database can take 2 a core.
 """
 
 import os
