@@ -374,12 +374,15 @@ class ItemsCreateApi(APIView):
                 generator=data["generator"],
                 problem=data["problem"],
             )
-        result = services.items_create_from_selection(
-            campaign=campaign,
-            proofs=proofs,
-            required_judgements=data["required_judgements"],
-            is_gold=data["is_gold"],
-        )
+        try:
+            result = services.items_create_from_selection(
+                campaign=campaign,
+                proofs=proofs,
+                required_judgements=data["required_judgements"],
+                is_gold=data["is_gold"],
+            )
+        except services.GradeError as exc:
+            raise ValidationError({"problems": exc.problems}) from exc
         body = {
             "created": [item.pk for item in result.created],
             "already_present": result.already_present,

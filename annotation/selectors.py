@@ -327,6 +327,7 @@ class Progress:
     judgements_submitted: int
     experts: list[ExpertRow]
     scores_by_generator: dict[str, list[Decimal]]
+    held: int = 0  # held back by the routing budget (exports.services.routing)
 
 
 def campaign_progress(campaign: Campaign) -> Progress:
@@ -349,7 +350,7 @@ def campaign_progress(campaign: Campaign) -> Progress:
                 distinct=True,
             ),
         )
-        .values("id", "required_judgements", "submitted", "active", "is_final")
+        .values("id", "required_judgements", "submitted", "active", "is_final", "route_held")
     )
     done = sum(1 for i in items if i["submitted"] >= i["required_judgements"])
     in_progress = sum(
@@ -357,6 +358,8 @@ def campaign_progress(campaign: Campaign) -> Progress:
         for i in items
         if i["submitted"] < i["required_judgements"] and (i["submitted"] or i["active"])
     )
+    # held back by the routing budget: no expert is given them (labelled automatically or not)
+    held = sum(1 for i in items if i["route_held"] and not i["submitted"] and not i["active"])
     experts: dict[int, ExpertRow] = {}
     members = CampaignMember.objects.filter(campaign=campaign, role=MemberRole.EXPERT)
     for member in members.select_related("user").order_by("user__username"):
@@ -394,7 +397,8 @@ def campaign_progress(campaign: Campaign) -> Progress:
         items=len(items),
         done=done,
         in_progress=in_progress,
-        waiting=len(items) - done - in_progress,
+        waiting=len(items) - done - in_progress - held,
+        held=held,
         final=sum(1 for i in items if i["is_final"]),
         judgements_needed=sum(i["required_judgements"] for i in items),
         judgements_submitted=sum(min(i["submitted"], i["required_judgements"]) for i in items),

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Campaign, CampaignStatus, Grade, GradeStatus, Item
+from annotation.services.grading import GradeError
 from annotation.signals import items_added
 from problems.models import Proof
 from rubrics.selectors import scheme_generator_config_id, schemes_approved_for_problems
@@ -60,6 +61,12 @@ def double_scored_keys(
     return set(ranked[:count])
 
 
+ROUND_TAKES_GOLD_ONLY = (
+    "A calibration round takes only copies of gold items: make one under Calibration, New "
+    "calibration round."
+)
+
+
 @transaction.atomic
 def items_create_from_selection(
     *,
@@ -72,7 +79,11 @@ def items_create_from_selection(
     (else its newest frozen one; or to none, reported). When the campaign names a generator
     configuration, problems whose pinned scheme was not generated with it are named as a
     warning. The double-scored share comes from the campaign's seeded sample
-    unless `required_judgements` fixes it for every item."""
+    unless `required_judgements` fixes it for every item. A calibration round is refused: its
+    items are copies of gold items, made by the calibration app with the gold they are checked
+    against (items added here would get no gold answer and no label)."""
+    if campaign.is_calibration:
+        raise GradeError(ROUND_TAKES_GOLD_ONLY)
     proofs = list(proofs)
     result = ItemsCreated()
     existing = set(

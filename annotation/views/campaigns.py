@@ -152,12 +152,16 @@ def items_create(request, slug):
             messages.success(request, result.summary().replace("item(s)", "analysis item(s)"))
             return redirect("annotation:campaign", slug=slug)
         if request.method == "POST":
-            result = services.items_create_from_selection(
-                campaign=campaign,
-                proofs=proofs,
-                required_judgements=data["required_judgements"],
-                is_gold=data["is_gold"],
-            )
+            try:
+                result = services.items_create_from_selection(
+                    campaign=campaign,
+                    proofs=proofs,
+                    required_judgements=data["required_judgements"],
+                    is_gold=data["is_gold"],
+                )
+            except services.GradeError as exc:
+                messages.error(request, str(exc))
+                return redirect("annotation:campaign", slug=slug)
             level = messages.WARNING if result.not_from_config else messages.SUCCESS
             messages.add_message(request, level, result.summary())
             return redirect("annotation:campaign", slug=slug)

@@ -246,3 +246,29 @@ def test_api_names_the_field_on_bad_input(api_client_for, admin):
         .status_code
         == 403
     )
+
+
+def test_a_round_takes_no_items_but_its_gold_copies(client, admin, api_client_for):
+    """Items added by hand to a round would get no gold answer and no label: the round's
+    dashboard offers no "Add items", and the page and the API refuse them, saying where rounds
+    are made; nothing is added."""
+    from tests.problems.page_factories import ProofFactory
+
+    round, _ = gold_round([3, 5])
+    proof = ProofFactory()
+    client.force_login(admin)
+    dashboard = client.get(f"/annotation/{round.slug}/").content.decode()
+    assert "Add items" not in dashboard
+    before = Item.objects.filter(campaign=round).count()
+    page = client.post(
+        f"/annotation/{round.slug}/items/new/",
+        {"problem": proof.problem.external_id, "required_judgements": "1"},
+        follow=True,
+    )
+    api = api_client_for(admin).post(
+        f"/api/v1/campaigns/{round.slug}/items/", {"proof_ids": [proof.pk]}, format="json"
+    )
+    assert api.status_code == 400 and "calibration round" in api.json()["problems"][0]
+    assert Item.objects.filter(campaign=round).count() == before
+    assert page.redirect_chain[-1][0] == f"/annotation/{round.slug}/"
+    assert "takes only copies of gold items" in page.content.decode()

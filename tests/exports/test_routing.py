@@ -150,6 +150,11 @@ def test_budget_serves_the_most_uncertain_and_labels_the_rest_where_the_loop_is_
         campaign.items_by_name["split"].pk,
         None,  # the held and the auto-labelled items are never served
     ]
+    # the dashboard counts the two held items apart from the waiting ones
+    from annotation.selectors import campaign_progress
+
+    progress = campaign_progress(campaign)
+    assert (progress.items, progress.in_progress, progress.held, progress.waiting) == (4, 2, 2, 0)
     # items already given to experts use up the allowance: ranking again holds the same
     again = campaign_rank(campaign=campaign)
     assert (again.already_given, again.ranked, again.served, again.held) == (2, 1, 0, 1)
