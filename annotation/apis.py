@@ -16,6 +16,7 @@ from annotation.services.calibration import CalibrationRequired
 from config.api import ListApi
 from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from config.roles import ALL_ROLES, Role, api_permission
+from config.serializers import SharedFields
 from problems.models import Proof
 
 Anyone = api_permission(*ALL_ROLES)
@@ -25,7 +26,7 @@ TRUE_VALUES = {"1", "true", "yes", "on"}
 User = get_user_model()
 
 
-class GradeSpanInput(serializers.Serializer):
+class GradeSpanInput(SharedFields, serializers.Serializer):
     start = serializers.IntegerField(min_value=0, max_value=INT_MAX)
     end = serializers.IntegerField(min_value=1, max_value=INT_MAX)
     quote = serializers.CharField(allow_blank=True, required=False, default="")
@@ -33,7 +34,7 @@ class GradeSpanInput(serializers.Serializer):
     note = serializers.CharField(allow_blank=True, required=False, default="")
 
 
-class GradeSubmitInput(serializers.Serializer):
+class GradeSubmitInput(SharedFields, serializers.Serializer):
     """The body of a submission and of a draft (a draft is checked like a submission)."""
 
     score = serializers.DecimalField(
@@ -57,7 +58,7 @@ class GradeSpanOutput(GradeSpanInput):
     """A span as stored, with the fields it was given."""
 
 
-class GradeOutput(serializers.Serializer):
+class GradeOutput(SharedFields, serializers.Serializer):
     id = serializers.IntegerField()
     item = serializers.IntegerField(source="item_id")
     campaign = serializers.CharField(source="item.campaign.slug")
@@ -78,7 +79,7 @@ class GradeOutput(serializers.Serializer):
     spans = GradeSpanOutput(many=True, source="spans.all")
 
 
-class ItemOutput(serializers.Serializer):
+class ItemOutput(SharedFields, serializers.Serializer):
     id = serializers.IntegerField()
     campaign = serializers.CharField(source="campaign.slug")
     scale = serializers.CharField(source="campaign.scale")
@@ -92,13 +93,13 @@ class ItemOutput(serializers.Serializer):
     is_final = serializers.BooleanField()
 
 
-class ItemDetailOutput(serializers.Serializer):
+class ItemDetailOutput(SharedFields, serializers.Serializer):
     item = ItemOutput()
     grade = GradeOutput(allow_null=True)
     other_grades = GradeOutput(many=True)
 
 
-class NoWorkLeftOutput(serializers.Serializer):
+class NoWorkLeftOutput(SharedFields, serializers.Serializer):
     detail = serializers.CharField()
     submitted = serializers.IntegerField()
     drafts = serializers.IntegerField()
