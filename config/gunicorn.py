@@ -11,7 +11,8 @@ import os
 
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-worker_class = "sync"
+threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+worker_class = "gthread" if threads > 1 else "sync"
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 graceful_timeout = 30
 keepalive = 5
