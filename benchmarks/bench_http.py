@@ -15,8 +15,9 @@ Phases (each runs `--seconds` or until its share of the items is used):
 2. `submit?next=1`: the submission answers with the next item, one round trip;
 3. submissions alone: the items are leased beforehand (not timed), the clients only submit;
 each with 1, 4 and 16 concurrent experts. Under the 4- and 16-expert loads of phase 2 one more
-client loads the grading page (a logged-in expert's session) in a loop (its CPU is in the
-phase's web CPU). Phase 2 with 4 experts runs again on the 1,000-item campaign, page load and
+client loads the grading page (a logged-in expert's session) `--page-rate` times a second
+(default 2: an expert opens an item every minute or so, so this is the pace of a hundred
+experts; 0 loads it without pause), its CPU counted in the phase's. Phase 2 with 4 experts runs again on the 1,000-item campaign, page load and
 all, to compare with the same phase on the big one. A 429 (throttled) answer is waited out
 (Retry-After) and counted. Clients are threads of this process, each keeping its connection
 while the server does (sync gunicorn workers close every one); they share the two cores with the
@@ -128,6 +129,16 @@ def load(items: int) -> Fixture:
     )
 
 
+def analyse() -> None:
+    """Fresh planner statistics before a phase, as autovacuum keeps them on a live database (it
+    looks once a minute; a phase is shorter). Without it a phase would run on statistics taken
+    when the assignments table was empty: PostgreSQL plans a prepared statement once per
+    connection, until an ANALYZE invalidates the plan, so the leases' candidate query would read
+    every assignment per item it considers until autovacuum's next pass."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
 def prelease(fixture: Fixture, clients: int, per_client: int) -> list[list[int]]:
     """Leases `per_client` items of the big campaign to each of the first `clients` experts,
     as `next` would have (not timed): what phase 3 submits."""
@@ -205,15 +216,34 @@ class Server:
         self.log.close()
 
 
+def _stat(pid: int) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return None
+
+
 def cpu_seconds(pids: list[int]) -> float:
     total = 0
     for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
+        if fields := _stat(pid):
+            total += int(fields[11]) + int(fields[12])  # utime, stime
     return total / CLK_TCK
+
+
+def tree_cpu(parent: int, children: list[int]) -> float:
+    """CPU seconds of a parent's live children plus of those it has reaped (cutime, cstime): a
+    worker gunicorn replaced after max_requests, or a backend PostgreSQL ended with its
+    connection, still counts."""
+    fields = _stat(parent)
+    reaped = (int(fields[13]) + int(fields[14])) / CLK_TCK if fields else 0.0
+    return cpu_seconds(children) + reaped
+
+
+def postmaster_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(_stat(cursor.fetchone()[0])[1])  # this connection's backend's parent
 
 
 def backend_pids(database: str) -> list[int]:
@@ -372,6 +402,7 @@ def run_phase(
     limit: int,
     database: str,
     page: bool = False,
+    page_rate: float = 2.0,
     leased: list[list[int]] | None = None,
 ) -> Result:
     tally = Tally()
@@ -387,6 +418,8 @@ def run_phase(
             if status != 200:
                 raise RuntimeError(f"grading page: {status}")
             page_times.append(time.perf_counter() - start)
+            if page_rate > 0:  # the next load on the clock, not right after this one
+                stop.wait(max(0.0, start + 1 / page_rate - time.perf_counter()))
 
     errors: list[BaseException] = []
 
@@ -396,8 +429,15 @@ def run_phase(
         except BaseException as exc:  # noqa: BLE001 (reported below)
             errors.append(exc)
 
-    web, db = server.workers(), backend_pids(database)
-    cpu_before = cpu_seconds(web), cpu_seconds(db), time.process_time()
+    postmaster = postmaster_pid()
+
+    def web_cpu_now() -> float:
+        return tree_cpu(server.proc.pid, server.workers())
+
+    def db_cpu_now() -> float:
+        return tree_cpu(postmaster, backend_pids(database))
+
+    cpu_before = web_cpu_now(), db_cpu_now(), time.process_time()
     started = time.perf_counter()
     until = started + seconds
     threads = []
@@ -418,9 +458,8 @@ def run_phase(
     stop.set()
     if pager:
         pager.join()
-    db = sorted(set(db) | set(backend_pids(database)))
-    web_cpu = cpu_seconds(web) - cpu_before[0]
-    db_cpu = cpu_seconds(db) - cpu_before[1]
+    web_cpu = web_cpu_now() - cpu_before[0]
+    db_cpu = db_cpu_now() - cpu_before[1]
     client_cpu = time.process_time() - cpu_before[2]
     if errors:
         raise errors[0]
@@ -447,8 +486,16 @@ def run_phase(
 
 
 def report(
-    results: list[Result], *, items: int, workers: int, threads: int, quick: bool, load_avg: str
+    results: list[Result],
+    *,
+    items: int,
+    workers: int,
+    threads: int,
+    page_rate: float,
+    quick: bool,
+    load_avg: str,
 ) -> str:
+    pace = f"{page_rate:g} a second" if page_rate > 0 else "one load after another"
     kind = f"{threads}-thread gthread" if threads > 1 else "sync"
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
@@ -459,7 +506,8 @@ def report(
         f"{platform.python_version()}; PostgreSQL on the same machine; gunicorn {workers} {kind} "
         f"workers (the Procfile's `web`, DEBUG off, persistent connections, JSON request logs); "
         f"load average over the run {load_avg}. Campaigns of {items:,} and {SMALL_ITEMS:,} items; "
-        "clients are threads of the benchmark on the same cores.",
+        "clients are threads of the benchmark on the same cores. The grading page is loaded "
+        f"under the 4- and 16-expert loads of `submit?next=1`, {pace}.",
         "",
         "| phase | experts | campaign | judgements/s | p50 | p95 | web CPU / judgement "
         "| PostgreSQL CPU / judgement | clients' CPU / judgement | grading page p50 / p95 (loads) | 429s |",
@@ -504,6 +552,10 @@ def main() -> None:
         help="threads a worker (GUNICORN_THREADS; more than 1: gthread workers, keep-alive)",
     )  # fmt: skip
     parser.add_argument("--port", type=int, default=int(os.environ.get("BENCH_HTTP_PORT", 8765)))
+    parser.add_argument(
+        "--page-rate", type=float, default=2.0,
+        help="grading page loads a second under load (default 2; 0: one after another)",
+    )  # fmt: skip
     parser.add_argument("--no-write", action="store_true", help="do not append to RESULTS.md")
     args = parser.parse_args()
     items = args.items or (3000 if args.quick else 20000)
@@ -531,16 +583,20 @@ def main() -> None:
                 leased = None
                 if phase == "submissions alone":
                     leased = prelease(fixture, clients, limit // clients + 1)
+                analyse()
                 result = run_phase(
                     server, fixture, phase=phase, clients=clients, slug=fixture.big,
                     seconds=seconds, limit=limit, database=database,
-                    page=phase == "submit?next=1" and clients > 1, leased=leased,
+                    page=phase == "submit?next=1" and clients > 1, page_rate=args.page_rate,
+                    leased=leased,
                 )  # fmt: skip
                 print(f"{phase}, {clients} experts: {result.rate:.0f}/s", flush=True)
                 results.append(result)
+        analyse()
         small = run_phase(
             server, fixture, phase="submit?next=1", clients=4, slug=fixture.small,
             seconds=seconds, limit=int(SMALL_ITEMS * 0.8), database=database, page=True,
+            page_rate=args.page_rate,
         )  # fmt: skip
         results.append(small)
         load_avg = f"{load_start:.1f} -> {os.getloadavg()[0]:.1f}"
@@ -550,8 +606,8 @@ def main() -> None:
         connections.close_all()
         connection.creation.destroy_test_db(original, verbosity=0)
     text = report(
-        results, items=items, workers=args.workers, threads=args.threads, quick=args.quick,
-        load_avg=load_avg,
+        results, items=items, workers=args.workers, threads=args.threads,
+        page_rate=args.page_rate, quick=args.quick, load_avg=load_avg,
     )  # fmt: skip
     print(text)
     if not args.no_write:
