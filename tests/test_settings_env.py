@@ -1,0 +1,45 @@
+"""The environment the settings read: every variable documented in the README's settings
+table, and the PostgreSQL connection options that follow DB_PREPARE_THRESHOLD."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+READS = re.compile(r"""(?:environ\.get\(|environ\[|env_bool\(|env_list\()\s*"([A-Z][A-Z0-9_]*)\"""")
+
+
+def test_the_readme_settings_table_names_every_variable_the_settings_read():
+    read = set(READS.findall((ROOT / "config" / "settings.py").read_text()))
+    assert {"DATABASE_URL", "DB_PREPARE_THRESHOLD", "HTTPS"} <= read  # the pattern finds them
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("## Settings (environment)", 1)[1].split("\n\n", 2)[1]
+    first_cells = [row.split("|")[1] for row in table.splitlines()[2:]]
+    documented = {name for cell in first_cells for name in re.findall(r"`([A-Z0-9_]+)`", cell)}
+    assert read - documented == set()
+
+
+def database_options(**env) -> dict:
+    code = "from django.conf import settings; print(json.dumps(settings.DATABASES['default']))"
+    out = subprocess.run(
+        [sys.executable, "-c", f"import json, django; django.setup(); {code}"],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_postgresql_binds_on_the_server_and_prepares_unless_told_not_to():
+    url = "postgres://u@db.example:5432/pm"
+    options = database_options(DATABASE_URL=url)["OPTIONS"]
+    assert options == {"server_side_binding": True, "prepare_threshold": 5}
+    options = database_options(DATABASE_URL=url, DB_PREPARE_THRESHOLD="off")["OPTIONS"]
+    assert options["prepare_threshold"] is None
+    sqlite = database_options(DATABASE_URL="sqlite:////tmp/x.sqlite3")["OPTIONS"]
+    assert "server_side_binding" not in sqlite
