@@ -122,7 +122,7 @@ def _view(request, item_id: int, assignment=None, campaign=None) -> selectors.Gr
     from django.http import Http404
 
     try:
-        return selectors.item_view_for_api(
+        return selectors.item_view_for_json(
             item_id=item_id, user=request.user, assignment=assignment, campaign=campaign
         )
     except Http404 as exc:

@@ -198,15 +198,16 @@ WHERE i.id = %(item)s"""
     return sql, [(model, names) for model, names, _ in selected]
 
 
-def item_view_for_api(
+def item_view_for_json(
     *,
     item_id: int,
     user: AbstractBaseUser,
     assignment: Assignment | None = None,
     campaign: Campaign | None = None,
 ) -> GradingView:
-    """`grading_view_for_user` for the API (same checks, same blindness, no reference
-    solutions): the item, its campaign, what the API shows of its proof, problem and scheme,
+    """`grading_view_for_user` for the JSON answers, the API's and the grading page's autosave
+    and submit (same checks, same blindness, no reference solutions): the item, its campaign,
+    what the API shows of its proof, problem and scheme,
     the caller's assignment and grade ids and whether the caller is an expert of the campaign,
     in one hand-written statement (the ORM's compiled joins cost more CPU than a submission's
     own work), then the grade if there is one. `assignment` is one the caller has just

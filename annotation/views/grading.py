@@ -89,7 +89,7 @@ def _grade_json(grade: Grade) -> dict:
 @require_POST
 @role_required(*ALL_ROLES)
 def item_draft(request, item_id):
-    view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    view = selectors.item_view_for_json(item_id=item_id, user=request.user)
     if view.item.analysis_id is not None:
         return problems_response(services.GradeError(ANALYSIS_ITEM))
     try:
@@ -121,7 +121,7 @@ def _preview_json(item, data: services.GradeInput) -> dict:
 @require_POST
 @role_required(*ALL_ROLES)
 def item_submit(request, item_id):
-    view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
+    view = selectors.item_view_for_json(item_id=item_id, user=request.user)
     if view.item.analysis_id is not None:
         return problems_response(services.GradeError(ANALYSIS_ITEM))
     try:

@@ -152,7 +152,7 @@ def test_submit_with_next_is_refused_before_writing_for_a_non_expert(api_client_
 def test_the_api_item_read_keeps_the_pages_rules(api_client_for, admin_user):
     """The API reads an item with its own statement: the same answers as the page's selector
     (admins see every grade, an expert only their own draft until the item is final)."""
-    from annotation.selectors import grading_view_for_user, item_view_for_api
+    from annotation.selectors import grading_view_for_user, item_view_for_json
 
     campaign = CampaignFactory()
     item = ItemFactory(campaign=campaign, required_judgements=2)
@@ -165,7 +165,7 @@ def test_the_api_item_read_keeps_the_pages_rules(api_client_for, admin_user):
     for user in (a, b, admin_user):
         page, api = (
             grading_view_for_user(item_id=item.pk, user=user),
-            item_view_for_api(item_id=item.pk, user=user),
+            item_view_for_json(item_id=item.pk, user=user),
         )
         assert (api.item.pk, api.item.proof.text, api.item.campaign.slug) == (
             page.item.pk,
