@@ -3,8 +3,9 @@ import os
 import time
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_ready, worker_shutdown
 
+from config import workers
 from config.logging import log_context
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -47,3 +48,13 @@ def _task_log_end(task=None, state=None, **_):
         extra={"state": state, "duration_ms": round((time.perf_counter() - started) * 1000, 2)},
     )
     log_context.reset(token)
+
+
+@worker_ready.connect
+def _worker_marks_itself_alive(sender=None, **_):
+    workers.alive_marker_start(name=getattr(sender, "hostname", "worker"))
+
+
+@worker_shutdown.connect
+def _worker_stops_marking(**_):
+    workers.alive_marker_stop()

@@ -264,8 +264,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     else {}
 )
 if CELERY_BROKER_URL.startswith("filesystem"):
-    for _folder in ("out", "processed", "control"):
+    for _folder in ("out", "processed", "control", "workers"):
         (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+# The filesystem broker cannot ping workers: a worker on it touches a file of its own in
+# broker/workers every WORKER_ALIVE_SECONDS, and one silent for three times that is gone.
+WORKER_ALIVE_SECONDS = float(os.environ.get("WORKER_ALIVE_SECONDS", "5"))
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "proofmark")
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
