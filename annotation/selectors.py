@@ -210,8 +210,8 @@ def item_view_for_json(
     what the API shows of its proof, problem and scheme, the caller's assignment and grade ids
     and whether the caller is an expert of the campaign, in one hand-written statement (the
     ORM's compiled joins cost more CPU than a submission's own work), then the grade if there
-    is one. `assignment` is one the caller has just
-    leased, `campaign` one it has just read (neither is built again)."""
+    is one. `assignment` is one the caller has just leased, `campaign` one it has just read
+    (neither is built again)."""
     sql, parts = _api_item_sql()
     with connection.cursor() as cursor:
         cursor.execute(sql, {"item": item_id, "user": user.pk, "expert": MemberRole.EXPERT})
