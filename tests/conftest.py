@@ -20,6 +20,12 @@ FIXTURES_REAL = SHARED / "fixtures" / "real"
 IN_CI = os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
 
 
+def pytest_configure(config):
+    """A fast hasher for the suite: PBKDF2's deliberate cost (about 0.6 s a hash here) buys tests
+    nothing. Production keeps Django's default hashers (config/settings.py)."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Under CI a skipped test is a failure: whatever it checks went unchecked."""
     if not IN_CI:
