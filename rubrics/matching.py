@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from llm import parsers, prompts
-from llm.client import Completion, LLMClient, LLMError
+from llm.client import Completion, LLMClient, LLMError, Usage
 from problems.models import Proof, ReferenceSolution
 
 from .models import GenerationStep, MarkingScheme
@@ -117,10 +117,11 @@ def match_messages(*, problem: str, clusters: Sequence[ClusterRubric], proof: st
 
 def proofs_match(
     *, proofs: Sequence[tuple[Proof, MarkingScheme]], client: LLMClient, parameters: dict
-) -> tuple[dict[int, ProofMatch], dict[int, str]]:
+) -> tuple[dict[int, ProofMatch], dict[int, str], Usage]:
     """Each proof's closest cluster of its scheme (by proof id), from the step cache or the
-    model, and the proofs whose match failed, with why (the raw reply included). Proofs whose
-    scheme has nothing to choose from are in neither."""
+    model, the proofs whose match failed, with why (the raw reply included), and the tokens
+    of the calls made now (a cached match costs none; a reply that does not parse does).
+    Proofs whose scheme has nothing to choose from are in neither."""
     by_scheme: dict[int, list[ClusterRubric]] = {}
     wanted = []
     for proof, scheme in proofs:
@@ -142,7 +143,10 @@ def proofs_match(
         else:
             matches[proof.pk] = _match(clusters, cached.parsed)
     replies = client.complete_many([messages for _, _, messages, _ in missing]) if missing else []
+    usage = Usage()
     for (proof, clusters, _, digest), reply in zip(missing, replies, strict=True):
+        if not isinstance(reply, LLMError):
+            usage = usage + reply.usage
         try:
             parsed = _read(reply, clusters)
         except (LLMError, parsers.OutputError) as exc:
@@ -157,7 +161,7 @@ def proofs_match(
             },
         )
         matches[proof.pk] = _match(clusters, parsed)
-    return matches, failures
+    return matches, failures, usage
 
 
 def _key(proof: Proof, parameters: dict, digest: str) -> dict:

@@ -28,12 +28,12 @@ from annotation.models import (
 from annotation.services.assignment import _taken_count
 from annotation.signals import item_judged, judgement_submitted
 from annotation.spans import SpanError, locate_span
+from annotation.steps import steps_check
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
 from rubrics.services import scheme_freeze
 from rubrics.structure import AwardError, Scheme, check_awards, compute_score
 
-VERDICTS = {"correct", "wrong", "unclear"}
 # What a submission with nothing chosen is refused with (the grading page says the same).
 NOT_GRADED = "Not graded yet: choose the final score (0 counts) before submitting."
 NOT_GRADED_CHECKLIST = (
@@ -212,9 +212,10 @@ def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> tuple[Decimal | N
             )
         except SpanError as exc:
             problems.append(f"error span {index}: {exc}")
-    for key, verdict in data.step_verdicts.items():
-        if verdict not in VERDICTS:
-            problems.append(f"step {key}: verdict must be correct, wrong or unclear")
+    data.step_verdicts, data.first_wrong_step, step_problems = steps_check(
+        data.step_verdicts, data.first_wrong_step
+    )
+    problems.extend(step_problems)
     return computed, problems
 
 

@@ -120,7 +120,7 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("via_equivalent", "json", "Checkpoints awarded for an equivalent argument (ids)."),
         Field("score_note", "string", "Why the score departs from the computed one."),
         Field("comment", "string", "The expert's comment."),
-        Field("step_verdicts", "json", "Step-level verdicts {step: CORRECT | WRONG}."),
+        Field("step_verdicts", "json", "Step-level verdicts {step: correct | wrong | unclear}."),
         Field("first_wrong_step", "int", "The first wrong step, if any."),
         Field("seconds_spent", "int", "Time spent grading."),
         Field("submitted_at", "string", "ISO 8601 time of submission."),

@@ -470,11 +470,12 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
             if (item.pk, run) not in done
         ]
         # RefGrader schemes: each proof is graded with its closest cluster's rubric
-        matches, unmatched = proofs_match(
+        matches, unmatched, match_usage = proofs_match(
             proofs=list({i.pk: (i.proof, i.scheme) for i, _ in wanted if i.scheme}.values()),
             client=client,
             parameters=evaluation.parameters,
         )
+        _add_tokens(evaluation, match_usage)  # the match calls count like the grading ones
         _store_match_failures(
             evaluation, [(i, run) for i, run in wanted if i.proof_id in unmatched], unmatched
         )
@@ -571,6 +572,11 @@ def _store_replies(
                 "finish_reason": finish_reason,
             },
         )
+    _add_tokens(evaluation, usage)
+
+
+def _add_tokens(evaluation: GraderEvaluation, usage: Usage) -> None:
+    """Adds a batch's tokens (grading or RefGrader match calls) to the run's count."""
     GraderEvaluation.objects.filter(pk=evaluation.pk).update(
         prompt_tokens=F("prompt_tokens") + usage.prompt_tokens,
         completion_tokens=F("completion_tokens") + usage.completion_tokens,

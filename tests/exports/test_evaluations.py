@@ -467,6 +467,10 @@ def test_refgrader_scheme_grades_each_proof_with_its_matched_cluster(
     assert "matching step" in failure and "'C9', which is not one of C1, C2" in failure
     assert '"closest_rep_id": "C9"' in failure  # the raw reply is kept
     assert evaluation.counts["clusters"] == {"C1": 1}
+    # every answered call counts, the match calls with the grading ones (the failed match too)
+    answered = [e["content"] for e in fake_llm.log if e["status"] == 200]
+    assert any(match in c for c in answered)
+    assert evaluation.prompt_tokens == sum(max(1, len(c) // 4) for c in answered)
     grading = [u for u in fake_llm.prompts() if u.startswith("Grade the proof below")]
     squares = [u for u in grading if "Expand $(a-b)^2$." in u]
     assert len(squares) == 2
