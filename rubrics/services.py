@@ -33,20 +33,24 @@ def scheme_version_create(
     provenance: dict | None = None,
     created_by: User | None = None,
     previous: MarkingScheme | None = None,
+    version: int | None = None,
 ) -> MarkingScheme:
     """A new draft version of the problem's scheme: `content` (or `text`) parsed as `fmt`,
     the structure and validation messages stored beside the text. Text that does not parse
     is still saved, with its problems in words and is_valid False; text the parser keeps as
-    free guidance (IMO-ProofBench guidelines) lands in `guidelines`."""
+    free guidance (IMO-ProofBench guidelines) lands in `guidelines`. The version number is
+    `version` when that number is free (an import keeping an export's numbers), else the next."""
     Problem.objects.select_for_update().only("id").get(pk=problem.pk)
     result = parse_scheme(
         content if content is not None else text, fmt, problem_id=problem.external_id
     )
-    last = MarkingScheme.objects.filter(problem=problem).aggregate(last=Max("version"))["last"]
+    taken = MarkingScheme.objects.filter(problem=problem)
+    if version is None or version < 1 or taken.filter(version=version).exists():
+        version = (taken.aggregate(last=Max("version"))["last"] or 0) + 1
     kept_guidelines = "\n\n".join(part for part in (guidelines, result.guidelines) if part)
     return MarkingScheme.objects.create(
         problem=problem,
-        version=(last or 0) + 1,
+        version=version,
         method=method,
         status=SchemeStatus.DRAFT,
         text=text,
@@ -71,10 +75,15 @@ TEXT_FORMATS = (
 
 
 def scheme_text_format(scheme: MarkingScheme) -> str:
-    """The format the version's text is written in: the recorded one when it is a text
-    format, else ProofBench Markdown (MathArena's JSON is kept as ProofBench Markdown text)."""
-    fmt = (scheme.provenance or {}).get("format")
-    return fmt if fmt in dict(TEXT_FORMATS) else "proofbench_markdown"
+    """The format the version's text is written in (`text_format_of` its recorded format)."""
+    return text_format_of((scheme.provenance or {}).get("format"))
+
+
+def text_format_of(recorded: str | None) -> str:
+    """The text format of a version whose provenance records `recorded`: that one when it is
+    a text format, else ProofBench Markdown (MathArena's JSON is kept as ProofBench Markdown
+    text)."""
+    return recorded if recorded in dict(TEXT_FORMATS) else "proofbench_markdown"
 
 
 @transaction.atomic
@@ -231,8 +240,11 @@ def _imported_text(fmt: str, content: object, problem_id: str) -> str:
 def schemes_import_for_problems(*, problem_ids: Iterable[int]) -> ImportCounts:
     """Makes a version with method "imported" for every entry of each problem's
     `metadata["imported_schemes"]` (format in INTERFACES.md) not imported before: the same
-    source, format and content never makes a second version. Entries that do not parse still
-    make a draft (IMO-ProofBench guidelines are kept as the version's guidelines)."""
+    format and content, or the same text in the same text format as any version of the problem
+    (a Proofmark export imported again), never makes a second version. An entry's `version`
+    (a Proofmark export's scheme_version) is kept as the version number when it is free.
+    Entries that do not parse still make a draft (IMO-ProofBench guidelines are kept as the
+    version's guidelines)."""
     counts = ImportCounts()
     problems = Problem.objects.select_for_update().filter(pk__in=list(problem_ids)).order_by("pk")
     for problem in problems:
@@ -240,11 +252,9 @@ def schemes_import_for_problems(*, problem_ids: Iterable[int]) -> ImportCounts:
         if not isinstance(entries, list) or not entries:
             continue
         counts.problems += 1
-        known = set(
-            MarkingScheme.objects.filter(
-                problem=problem, provenance__has_key="content_sha256"
-            ).values_list("provenance__content_sha256", flat=True)
-        )
+        versions = list(MarkingScheme.objects.filter(problem=problem).only("text", "provenance"))
+        known = {(v.provenance or {}).get("content_sha256") for v in versions} - {None}
+        texts = {(scheme_text_format(v), v.text) for v in versions}
         for index, entry in enumerate(entries):
             where = f'{problem.external_id}: metadata["imported_schemes"][{index}]'
             if not isinstance(entry, dict) or "format" not in entry or "content" not in entry:
@@ -252,13 +262,16 @@ def schemes_import_for_problems(*, problem_ids: Iterable[int]) -> ImportCounts:
                 continue
             fmt, content = str(entry["format"]), entry["content"]
             digest = _content_hash(fmt, content)
-            if digest in known:
+            problem_key = problem.external_id
+            text = _imported_text(fmt, content, problem_key)
+            text_format = text_format_of(fmt)
+            if digest in known or (text_format, text) in texts:
                 counts.unchanged += 1
                 continue
-            problem_key = problem.external_id
+            stated = entry.get("version")
             made = scheme_version_create(
                 problem=problem,
-                text=_imported_text(fmt, content, problem_key),
+                text=text,
                 method=SchemeMethod.IMPORTED,
                 fmt=fmt,
                 content=content if not isinstance(content, str) else None,
@@ -267,8 +280,10 @@ def schemes_import_for_problems(*, problem_ids: Iterable[int]) -> ImportCounts:
                     "format": fmt,
                     "content_sha256": digest,
                 },
+                version=stated if isinstance(stated, int) else None,
             )
             known.add(digest)
+            texts.add((text_format, text))
             counts.created += 1
             counts.versions.append(f"{problem_key} v{made.version}")
     return counts

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from adjudication.agreement import apply_policy
 from adjudication.models import LabelSource
 from adjudication.services.labels import final_label_set
 from annotation.models import (
@@ -35,6 +36,7 @@ from annotation.models import (
     Item,
     default_error_taxonomy,
 )
+from annotation.scales import SCALES, nearest
 from annotation.services import campaign_create
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
@@ -69,27 +71,24 @@ def _fmt(value: Decimal) -> str:
 
 
 def imported_on_scale(value: Decimal, maximum: Decimal) -> tuple[str, Decimal, str]:
-    """A native rating on a campaign scale: out of 7 -> 0-7 (rounded half up), out of 1 ->
-    0 / 0.5 / 1 (to the nearest half), anything else -> normalised to 0-7 (x * 7 / max,
-    rounded half up). Returns (scale, value, how, in words)."""
+    """A native rating on a campaign scale, its number kept (no rounding: a label may fall
+    between two values of its scale): out of 7 -> 0-7 as it is, out of 1 -> 0 / 0.5 / 1 as it
+    is, anything else -> 0-7 by x * 7 / max (to the two decimals of a label). Returns (scale,
+    value, how, in words). A judgement needs a value of the scale: `imported_grade_value`."""
     if maximum <= 0 or not Decimal(0) <= value <= maximum:
         raise ValueError(f"rating {_fmt(value)} is not within 0..{_fmt(maximum)}")
-    if maximum == 7:
-        scaled = value.quantize(Decimal(1), rounding=ROUND_HALF_UP)
-        how = f"{_fmt(value)}/7" + ("" if scaled == value else f" rounded to {_fmt(scaled)}")
-        return "0-7", scaled, how
-    if maximum == 1:
-        scaled = (value * 2).quantize(Decimal(1), rounding=ROUND_HALF_UP) / 2
-        how = f"{_fmt(value)}/1" + ("" if scaled == value else f" rounded to {_fmt(scaled)}")
-        return "0-0.5-1", scaled, how
+    if maximum in (7, 1):
+        return ("0-7" if maximum == 7 else "0-0.5-1"), value, f"{_fmt(value)}/{_fmt(maximum)}"
     exact = value * 7 / maximum
-    scaled = exact.quantize(Decimal(1), rounding=ROUND_HALF_UP)
-    return (
-        "0-7",
-        scaled,
-        f"{_fmt(value)}/{_fmt(maximum)} normalised to 0-7: {_fmt(exact.quantize(Decimal('0.01')))}"
-        f" rounded half up to {_fmt(scaled)}",
-    )
+    scaled = exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return "0-7", scaled, f"{_fmt(value)}/{_fmt(maximum)} normalised to 0-7: {_fmt(scaled)}"
+
+
+def imported_grade_value(value: Decimal, scale: str) -> Decimal:
+    """The judgement an imported rating stands for: a value of the scale, the rating's number
+    read as `annotation.scales.nearest` reads every label between two values (halfway, the
+    lower: 6.5 -> 6)."""
+    return nearest(value, SCALES[scale].values)
 
 
 def _campaign_for(source: str, scale: str, report: ImportedReport) -> Campaign:
@@ -126,6 +125,7 @@ def _rater(n: int, known: dict[int, object]):
 
 
 def _ratings(proof: Proof, report: ImportedReport) -> dict[str, list[tuple[Decimal, Decimal]]]:
+    """{source: [(value, max)]} of the proof's expert ratings."""
     by_source: dict[str, list[tuple[Decimal, Decimal]]] = defaultdict(list)
     entries = (proof.metadata or {}).get("imported_ratings") or []
     for n, entry in enumerate(entries if isinstance(entries, list) else [], start=1):
@@ -139,6 +139,27 @@ def _ratings(proof: Proof, report: ImportedReport) -> dict[str, list[tuple[Decim
             continue
         by_source[str(entry.get("source") or proof.source or "unknown")].append((value, maximum))
     return by_source
+
+
+def _graded_under(proof: Proof, source: str, versions: dict[int, list[MarkingScheme]]):
+    """The scheme version a rating of `source` was given under, when the import recorded it
+    (`scheme`: the text's sha256 and its version number in the file, a Proofmark export's
+    scheme_version): the problem's version with that text, the one of that number first."""
+    for entry in (proof.metadata or {}).get("imported_ratings") or []:
+        if not isinstance(entry, dict) or str(entry.get("source")) != source:
+            continue
+        named = entry.get("scheme")
+        if not isinstance(named, dict):
+            continue
+        same = [
+            v
+            for v in versions.get(proof.problem_id, [])
+            if hashlib.sha256(v.text.encode()).hexdigest() == named.get("text_sha256")
+        ]
+        same.sort(key=lambda v: (v.version != named.get("version"), v.version))
+        if same:
+            return same[0]
+    return None
 
 
 def _spans(proof: Proof, report: ImportedReport) -> list[dict]:
@@ -189,6 +210,11 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
         proofs = Proof.objects.filter(metadata__has_key="imported_ratings")
     proofs = list(proofs)
     current = schemes_approved_for_problems({p.problem_id for p in proofs})
+    versions: dict[int, list[MarkingScheme]] = defaultdict(list)
+    for version in MarkingScheme.objects.filter(problem_id__in={p.problem_id for p in proofs}).only(
+        "problem_id", "version", "text"
+    ):
+        versions[version.problem_id].append(version)
     now = timezone.now()
     raters: dict[int, object] = {}
     pinned: set[int] = set()
@@ -198,6 +224,8 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
         for source, ratings in sorted(_ratings(proof, report).items()):
             scale = imported_on_scale(*ratings[0])[0]
             campaign = _campaign_for(source, scale, report)
+            under = _graded_under(proof, source, versions)
+            scheme = under if under is not None else current.get(proof.problem_id)
             item, created = Item.objects.get_or_create(
                 campaign=campaign,
                 proof=proof,
@@ -206,9 +234,12 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                     "required_judgements": len(ratings),
                     "submitted_count": len(ratings),
                     "needs_work": False,
-                    "scheme": current.get(proof.problem_id),
+                    "scheme": scheme,
                 },
             )
+            if under is not None and item.scheme_id != under.pk:
+                item.scheme = under
+                item.save(update_fields=["scheme"])
             report.items_created += int(created)
             if item.scheme_id is not None:
                 pinned.add(item.scheme_id)
@@ -220,7 +251,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                     expert=_rater(n, raters),
                     defaults={
                         "status": GradeStatus.SUBMITTED,
-                        "score": scaled,
+                        "score": imported_grade_value(scaled, scale),
                         "comment": f"Imported from {source}: {_fmt(value)} of {_fmt(maximum)}.",
                         "scheme_id": item.scheme_id,
                     },
@@ -234,14 +265,13 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                 hows.append(how)
                 report.grades += 1
             native = sum(v for v, _ in ratings) / len(ratings)
-            value = sum(values) / len(values)
-            if scale == "0-7":
-                value = value.quantize(Decimal(1), rounding=ROUND_HALF_UP)
+            # the ratings' numbers, kept: a mean between two values stays (6.5 stays 6.5)
+            value, mean = apply_policy(values, "mean", SCALES[scale].values)
             final_label_set(
                 item=item,
                 value=value,
                 source=LabelSource.IMPORTED,
-                policy=f"imported from {source}: " + "; ".join(hows),
+                policy=f"imported from {source}: " + "; ".join(hows) + f"; {mean}",
                 grade_ids=grade_ids,
                 native_value=native,
                 native_max=ratings[0][1],

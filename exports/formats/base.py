@@ -35,6 +35,7 @@ from annotation.models import Campaign, Grade, GradeStatus
 from exports.writers import Field
 from problems.models import Problem, ReferenceSolution
 from rubrics.models import MarkingScheme
+from rubrics.services import text_format_of
 
 # A batch holds at most BATCH rows and about BATCH_CHARS characters of text: the first batch is
 # small, and each next one is sized from the width of the rows before it, so memory stays flat
@@ -163,7 +164,18 @@ class Plan:
 
 # --- Shared query parts ----------------------------------------------------------------------
 
-COMMON_TAIL = [
+# The keys that join a row to the other exports: its proof's natural key is (problem_id,
+# generator, sample_key); item_id and campaign name the campaign item behind the label (the
+# annotations export's item_id). A format's own columns come first, then these, then the tail.
+KEY_FIELDS = [
+    Field(
+        "sample_key",
+        "string",
+        "The proof's sample key (with problem_id and generator, the proof's natural key).",
+    ),
+    Field("item_id", "int", "The campaign item behind the label (as in the annotations export)."),
+]
+COMMON_TAIL = KEY_FIELDS + [
     Field(
         "label_source",
         "string",
@@ -316,6 +328,7 @@ class ProblemColumns(NamedTuple):
 class SchemeColumns(NamedTuple):
     version: int
     text: str
+    text_format: str
 
     @property
     def chars(self) -> int:
@@ -381,10 +394,10 @@ def _problem_loader(options: ExportOptions, references: bool) -> Callable:
 
 def _load_schemes(scheme_ids: set[int]) -> dict[int, SchemeColumns]:
     return {
-        pk: SchemeColumns(version, text)
-        for pk, version, text in of_ids(MarkingScheme.objects.all(), "id", scheme_ids)
+        pk: SchemeColumns(version, text, text_format_of(recorded))
+        for pk, version, text, recorded in of_ids(MarkingScheme.objects.all(), "id", scheme_ids)
         .order_by()
-        .values_list("id", "version", "text")
+        .values_list("id", "version", "text", KeyTextTransform("format", "provenance"))
     }
 
 
@@ -403,6 +416,8 @@ LABEL_COLUMNS: dict[str, str | Expression] = {
         0,
     ),
     "problem_pk": "item__proof__problem_id",
+    "item_id": "item_id",
+    "sample_key": "item__proof__sample_key",
     "proof_licence": _licence("item__proof__metadata"),
     **ROUTE_COLUMNS,
 }
@@ -434,6 +449,8 @@ def _stream(
             if options.split and problem.split != options.split:
                 continue
             row = build(raw, problem, held)
+            row["sample_key"] = raw["sample_key"]
+            row["item_id"] = raw["item_id"]
             row["label_source"] = raw["source"]
             row["judgements"] = raw["judgements"]
             row["campaign"] = campaign.slug

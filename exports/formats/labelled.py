@@ -99,27 +99,30 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("response_number", "int", "The proof's sample index for this problem and model."),
         Field("generation_prompt", "string", "The prompt the proof was generated from, if known."),
         Field("scheme_version", "int", "Version number of the marking scheme used."),
+        Field(
+            "scheme_format",
+            "string",
+            "The format of marking_scheme's text (proofbench_markdown, imobench_guidelines for "
+            "band schemes, refgrader_*): an import reads it back as the same kind of scheme.",
+        ),
     ] + _tail(options)
 
     def build(raw, problem, schemes):
         value = to_0_7(raw["value"], campaign.scale)
-        label_scheme = schemes.get(raw["scheme_id"])
-        item_scheme = schemes.get(raw["item_scheme_id"])
+        scheme = schemes.get(raw["scheme_id"]) or schemes.get(raw["item_scheme_id"])
         return {
             "problem_id": problem.problem_id,
             "problem": problem.statement,
             "reference_solution": problem.reference,
-            "marking_scheme": (label_scheme and label_scheme.text)
-            or (item_scheme and item_scheme.text)
-            or "",
+            "marking_scheme": scheme.text if scheme else "",
             "generator": raw["generator"],
             "model_solution": raw["proof_text"],
             "expert_rating": float(value) if rating_kind == "float" else _integer(value),
             "metadata": {"contest": problem.contest, "contest_year": problem.year},
             "response_number": raw["sample_index"],
             "generation_prompt": raw["generation_prompt"] or "",
-            "scheme_version": (label_scheme and label_scheme.version)
-            or (item_scheme and item_scheme.version),
+            "scheme_version": scheme.version if scheme else None,
+            "scheme_format": scheme.text_format if scheme else "",
         }
 
     qs = _labels(campaign, options).filter(item__analysis__isnull=True)
@@ -225,6 +228,8 @@ DMV_COLUMNS = PROOF_COLUMNS | {
     "analysis_text": "item__analysis__text",
     "verifier": "item__analysis__verifier",
     "verifier_score": "item__analysis__score",
+    "analysis_id": "item__analysis_id",
+    "verifier_sample": "item__analysis__sample_key",
 }
 
 
@@ -242,6 +247,14 @@ def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("verifier", "string", "The model that wrote the analysis."),
         Field("verifier_score", "float", "The score the analysis itself gave (null if none)."),
         Field("generator", "string", "The model that wrote the proof."),
+        Field(
+            "verifier_sample",
+            "string",
+            "The analysis's sample key (with the proof and verifier, its natural key).",
+        ),
+        Field(
+            "analysis_id", "int", "The analysis reviewed (the annotations export's analysis_id)."
+        ),
     ] + _tail(options)
 
     def build(raw, problem, schemes):
@@ -255,6 +268,8 @@ def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
             "verifier": raw["verifier"],
             "verifier_score": None if score is None else float(score),
             "generator": raw["generator"],
+            "verifier_sample": raw["verifier_sample"],
+            "analysis_id": raw["analysis_id"],
         }
 
     qs = _labels(campaign, options).filter(item__analysis__isnull=False)

@@ -37,6 +37,17 @@ TOPICS = {
     "g": "G",
     "n": "N",
 }
+# The marking-scheme formats an import may name (rubrics.structure parses them); all but
+# matharena_json are text.
+SCHEME_FORMATS = (
+    "proofbench_markdown",
+    "matharena_json",
+    "imobench_guidelines",
+    "refgrader_plain",
+    "refgrader_approachability",
+    "refgrader_milestones",
+    "refgrader_hybrid",
+)
 KEY_MAX = 200  # external ids, generators, verifiers and sample keys are CharField(200)
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from problems.importers.base import (
+    SCHEME_FORMATS,
     AnalysisIn,
     Issue,
     Item,
@@ -78,7 +79,6 @@ KEYS = {
         "metadata",
     },
 }
-SCHEME_FORMATS = ("proofbench_markdown", "matharena_json", "imobench_guidelines")
 
 
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:

@@ -4,14 +4,19 @@ Columns: problem_id, problem (both required), reference_solution, marking_scheme
 model_solution, expert_rating (0-7), metadata {contest, contest_year}, response_number,
 generation_prompt, and licence (Proofmark's exports add it: the licence of the source record;
 a row with the column is Proofmark's own, so a blank cell means "not recorded" and the ProofBench
-default is not applied). The other columns of Proofmark's exports (scheme_version,
-label_source, judgements, campaign, split) are known and not read.
+default is not applied). From Proofmark's exports it also reads `scheme_format` (the scheme's
+format, default proofbench_markdown), `scheme_version` (the version number the scheme gets when
+that number is free, and the one the rating was given under) and `sample_key` (the proof's
+sample key, default `response_number`); their other columns (label_source, judgements,
+campaign, item_id, split, ...) are known and not read.
 """
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
 from problems.importers.base import (
+    SCHEME_FORMATS,
     Issue,
     Item,
     ProblemIn,
@@ -41,7 +46,10 @@ COLUMNS = (
     "response_number",
     "generation_prompt",
     "licence",
+    "scheme_format",
     "scheme_version",
+    "sample_key",
+    "item_id",
     "label_source",
     "judgements",
     "campaign",
@@ -76,8 +84,18 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     rating = row.number("expert_rating")
     prompt = row.text("generation_prompt")
     licence = row.text("licence").strip()
+    scheme_format = row.key("scheme_format", default="proofbench_markdown")
+    scheme_version = row.integer("scheme_version")
+    sample_key = row.key("sample_key")
     if rating is not None and not 0 <= rating <= 7:
         issues.append(error(where, f"{rating} is outside 0-7.", "expert_rating"))
+    if scheme_format not in SCHEME_FORMATS or scheme_format == "matharena_json":
+        text_formats = ", ".join(f for f in SCHEME_FORMATS if f != "matharena_json")
+        issues.append(
+            error(where, f"{scheme_format!r} is not one of {text_formats}.", "scheme_format")
+        )
+    if scheme_version is not None and scheme_version < 1:
+        issues.append(error(where, f"{scheme_version} is not a version number.", "scheme_version"))
     if issues:
         yield from issues
         return
@@ -91,7 +109,14 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         year=year,
         source=source,
         metadata=dict(own),
-        schemes=[{"format": "proofbench_markdown", "source": source, "content": scheme}]
+        schemes=[
+            {
+                "format": scheme_format,
+                "source": source,
+                "content": scheme,
+                **({"version": scheme_version} if scheme_version is not None else {}),
+            }
+        ]
         if scheme.strip()
         else [],
     )
@@ -100,8 +125,20 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     if model_solution.strip():
         metadata: dict = dict(own)
         if rating is not None:
+            graded_under = (
+                {"scheme": {"version": scheme_version, "text_sha256": text_sha256(scheme)}}
+                if scheme.strip()
+                else {}
+            )
             metadata["imported_ratings"] = [
-                {"source": source, "kind": "expert", "value": rating, "max": 7, "raw": rating}
+                {
+                    "source": source,
+                    "kind": "expert",
+                    "value": rating,
+                    "max": 7,
+                    "raw": rating,
+                    **graded_under,
+                }
             ]
         if prompt:
             metadata["generation_prompt"] = prompt
@@ -109,9 +146,15 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
             where,
             problem_id,
             generator,
-            str(response) if response is not None else "0",
+            sample_key or (str(response) if response is not None else "0"),
             model_solution,
             sample_index=response if response is not None else 0,
             source=source,
             metadata=metadata,
         )
+
+
+def text_sha256(text: str) -> str:
+    """The hash an imported rating keeps of the scheme text it was given under: the
+    materialised judgement is pinned to the problem's version with that text."""
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -31,9 +31,12 @@ from problems.services.report import (
 
 
 def _merge_sourced(old: list, new: list) -> list:
-    """Entries of `new` replace those of `old` with the same source; then one per content."""
-    sources = {entry.get("source") for entry in new}
-    merged = [entry for entry in old if entry.get("source") not in sources] + list(new)
+    """Entries of `new` replace those of `old` with the same source (and version: a file may
+    hold several versions of one problem's scheme); then one per content."""
+    sources = {(entry.get("source"), entry.get("version")) for entry in new}
+    merged = [
+        entry for entry in old if (entry.get("source"), entry.get("version")) not in sources
+    ] + list(new)
     out, seen = [], set()
     for entry in merged:
         key = (entry.get("format"), entry.get("kind"), repr(entry.get("content", entry)))

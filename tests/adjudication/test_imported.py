@@ -7,6 +7,7 @@ import pytest
 
 from adjudication.models import FinalLabel
 from adjudication.services import imported_on_scale, imported_ratings_materialise
+from adjudication.services.imported import imported_grade_value
 from annotation.models import Campaign, ErrorSpan, Grade, Item
 from problems.signals import corpus_imported
 from rubrics.services import scheme_freeze
@@ -23,19 +24,20 @@ def rating(source, value, maximum, kind="expert"):
 
 
 @pytest.mark.parametrize(
-    ("value", "maximum", "scale", "scaled"),
+    ("value", "maximum", "scale", "scaled", "grade"),
     [
-        ("7", "7", "0-7", "7"),
-        ("8", "10", "0-7", "6"),  # 5.6
-        ("9", "21", "0-7", "3"),
-        ("1", "1", "0-0.5-1", "1"),
-        ("0", "1", "0-0.5-1", "0"),
-        ("0.7", "1", "0-0.5-1", "0.5"),
+        ("7", "7", "0-7", "7", "7"),
+        ("6.5", "7", "0-7", "6.5", "6"),  # kept; the judgement halfway reads as the lower
+        ("8", "10", "0-7", "5.6", "6"),
+        ("9", "21", "0-7", "3", "3"),
+        ("0", "1", "0-0.5-1", "0", "0"),
+        ("0.75", "1", "0-0.5-1", "0.75", "0.5"),
     ],
 )
-def test_native_values_onto_a_campaign_scale(value, maximum, scale, scaled):
+def test_native_values_onto_a_campaign_scale(value, maximum, scale, scaled, grade):
     found_scale, found, how = imported_on_scale(Decimal(value), Decimal(maximum))
     assert (found_scale, found) == (scale, Decimal(scaled))
+    assert imported_grade_value(found, scale) == Decimal(grade)
     assert how.startswith(f"{value}/{maximum}")
 
 
@@ -74,7 +76,8 @@ def test_materialise_ratings_and_spans_idempotently():
     assert "outside the proof" in report.skipped[0]
 
     label = FinalLabel.objects.get(item__proof=putnam)
-    assert (label.value, label.scale, label.source) == (Decimal("6"), "0-7", "imported")
+    assert (label.value, label.scale, label.source) == (Decimal("5.6"), "0-7", "imported")
+    assert label.item.grades.get().score == Decimal(6)
     assert (label.native_value, label.native_max) == (Decimal("8"), Decimal("10"))
     assert "normalised to 0-7" in label.policy
     campaign = label.item.campaign
