@@ -193,11 +193,13 @@ def comparison_scale(expert_scale: str, other_scale: str) -> str:
     return "0-7"
 
 
-def on_scale(value: Decimal | int | float | str, scale: str, onto: str) -> Decimal:
+def on_scale(
+    value: Decimal | int | float | str, scale: str, onto: str, cuts: tuple[int, int] = (5, 7)
+) -> Decimal:
     """`value` of `scale` on the comparison scale `onto` (see comparison_scale): unchanged on its
-    own scale, 0 / 0.5 / 1 by `ternary_of`, 0-7 by `to_0_7`."""
+    own scale, 0 / 0.5 / 1 by `ternary_of` (with `cuts`), 0-7 by `to_0_7`."""
     if scale == onto:
         return value if isinstance(value, Decimal) else _d(value)
     if onto == "0-0.5-1":
-        return ternary_of(value, scale)
+        return ternary_of(value, scale, cuts)
     return to_0_7(value, scale)

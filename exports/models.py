@@ -16,6 +16,7 @@ class ExportFormat(models.TextChoices):
     DV = "dv", "D_v (problem, proof, score in 0 / 0.5 / 1)"
     DMV = "dmv", "D_mv (problem, proof, analysis, meta score in 0 / 0.5 / 1)"
     ANNOTATIONS = "annotations", "Annotations (every judgement, for audits)"
+    JUDGEMENTS = "judgements", "Judgements (long format: every expert and model judgement)"
 
 
 class FileType(models.TextChoices):

@@ -20,6 +20,7 @@ from exports.formats.base import (
     pseudonym,
     split_of,
 )
+from exports.formats.judgements import plan_judgements
 from exports.formats.labelled import plan_dmv, plan_dv, plan_proofbench
 
 PLANNERS = {
@@ -27,6 +28,7 @@ PLANNERS = {
     "dv": plan_dv,
     "dmv": plan_dmv,
     "annotations": plan_annotations,
+    "judgements": plan_judgements,
 }
 
 

@@ -40,7 +40,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--expert-names",
             action="store_true",
-            help="Usernames instead of pseudonyms in the annotations format.",
+            help="Usernames instead of pseudonyms in the annotations and judgements formats.",
         )
 
     def handle(self, *args, **opts):
