@@ -18,7 +18,7 @@ from problems.importers.base import SCHEME_FORMATS
 from problems.models import Problem
 from problems.services import corpus_import
 from rubrics.models import MarkingScheme
-from rubrics.services import scheme_freeze, scheme_version_create
+from rubrics.services import scheme_approve, scheme_freeze, scheme_version_create
 from rubrics.structure.parse import FORMATS
 from tests.annotation.factories import SCHEME_TEXT, approved_scheme
 from tests.exports.factories import grade, label, proof
@@ -162,3 +162,48 @@ def test_the_export_of_an_import_reimports_without_a_new_scheme_version(
 
 def test_the_importer_knows_every_scheme_format_the_parser_reads():
     assert set(SCHEME_FORMATS) == set(FORMATS)
+
+
+def test_the_real_deepseek_ratings_round_trip(
+    tmp_path, real_fixtures, django_capture_on_commit_callbacks
+):
+    """DeepSeekMath-V2's human ratings (out of 7, 10 and 21) under IMO-ProofBench's band
+    guidelines, imported, exported, imported into a fresh Proofmark and exported again: no
+    label changes class, no row loses its scheme, no scheme changes kind."""
+    admin = UserFactory(username="lossless-admin", roles=["admin"])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert corpus_import(path=real_fixtures / "imobench" / "proofbench_v2.csv").ok
+    for version in MarkingScheme.objects.filter(is_valid=True):
+        scheme_approve(scheme=version, user=admin)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert corpus_import(path=real_fixtures / "deepseek_math_v2").ok
+    rated = list(Campaign.objects.filter(slug__startswith="imported-").order_by("slug"))
+    assert {c.scale for c in rated} == {"0-7"}  # one campaign per file of ratings
+    firsts = []
+    for n, campaign in enumerate(rated):
+        firsts.append(
+            (
+                export(campaign, "proofbench", "jsonl", tmp_path / f"first{n}.jsonl"),
+                export(campaign, "dv", "jsonl", tmp_path / f"first{n}-dv.jsonl"),
+            )
+        )
+    rows = [row for first, _ in firsts for row in read(first)]
+    assert len(rows) == 6 and {r["expert_rating"] for r in rows} >= {5.6, 3.0}  # 8/10, 9/21
+    banded = [r for r in rows if r["problem_id"].startswith("PB-")]
+    assert len(banded) == 3 and all(r["scheme_format"] == "imobench_guidelines" for r in banded)
+
+    Campaign.objects.all().delete()
+    Problem.objects.all().delete()
+    for n, (first, first_dv) in enumerate(firsts):
+        with django_capture_on_commit_callbacks(execute=True):
+            assert corpus_import(path=first, fmt="proofbench").ok
+        again = Campaign.objects.get(slug=f"imported-proofbench-first{n}jsonl-0-7")
+        second = export(again, "proofbench", "jsonl", tmp_path / f"second{n}.jsonl")
+        second_dv = export(again, "dv", "jsonl", tmp_path / f"second{n}-dv.jsonl")
+        assert values(second, PROOFBENCH_VALUES) == values(first, PROOFBENCH_VALUES)
+        assert values(second_dv, DV_VALUES) == values(first_dv, DV_VALUES)
+    assert set(
+        MarkingScheme.objects.filter(problem__external_id__startswith="PB-").values_list(
+            "structure__kind", flat=True
+        )
+    ) == {"bands"}
