@@ -287,6 +287,16 @@ def plan_judgements(campaign: Campaign, options: ExportOptions) -> Plan:
         fields=fields,
         rows=rows,
         total=_count(items),
+        conversions=[
+            {
+                "field": "value_on_campaign_scale",
+                "from": "each judgement's scale",
+                "to": target,
+                "description": "value_on_campaign_scale: 1-4 onto 0-7 by 2x - 1; 0-7 onto "
+                f"0 / 0.5 / 1 by cut points {options.cuts[0]} and {options.cuts[1]}; a rating out "
+                "of N onto 0-7 by x * 7 / N; null where the scale has no map onto the campaign's",
+            }
+        ],
         summary="Every judgement of the campaign's proofs, one row each: expert grades, verifier "
         "samples, meta-verifications, grader predictions and imported ratings, each on its own "
         "scale and on the campaign's.",
