@@ -333,7 +333,7 @@ def csv_rows(
     check_start(Where(name), head)
     text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="strict", newline="")
     limit = max_cell_chars()
-    csv.field_size_limit(limit + 1)
+    previous = csv.field_size_limit(limit + 1)  # process-wide: given back when the file ends
     reader = csv.reader(text)
     try:
         try:
@@ -376,6 +376,7 @@ def csv_rows(
             yield where, dict(zip(header, cells, strict=True))
     finally:
         handle.close()
+        csv.field_size_limit(previous)
 
 
 def parquet_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, dict]]:
