@@ -15,8 +15,9 @@ def steps_check(
     """The verdicts in our words, the first wrong step and the problems, each naming its field.
 
     Keys are step numbers (1, 2, ...). The first wrong step is the lowest step marked wrong:
-    given, it must be that step (none marked wrong before it, itself not marked correct or
-    unclear); not given, it is taken from the verdicts."""
+    given, it must be that step when any step is marked wrong, and otherwise a step not marked
+    correct or unclear (the verdicts may leave steps unmarked); not given, it is taken from the
+    verdicts."""
     problems: list[str] = []
     ours: dict[str, str] = {}
     for key, verdict in verdicts.items():
@@ -37,6 +38,11 @@ def steps_check(
     if wrong and wrong[0] < first_wrong_step:
         problems.append(
             f"first_wrong_step: step {wrong[0]} is marked wrong, before step {first_wrong_step}"
+        )
+    elif wrong and wrong[0] > first_wrong_step:
+        problems.append(
+            f"first_wrong_step: step {first_wrong_step} is not marked wrong (the first step "
+            f"marked wrong is {wrong[0]})"
         )
     elif ours.get(str(first_wrong_step), "wrong") != "wrong":
         problems.append(

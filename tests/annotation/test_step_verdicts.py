@@ -41,9 +41,14 @@ def test_a_first_wrong_step_after_a_step_marked_wrong_is_refused(api_client_for)
     assert not Grade.objects.filter(item=item, status="submitted").exists()
 
 
-def test_the_first_wrong_step_must_not_be_marked_correct():
+def test_the_first_wrong_step_must_be_the_first_step_marked_wrong():
     _, _, problems = steps_check({"2": "CORRECT"}, 2)
     assert problems == ["first_wrong_step: step 2 is marked correct, not wrong"]
+    _, _, earlier = steps_check({"4": "WRONG"}, 2)  # earlier than the only step marked wrong
+    assert earlier == ["first_wrong_step: step 2 is not marked wrong (the first step marked "
+                       "wrong is 4)"]  # fmt: skip
+    assert steps_check({"1": "correct", "3": "wrong", "5": "wrong"}, 3)[2] == []
+    assert steps_check({"1": "correct"}, 3)[2] == []  # step 3 left unmarked
     assert steps_check({"x": "wrong"}, None)[2] == [
         "step_verdicts: 'x' is not a step number (1, 2, ...)"
     ]
