@@ -206,22 +206,28 @@ SPLIT_FIELD = Field("split", "string", "train or test (by problem: no problem is
 
 
 def _filtered(
-    qs: QuerySet, campaign: Campaign, options: ExportOptions, *, label_source: str
+    qs: QuerySet,
+    campaign: Campaign,
+    options: ExportOptions,
+    *,
+    label_source: str,
+    item: str = "item",
 ) -> QuerySet:
-    """The export's filters on rows that point at an item (`item`); `label_source` is the path
-    from the row to its final label's source."""
+    """The export's filters on rows that point at an item by the path `item` ("" for items
+    themselves); `label_source` is the path from the row to its final label's source."""
+    at = f"{item}__" if item else ""
     if options.final_only:
-        qs = qs.filter(item__is_final=True)
+        qs = qs.filter(**{f"{at}is_final": True})
     if options.contest:
-        qs = qs.filter(item__proof__problem__contest=options.contest)
+        qs = qs.filter(**{f"{at}proof__problem__contest": options.contest})
     if options.year is not None:
-        qs = qs.filter(item__proof__problem__year=options.year)
+        qs = qs.filter(**{f"{at}proof__problem__year": options.year})
     if options.generator:
-        qs = qs.filter(item__proof__generator=options.generator)
+        qs = qs.filter(**{f"{at}proof__generator": options.generator})
     if options.label_sources:
         qs = qs.filter(**{f"{label_source}__in": options.label_sources})
     if options.min_agreement is not None:
-        qs = _with_agreement(qs, campaign, options.min_agreement, "item_id")
+        qs = _with_agreement(qs, campaign, options.min_agreement, f"{item}_id" if item else "id")
     return qs
 
 

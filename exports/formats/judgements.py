@@ -26,7 +26,7 @@ from exports.formats.base import (
     SPLIT_FIELD,
     ExportOptions,
     Plan,
-    _with_agreement,
+    _filtered,
     of_ids,
     pseudonym,
     split_of,
@@ -49,20 +49,13 @@ PREDICTION_SCALES = {"0-7": "0-7", "0-1": "0-0.5-1"}
 
 def _items(campaign: Campaign, options: ExportOptions) -> QuerySet:
     """The campaign's items under the export's filters (those of the label formats)."""
-    qs = Item.objects.filter(campaign=campaign)
-    if options.final_only:
-        qs = qs.filter(is_final=True)
-    if options.contest:
-        qs = qs.filter(proof__problem__contest=options.contest)
-    if options.year is not None:
-        qs = qs.filter(proof__problem__year=options.year)
-    if options.generator:
-        qs = qs.filter(proof__generator=options.generator)
-    if options.label_sources:
-        qs = qs.filter(final_label__source__in=options.label_sources)
-    if options.min_agreement is not None:
-        qs = _with_agreement(qs, campaign, options.min_agreement, "id")
-    return qs
+    return _filtered(
+        Item.objects.filter(campaign=campaign),
+        campaign,
+        options,
+        label_source="final_label__source",
+        item="",
+    )
 
 
 def _proof_batches(items: QuerySet) -> Iterator[list[int]]:

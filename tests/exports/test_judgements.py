@@ -143,3 +143,15 @@ def test_the_api_and_the_page_offer_judgements(api_client_for, client, tmp_path,
     client.force_login(researcher)
     page = client.get(reverse("exports:list")).content.decode()
     assert 'value="judgements"' in page
+
+
+def test_the_label_formats_filters_apply():
+    corpus, _ = campaign_judged_by_everyone()
+    by_generator = plan_for("judgements", corpus.campaign, ExportOptions(generator="model-b"))
+    assert {(r["generator"], r["judge_kind"]) for r in by_generator.rows()} == {
+        ("model-b", "expert")
+    }
+    single = plan_for("judgements", corpus.campaign, ExportOptions(label_sources=("single",)))
+    assert [(r["problem_id"], r["value"]) for r in single.rows()] == [("GOLDEN-PILOT-2", 7.0)]
+    agreeing = plan_for("judgements", corpus.campaign, ExportOptions(min_agreement=0.8))
+    assert len(list(agreeing.rows())) == 11 - 2  # the double-scored proof only (6 and 5)
