@@ -499,7 +499,7 @@ def _why(requirement: CalibrationRequirement, row: RequirementRow) -> str:
         )
     if row.left:
         return f"{shortfall}; {row.left} gold item{'s' if row.left != 1 else ''} left in {row.round.name}"
-    return f"{shortfall}, and no gold item is left for them in {row.round.name}"
+    return f"{shortfall}, and no gold item of {row.round.name} is left to grade"
 
 
 def _requirement_rows(

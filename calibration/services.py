@@ -140,7 +140,19 @@ def calibration_retake_create(
     """A new round for one expert who is blocked on the requirement: copies of gold items (of
     the round's scale) whose proofs the expert never graded, as many as the requirement's round
     holds and at least its `min_items`; the expert is then checked on it instead. Refused, saying
-    why, when there are not enough such gold items."""
+    why, when there are not enough such gold items. Idempotent while the round given last still
+    has gold items for the expert (a double click, a retry): that round is returned."""
+    requirement = (
+        CalibrationRequirement.objects.select_for_update()
+        .select_related("round")
+        .get(pk=requirement.pk)
+    )
+    current = selectors.retakes_in_force(requirement).get(expert.pk)
+    if (
+        current is not None
+        and Item.objects.filter(campaign=current.round).exclude(assignments__expert=expert).exists()
+    ):
+        return current.round
     graded = Grade.objects.filter(expert=expert).values("item__proof_id")
     wanted = max(requirement.min_items, Item.objects.filter(campaign=requirement.round).count())
     chosen, proofs = [], set()

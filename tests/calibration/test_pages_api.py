@@ -202,7 +202,7 @@ def test_a_failed_expert_with_no_gold_left_is_told_and_an_admin_gives_a_new_roun
     page = client.post(f"/annotation/{round.slug}/next/")
     assert 'id="round-done"' in page.content.decode()  # the round says it is done, and why
     body = client.get(f"/calibration/campaigns/{campaign.slug}/standing/").content.decode()
-    assert 'id="standing-stuck"' in body and "no gold item is left for them in Gate" in body
+    assert 'id="standing-stuck"' in body and "no gold item of Gate is left to grade" in body
     assert "MAE 3.00 on 2 gold items, over the 1 allowed" in body
     client.force_login(admin)
     requirement = f"/calibration/campaigns/{campaign.slug}/requirement/"
@@ -324,3 +324,21 @@ def test_a_round_takes_no_items_but_its_gold_copies(client, admin, api_client_fo
     assert Item.objects.filter(campaign=round).count() == before
     assert page.redirect_chain[-1][0] == f"/annotation/{round.slug}/"
     assert "takes only copies of gold items" in page.content.decode()
+
+
+def test_a_new_round_given_twice_is_one(admin):
+    from calibration.services import calibration_retake_create, calibration_round_create
+
+    source = CampaignFactory()
+    first = [gold_item(source, 5)]
+    spare = [gold_item(source, 4)]
+    campaign = CampaignFactory()
+    expert = expert_in(campaign, "twice")
+    round = calibration_round_create(name="Gate", gold_items=first, created_by=admin)
+    requirement = calibration_requirement_set(
+        campaign=campaign, round=round, max_mae=0, min_items=1, set_by=None
+    )
+    grade_next(round, expert, 0)
+    given = calibration_retake_create(requirement=requirement, expert=expert, created_by=admin)
+    again = calibration_retake_create(requirement=requirement, expert=expert, created_by=admin)
+    assert given == again and CalibrationItem.objects.filter(source__in=spare).count() == 1
