@@ -185,7 +185,9 @@ def test_blocked_expert_gets_a_clear_page_and_api_answer(client, api_client_for)
     assert standing in answer.json()["detail"]
 
 
-def test_a_failed_expert_with_no_gold_left_is_told_and_an_admin_gives_a_new_round(client, admin):
+def test_a_failed_expert_with_no_gold_left_is_told_and_an_admin_gives_a_new_round(
+    client, admin, api_client_for
+):
     source = CampaignFactory()
     first = [gold_item(source, value) for value in (5, 2)]
     spare = [gold_item(source, value) for value in (4, 3)]
@@ -209,6 +211,9 @@ def test_a_failed_expert_with_no_gold_left_is_told_and_an_admin_gives_a_new_roun
     page = client.get(requirement)
     (row,) = page.context["rows"]
     assert row.stuck and 'class="blocked"' in page.content.decode()
+    (listed,) = api_client_for(admin).get(f"/api/v1{requirement}").json()["experts"]
+    assert (listed["blocked"], listed["left"], listed["checked_on"]) == (True, 0, round.slug)
+    assert "no gold item of Gate is left to grade" in listed["why"]
     given = client.post(f"/calibration/campaigns/{campaign.slug}/requirement/retake/stuck/")
     assert given.status_code == 303
     retake = CalibrationItem.objects.filter(source__in=spare).values_list(
