@@ -96,15 +96,16 @@ def test_an_expert_holding_an_item_sees_nothing_blindness_hides(client, api_clie
     }  # fmt: skip
     client.force_login(expert)
     leaks, reached = [], set()
-    for route in _patterns(get_resolver().url_patterns):
-        url = _fill(route, values)
-        response = client.get(url)
-        body = response.content.decode(errors="replace") if not response.streaming else ""
-        if response.status_code == 200:
-            reached.add(url)
-        leaks += [(url, name) for name in _leaks(body)]
-        if SEEN in body:
-            reached.add(SEEN)
+    urls = [_fill(route, values) for route in _patterns(get_resolver().url_patterns)]
+    for url in urls:
+        for headers in ({}, {"HX-Request": "true"}):  # whole pages and their htmx fragments
+            response = client.get(url, headers=headers)
+            body = response.content.decode(errors="replace") if not response.streaming else ""
+            if response.status_code == 200:
+                reached.add(url)
+            leaks += [(url, name) for name in _leaks(body)]
+            if SEEN in body:
+                reached.add(SEEN)
     api = api_client_for(expert)
     schema = api_client_for(admin_user).get("/api/schema/?format=json").json()
     for path, operations in schema["paths"].items():
@@ -118,6 +119,9 @@ def test_an_expert_holding_an_item_sees_nothing_blindness_hides(client, api_clie
             ]
             if SEEN in response.content.decode():
                 reached.add(SEEN)
+    # the search door: a proof's model finds nothing (the page echoes the query, no more)
+    found = client.get(f"/problems/?q={MARKERS['generator']}").content.decode()
+    assert item.proof.problem.external_id not in found
     assert leaks == [], "\n".join(f"{u}: {n}" for u, n in leaks)
     assert SEEN in reached  # the walk did reach the item the expert holds
     assert f"/annotation/items/{item.pk}/" in reached
