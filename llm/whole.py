@@ -13,6 +13,8 @@ own closing parts (`</score>`, `</assessment>`...) are checked by that contract'
 
 import re
 
+from django.conf import settings
+
 DEFAULT_MAX_REPLY_BYTES = 200_000
 THINK_CLOSE = re.compile(r"</think\s*>", re.IGNORECASE)
 THINK_OPEN = re.compile(r"<think\s*>", re.IGNORECASE)
@@ -26,14 +28,12 @@ def unclosed_think(text: str) -> bool:
 
 
 def max_reply_bytes() -> int:
-    """The reply size limit: settings.LLM_MAX_REPLY_BYTES where Django is set up, else the
-    default (llm/ stands below the apps and runs without them)."""
-    try:
-        from django.conf import settings
-
-        return int(getattr(settings, "LLM_MAX_REPLY_BYTES", DEFAULT_MAX_REPLY_BYTES))
-    except ImportError:  # pragma: no cover - Django is a dependency of the project
+    """The reply size limit: settings.LLM_MAX_REPLY_BYTES (read at each call, so a changed
+    setting applies at once), or the default where settings are not configured (llm/ stands
+    below the apps and its readers run without them, as in benchmarks)."""
+    if not settings.configured:
         return DEFAULT_MAX_REPLY_BYTES
+    return int(getattr(settings, "LLM_MAX_REPLY_BYTES", DEFAULT_MAX_REPLY_BYTES))
 
 
 def not_whole(text: str) -> str:
