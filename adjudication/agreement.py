@@ -410,12 +410,17 @@ def apply_policy(
 class RevealRow(NamedTuple):
     """One judgement whose expert saw an automatic opinion after submitting: the committed
     score, the score after the reveal (None: kept), the automatic score, and the item's final
-    label (None: none to compare with), all on one comparison scale."""
+    label (None: none to compare with), all on one comparison scale; and the committed and
+    revised scores on the campaign's own scale (`own_before`, `own_after`; default: the same as
+    `before`, `after`), which decide whether the expert changed and by how much: a revision
+    finer than the comparison scale (0 -> 1 on 0-7, both 0 on 0 / 0.5 / 1) is still a change."""
 
     before: Number
     after: Number | None
     automatic: Number
     final: Number | None = None
+    own_before: Number | None = None
+    own_after: Number | None = None
 
 
 @dataclass(frozen=True)
@@ -424,10 +429,14 @@ class RevealChanges:
     `toward_automatic` (nearer to it after), `away_from_automatic` (farther) and
     `level_with_automatic` (as near as before: it jumped across the automatic score, or the
     change shows only below the comparison scale's resolution); among changes of items with a
-    final label, likewise `toward_final`, `away_from_final`, `level_with_final`."""
+    final label, likewise `toward_final`, `away_from_final`, `level_with_final`. On the
+    campaign's own scale: `raised` and `lowered` count the changes up and down, `mean_shift` is
+    their mean signed size (after - before) and `mean_size` their mean absolute size."""
 
     revealed: int
     changed: int
+    raised: int
+    lowered: int
     toward_automatic: int
     away_from_automatic: int
     level_with_automatic: int
@@ -436,6 +445,7 @@ class RevealChanges:
     away_from_final: int
     level_with_final: int
     mean_shift: float | None
+    mean_size: float | None
 
     @property
     def changed_share(self) -> float | None:
@@ -461,22 +471,27 @@ def _direction(before: float, after: float, target: float) -> int:
 def reveal_changes(rows: Sequence[RevealRow]) -> RevealChanges:
     """How often experts changed their score after seeing the automatic opinion, in which
     direction (toward the automatic score or away), and whether the changes moved toward the
-    final label or away from it. A revision to the same score is no change; `mean_shift` is the
-    mean signed change (after - before) of the changes."""
+    final label or away from it. Whether a revision is a change, and its size, are read on the
+    campaign's own scale (a revision to the same score is no change); the directions on the
+    comparison scale, where a change below its resolution is "as near as before"."""
     automatic = Counter()
     final = Counter()
     shifts: list[float] = []
     for row in rows:
-        if row.after is None or math.isclose(float(row.after), float(row.before), abs_tol=1e-9):
+        own_before = float(row.before if row.own_before is None else row.own_before)
+        own_after = row.after if row.own_after is None else row.own_after
+        if own_after is None or math.isclose(float(own_after), own_before, abs_tol=1e-9):
             continue
+        shifts.append(float(own_after) - own_before)
         before, after = float(row.before), float(row.after)
-        shifts.append(after - before)
         automatic[_direction(before, after, float(row.automatic))] += 1
         if row.final is not None:
             final[_direction(before, after, float(row.final))] += 1
     return RevealChanges(
         revealed=len(rows),
         changed=len(shifts),
+        raised=sum(1 for shift in shifts if shift > 0),
+        lowered=sum(1 for shift in shifts if shift < 0),
         toward_automatic=automatic[1],
         away_from_automatic=automatic[-1],
         level_with_automatic=automatic[0],
@@ -485,4 +500,5 @@ def reveal_changes(rows: Sequence[RevealRow]) -> RevealChanges:
         away_from_final=final[-1],
         level_with_final=final[0],
         mean_shift=sum(shifts) / len(shifts) if shifts else None,
+        mean_size=sum(abs(shift) for shift in shifts) / len(shifts) if shifts else None,
     )

@@ -227,8 +227,12 @@ class RevealChangesOutput(serializers.Serializer):
     revealed = serializers.IntegerField(help_text="Judgements followed by an automatic opinion.")
     without_opinion = serializers.IntegerField(help_text="Reveals with no opinion to show.")
     comparison_scales = serializers.ListField(child=serializers.CharField())
-    changed = serializers.IntegerField()
+    changed = serializers.IntegerField(
+        help_text="Revisions after the reveal, read on the campaign's own scale."
+    )
     changed_share = serializers.FloatField(allow_null=True)
+    raised = serializers.IntegerField(help_text="Changes up, on the campaign's own scale.")
+    lowered = serializers.IntegerField(help_text="Changes down, on the campaign's own scale.")
     toward_automatic = serializers.IntegerField()
     away_from_automatic = serializers.IntegerField()
     level_with_automatic = serializers.IntegerField()
@@ -236,7 +240,12 @@ class RevealChangesOutput(serializers.Serializer):
     toward_final = serializers.IntegerField()
     away_from_final = serializers.IntegerField()
     level_with_final = serializers.IntegerField()
-    mean_shift = serializers.FloatField(allow_null=True)
+    mean_shift = serializers.FloatField(
+        allow_null=True, help_text="Mean signed change (after - before), campaign's own scale."
+    )
+    mean_size = serializers.FloatField(
+        allow_null=True, help_text="Mean absolute change, on the campaign's own scale."
+    )
 
 
 def _reveal(campaign) -> dict | None:

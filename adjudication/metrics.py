@@ -374,6 +374,8 @@ def second_opinion_figures(campaign: Campaign) -> SecondOpinionFigures | None:
                 final=on_scale(final, campaign.scale, common)
                 if final is not None and source in REFERENCE_SOURCES
                 else None,
+                own_before=before,
+                own_after=after,
             )
         )
     if not rows and not without:

@@ -285,7 +285,8 @@ def expert_totals(*, campaign: Campaign, expert: AbstractBaseUser) -> ExpertTota
 def own_grades_in_campaign(*, campaign: Campaign, expert: AbstractBaseUser) -> QuerySet[Grade]:
     """The expert's own judgements in the campaign, drafts and submitted, the most recently
     changed first: where an expert goes back to a draft or revises a grade. Only their own
-    (blindness holds). `assignment_status` is "released" for a draft the expert skipped."""
+    (blindness holds), and nothing of the proof but its problem (config.visibility): not its
+    model, and a gold item is not told apart. `assignment_status` is "released" for a draft the expert skipped."""
     own_assignment = Assignment.objects.filter(item_id=OuterRef("item_id"), expert=expert)
     return (
         Grade.objects.filter(item__campaign=campaign, expert=expert)
@@ -299,7 +300,7 @@ def own_grades_in_campaign(*, campaign: Campaign, expert: AbstractBaseUser) -> Q
             "updated_at",
             "item__id",
             "item__is_final",
-            "item__proof__generator",
+            "item__is_gold",
             "item__proof__problem__external_id",
         )
         .order_by("-updated_at", "-id")

@@ -173,6 +173,14 @@ class CalibrationPassOutput(serializers.Serializer):
     mae = serializers.FloatField(allow_null=True)
     passed = serializers.BooleanField()
     passed_at = serializers.DateTimeField(allow_null=True)
+    checked_on = serializers.CharField(
+        source="round.slug", help_text="The round they are checked on (theirs, when given one)."
+    )
+    left = serializers.IntegerField(help_text="Gold items of that round they have not had yet.")
+    blocked = serializers.BooleanField(
+        source="stuck", help_text="Not passed, and no gold item left for them: give a new round."
+    )
+    why = serializers.CharField(help_text="Why they have not passed, in words (empty once passed).")
 
 
 class CalibrationRequirementOutput(serializers.Serializer):

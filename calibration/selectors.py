@@ -16,13 +16,14 @@ from decimal import Decimal
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Count, QuerySet
 from django.http import Http404
 
 from adjudication import agreement
 from adjudication.models import FinalLabel, LabelSource, Resolution
 from adjudication.services.gold import GOLD_SOURCES
 from annotation.models import (
+    Assignment,
     CalibrationRequirement,
     Campaign,
     CampaignMember,
@@ -32,7 +33,7 @@ from annotation.models import (
     MemberRole,
     TaskKind,
 )
-from calibration.models import CalibrationItem
+from calibration.models import CalibrationItem, CalibrationRetake
 from config.roles import Role, has_role
 from rubrics.structure import AwardError, Scheme
 
@@ -425,8 +426,11 @@ def report_for_user(*, username: str, user: AbstractBaseUser) -> ExpertReport:
 
 @dataclass
 class RequirementRow:
-    """An expert of the campaign: their figures on the round now, and their pass (on record, or
-    earned and recorded at their next request for work)."""
+    """An expert of the campaign: the round they are checked on (the requirement's, or a new
+    round an admin gave them), their figures there now, the gold items of it they have not had
+    yet (`left`), and their pass (on record, or earned and recorded at their next request for
+    work). `why` says in words why they are blocked ("" once passed); `stuck`: blocked with no
+    gold item left for them, which only an admin can change (a new round)."""
 
     username: str
     n: int
@@ -434,10 +438,18 @@ class RequirementRow:
     meets: bool
     passed_at: datetime | None
     passed_mae: Decimal | None
+    round: Campaign | None = None
+    left: int = 0
+    retake: bool = False
+    why: str = ""
 
     @property
     def passed(self) -> bool:
         return self.passed_at is not None or self.meets
+
+    @property
+    def stuck(self) -> bool:
+        return not self.passed and self.left == 0
 
 
 def round_figures(round: Campaign) -> dict[int, ErrorStats]:
@@ -457,35 +469,113 @@ def meets(requirement: CalibrationRequirement, stats: ErrorStats | None) -> bool
     )
 
 
+def retakes_in_force(requirement: CalibrationRequirement) -> dict[int, CalibrationRetake]:
+    """The new rounds given to experts of the requirement, by expert, while it still names the
+    round they replace."""
+    return {
+        retake.expert_id: retake
+        for retake in CalibrationRetake.objects.filter(
+            requirement=requirement, replaces_id=requirement.round_id
+        ).select_related("round")
+    }
+
+
+def round_for_expert(requirement: CalibrationRequirement, expert_id: int) -> Campaign:
+    """The round the expert is checked on: a new round given to them, else the requirement's."""
+    retake = retakes_in_force(requirement).get(expert_id)
+    return retake.round if retake is not None else requirement.round
+
+
+def _why(requirement: CalibrationRequirement, row: RequirementRow) -> str:
+    if row.passed:
+        return ""
+    needed = requirement.min_items
+    if row.n < needed:
+        shortfall = f"graded {row.n} of the {needed} gold item{'s' if needed != 1 else ''} needed"
+    else:
+        shortfall = (
+            f"MAE {row.mae:.2f} on {row.n} gold items, over the {requirement.max_mae.normalize()} "
+            "allowed"
+        )
+    if row.left:
+        return f"{shortfall}; {row.left} gold item{'s' if row.left != 1 else ''} left in {row.round.name}"
+    return f"{shortfall}, and no gold item of {row.round.name} is left to grade"
+
+
+def _requirement_rows(
+    requirement: CalibrationRequirement, members: list[tuple[int, str]]
+) -> list[RequirementRow]:
+    """The rows of (expert id, username) pairs: a fixed number of queries, and one more per
+    round given to an expert."""
+    retakes = retakes_in_force(requirement)
+    rounds = {requirement.round_id: requirement.round}
+    rounds.update({r.round_id: r.round for r in retakes.values()})
+    figures = {pk: round_figures(round) for pk, round in rounds.items()}
+    sizes = dict(
+        Item.objects.filter(campaign_id__in=rounds)
+        .values_list("campaign_id")
+        .annotate(n=Count("id"))
+        .values_list("campaign_id", "n")
+    )
+    held = {
+        (campaign_id, expert_id): n
+        for campaign_id, expert_id, n in Assignment.objects.filter(
+            item__campaign_id__in=rounds, expert_id__in=[pk for pk, _ in members]
+        )
+        .values_list("item__campaign_id", "expert_id")
+        .annotate(n=Count("id"))
+        .values_list("item__campaign_id", "expert_id", "n")
+    }
+    passes = {p.expert_id: p for p in requirement.passes.all()}
+    rows = []
+    for expert_id, username in members:
+        retake = retakes.get(expert_id)
+        round = retake.round if retake is not None else requirement.round
+        stats = figures[round.pk].get(expert_id)
+        passed = passes.get(expert_id)
+        row = RequirementRow(
+            username=username,
+            n=stats.n if stats else 0,
+            mae=stats.mae if stats else None,
+            meets=meets(requirement, stats),
+            passed_at=passed.passed_at if passed else None,
+            passed_mae=passed.mae if passed else None,
+            round=round,
+            left=sizes.get(round.pk, 0) - held.get((round.pk, expert_id), 0),
+            retake=retake is not None,
+        )
+        row.why = _why(requirement, row)
+        rows.append(row)
+    return rows
+
+
 def requirement_status(
     campaign: Campaign,
 ) -> tuple[CalibrationRequirement | None, list[RequirementRow]]:
-    """The campaign's requirement and, for each expert of the campaign, their figures on the
-    round and whether they passed (four queries, whatever the number of experts)."""
+    """The campaign's requirement and, for each expert of the campaign, their figures on their
+    round, what is left for them there and whether they passed (a fixed number of queries,
+    whatever the number of experts, and one more per round given to an expert)."""
     requirement = (
         CalibrationRequirement.objects.filter(campaign=campaign).select_related("round").first()
     )
     if requirement is None:
         return None, []
-    figures = round_figures(requirement.round)
-    passes = {p.expert_id: p for p in requirement.passes.all()}
     members = (
         CampaignMember.objects.filter(campaign=campaign, role=MemberRole.EXPERT)
-        .select_related("user")
         .order_by("user__username")
+        .values_list("user_id", "user__username")
     )
-    rows = []
-    for member in members:
-        stats = figures.get(member.user_id)
-        passed = passes.get(member.user_id)
-        rows.append(
-            RequirementRow(
-                username=member.user.get_username(),
-                n=stats.n if stats else 0,
-                mae=stats.mae if stats else None,
-                meets=meets(requirement, stats),
-                passed_at=passed.passed_at if passed else None,
-                passed_mae=passed.mae if passed else None,
-            )
-        )
-    return requirement, rows
+    return requirement, _requirement_rows(requirement, list(members))
+
+
+def expert_standing(
+    *, campaign: Campaign, expert: AbstractBaseUser
+) -> tuple[CalibrationRequirement | None, RequirementRow | None]:
+    """The campaign's requirement and where the expert stands on it (None, None without one)."""
+    requirement = (
+        CalibrationRequirement.objects.filter(campaign=campaign).select_related("round").first()
+    )
+    if requirement is None:
+        return None, None
+    (row,) = _requirement_rows(requirement, [(expert.pk, expert.get_username())])
+    return requirement, row

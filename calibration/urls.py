@@ -17,6 +17,12 @@ urlpatterns = [
         name="report-download",
     ),
     path("campaigns/<slug:slug>/requirement/", views.requirement, name="requirement"),
+    path("campaigns/<slug:slug>/standing/", views.standing, name="standing"),
+    path(
+        "campaigns/<slug:slug>/requirement/retake/<str:username>/",
+        views.retake,
+        name="retake",
+    ),
     path(
         "campaigns/<slug:slug>/requirement/remove/",
         views.requirement_remove,

@@ -16,7 +16,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation import selectors as annotation_selectors
-from annotation.models import Campaign
+from annotation.models import CalibrationRequirement, Campaign
 from annotation.services.calibration import calibration_requirement_remove
 from calibration import selectors, services
 from calibration.forms import RequirementForm, RoundForm
@@ -231,6 +231,42 @@ def requirement(request, slug):
             return response
     context = {"campaign": campaign, "form": form, "current": current, "rows": rows}
     return render(request, "calibration/requirement.html", context)
+
+
+@never_cache
+@role_required(*ALL_ROLES)
+def standing(request, slug):
+    """Where the expert stands on the campaign's calibration requirement ("Grade next" comes
+    here when the gate blocks them): their figures on their round, what is left in it, and what
+    to do next; a way forward when nothing is left (an admin gives a new round)."""
+    campaign = annotation_selectors.expert_campaign(slug=slug, user=request.user)
+    requirement, row = selectors.expert_standing(campaign=campaign, expert=request.user)
+    context = {"campaign": campaign, "requirement": requirement, "row": row}
+    return render(request, "calibration/standing.html", context)
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def retake(request, slug, username):
+    """Gives a blocked expert a new round of gold items they never graded (admins)."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    requirement = get_object_or_404(CalibrationRequirement, campaign=campaign)
+    expert = get_object_or_404(User, username=username, campaign_memberships__campaign=campaign)
+    try:
+        round = services.calibration_retake_create(
+            requirement=requirement, expert=expert, created_by=request.user
+        )
+    except services.CalibrationError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"New round “{round.name}” ({round.items.count()} gold items) given to "
+            f"{username}: they are checked on it from now on.",
+        )
+    response = redirect("calibration:requirement", slug=slug)
+    response.status_code = 303
+    return response
 
 
 @require_POST

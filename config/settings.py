@@ -303,6 +303,9 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
 LLM_BASE_URL = os.environ.get("LLM_BASE_URL", "")
 LLM_API_KEY = os.environ.get("LLM_API_KEY", "")
 LLM_MODEL = os.environ.get("LLM_MODEL", "")
+# Model text larger than this (a run's reply or an imported analysis) is not whole: no score,
+# label or scheme is read from it, and the reason says so (llm/whole.py).
+LLM_MAX_REPLY_BYTES = int(os.environ.get("LLM_MAX_REPLY_BYTES", "200000"))
 
 # Logs: one JSON object a line on stderr (LOG_FORMAT=json, the default when DEBUG is off) with
 # the request id, or the task's job id and attempt (config/logging.py); plain text otherwise.

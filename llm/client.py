@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from llm.scores import unclosed_think
+from llm.whole import not_whole
 
 Messages = Sequence[dict[str, str]]
 
@@ -93,13 +93,12 @@ class Completion:
     @property
     def incomplete(self) -> str:
         """Why the reply is not a whole answer, in words ("" when it is): it stopped at the
-        token limit, or its reasoning block was never closed. Such a reply is a failed sample
-        whatever it holds: never a score, a label or a scheme."""
+        token limit, or it is not whole text (`llm.whole`: over the size limit, or its reasoning
+        block never closed). Such a reply is a failed sample whatever it holds: never a score,
+        a label or a scheme."""
         if self.truncated:
             return 'the reply was cut off at the token limit (finish_reason "length")'
-        if unclosed_think(self.text):
-            return "the reply's reasoning block (<think>) is never closed"
-        return ""
+        return not_whole(self.text)
 
 
 class LLMError(Exception):

@@ -9,6 +9,7 @@ after the last key phrase (after any `</think>`), else the last box of the text.
 import re
 
 from llm.scores import VERIFIER_SCORES, VerifierScore, boxed_spans, score_number, strip_think
+from llm.whole import not_whole
 
 META_OPENING = re.compile(
     r"here is my analysis of the\s*[\"'“”]?solution evaluation[\"'“”]?\s*:?", re.IGNORECASE
@@ -19,7 +20,10 @@ META_RATING_PHRASE = re.compile(
 
 
 def meta_verifier_score(text: str) -> VerifierScore:
-    """The 0 / 0.5 / 1 rating of a meta-analysis, whether it kept the contract, and why not."""
+    """The 0 / 0.5 / 1 rating of a meta-analysis, whether it kept the contract, and why not.
+    Text that is not whole (`llm.whole`) has no rating."""
+    if problem := not_whole(text):
+        return VerifierScore(None, False, problem)
     body = strip_think(text)
     phrases = list(META_RATING_PHRASE.finditer(body))
     boxes = boxed_spans(body)

@@ -172,11 +172,25 @@ def xml_tag(text: str, tag: str) -> str | None:
     return matches[-1].strip() if matches else None
 
 
+def unclosed_tag(text: str, tags: tuple[str, ...]) -> str | None:
+    """The first of `tags` that the answer opens more often than it closes (the reply was cut
+    inside it), else None."""
+    body = visible(text)
+    for tag in tags:
+        opened = len(re.findall(rf"<{tag}\s*>", body, re.I))
+        if opened > len(re.findall(rf"</{tag}\s*>", body, re.I)):
+            return tag
+    return None
+
+
 def score_xml(
     text: str, tags: tuple[str, ...] = ("score", "assessment", "errors"), max_score: int = 7
 ) -> XmlScore:
     """A grader's `<score>N</score>` reply (ProofBench's evaluator contract, A.8: N an integer
-    from 0 to `max_score`) with its other tags."""
+    from 0 to `max_score`) with its other tags. A tag of the contract opened and never closed
+    means the reply was cut: no score, whatever came before."""
+    if (cut := unclosed_tag(text, tags)) is not None:
+        raise OutputError(f"The reply's <{cut}> is never closed (no </{cut}>): it was cut off.")
     fields = {tag: value for tag in tags if (value := xml_tag(text, tag)) is not None}
     if "score" not in fields:
         raise OutputError("The reply has no <score>...</score>.")
@@ -192,6 +206,8 @@ POINTS_OUT_OF_7 = re.compile(r"<points>(.*?)</points>", re.S | re.I)
 def points_out_of_7(text: str) -> Decimal:
     """IMO-Bench's ProofAutoGrader reply: the first `<points>N out of 7</points>` block of the
     answer, as that grader's contract says, with N a whole number from 0 to 7."""
+    if unclosed_tag(text, ("points",)) is not None:
+        raise OutputError("The reply's <points> is never closed (no </points>): it was cut off.")
     found = POINTS_OUT_OF_7.search(visible(text))
     if found is None:
         raise OutputError("The reply has no <points>N out of 7</points>.")

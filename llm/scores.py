@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-THINK_CLOSE = re.compile(r"</think\s*>", re.IGNORECASE)
-THINK_OPEN = re.compile(r"<think\s*>", re.IGNORECASE)
+from llm.whole import THINK_CLOSE, not_whole
+
 EVALUATION_OPENING = re.compile(r"here is my evaluation of the solution\s*:?", re.IGNORECASE)
 FINAL_SCORE_PHRASE = re.compile(r"final\s+overall?\s+score\s+should\s+be", re.IGNORECASE)
 BOXED = re.compile(r"\\boxed\s*\{")
@@ -27,13 +27,6 @@ def strip_think(text: str) -> str:
     """Keeps only what follows the last `</think>`; text without one is returned unchanged."""
     parts = THINK_CLOSE.split(text)
     return parts[-1].lstrip() if len(parts) > 1 else text
-
-
-def unclosed_think(text: str) -> bool:
-    """The reply opens a `<think>` block that no `</think>` closes (it stopped while reasoning)."""
-    opened = [m.start() for m in THINK_OPEN.finditer(text or "")]
-    closed = [m.start() for m in THINK_CLOSE.finditer(text or "")]
-    return bool(opened) and (not closed or opened[-1] > closed[-1])
 
 
 def boxed_spans(text: str) -> list[tuple[int, int, str]]:
@@ -87,8 +80,12 @@ def verifier_score(text: str) -> VerifierScore:
     """The score of a verifier analysis, whether the text kept the output contract, and why not.
 
     The score is the first box after the last "final overall score should be" (after any
-    `</think>`), else the last box of the text; it must be 0, 0.5 or 1.
+    `</think>`), else the last box of the text; it must be 0, 0.5 or 1. Text that is not whole
+    (`llm.whole`: over the size limit, or cut off inside `<think>`) has no score, whether it
+    comes from a run or an import.
     """
+    if problem := not_whole(text):
+        return VerifierScore(None, False, problem)
     body = strip_think(text)
     phrases = list(FINAL_SCORE_PHRASE.finditer(body))
     boxes = boxed_spans(body)

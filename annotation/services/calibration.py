@@ -25,17 +25,17 @@ from annotation.signals import calibration_gate_blocked
 
 
 class CalibrationRequired(Exception):
-    """The expert has not passed the campaign's calibration round yet; the message says what to
-    do, `round_url` where."""
+    """The expert has not passed the campaign's calibration round yet; the message says so and
+    where to see their figures and what to do (`standing_url`: the calibration app's page of
+    where they stand, which knows the round they are checked on and what is left in it)."""
 
     def __init__(self, requirement: CalibrationRequirement):
         self.requirement = requirement
-        self.round_url = reverse("annotation:campaign", args=[requirement.round.slug])
+        self.standing_url = reverse("calibration:standing", args=[requirement.campaign.slug])
         super().__init__(
             f"{requirement.campaign.name} needs a passed calibration round before it gives you "
-            f"items: grade the gold items of “{requirement.round.name}” until you reach "
-            f"{requirement.describe()}. Your score and the gold answer are shown after each "
-            "item."
+            f"items: {requirement.describe()}. Where you stand, the round to grade and what to "
+            f"do next: {self.standing_url}"
         )
 
 

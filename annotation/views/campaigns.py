@@ -231,9 +231,10 @@ def lease_next(request, campaign, *, after_item_id: int | None = None):
         assignment = services.assignment_next(
             campaign=campaign, expert=request.user, after_item_id=after_item_id
         )
-    except CalibrationRequired as exc:
-        context = {"campaign": campaign, "message": str(exc), "round_url": exc.round_url}
-        return render(request, "annotation/calibration_required.html", context, status=403)
+    except CalibrationRequired as exc:  # where they stand and what to do (calibration app)
+        response = redirect(exc.standing_url)
+        response.status_code = 303
+        return response
     if assignment is None:
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
         held = (

@@ -17,6 +17,7 @@ from django.utils import timezone
 from annotation.models import Campaign
 from config.roles import Role, has_role
 from config.storage import stored_file_put, stored_folder_delete
+from config.visibility import blind_to_evaluations
 from exports.formats import ExportError, ExportOptions, plan_for
 from exports.models import ExportJob, FileType, JobStatus
 from exports.writers import (
@@ -141,7 +142,7 @@ def export_create(
         raise ExportError(f"unknown file type {file_type!r}: choose one of {', '.join(FILE_TYPES)}")
     if options.expert_names and not has_role(user, Role.ADMIN):
         raise ExportError("only an admin may export experts' names instead of pseudonyms")
-    if has_role(user, Role.EXPERT) and not has_role(user, Role.ADMIN):
+    if blind_to_evaluations(user):
         # an expert who also researches sees no judgement of an item still being graded
         options = replace(options, final_only=True)
     plan_for(fmt, campaign, options)  # raises ExportError when the format does not fit

@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from config.api import ListApi
 from config.roles import ALL_ROLES, api_permission
+from config.visibility import blind_to_evaluations, proof_data_for
 from problems import selectors
 from problems.models import Topic
 
@@ -61,19 +62,27 @@ class ProofAnalysisOutput(serializers.Serializer):
     text = serializers.CharField()
 
 
+BLIND = "Absent for experts, who grade blind (config.visibility)."
+
+
 class ProofOutput(serializers.Serializer):
+    """A proof as its reader may see it: `context["user"]` decides (config.visibility)."""
+
     id = serializers.IntegerField()
     problem = serializers.CharField(source="problem.external_id")
-    generator = serializers.CharField()
+    generator = serializers.CharField(required=False, help_text=BLIND)
     sample_key = serializers.CharField()
     sample_index = serializers.IntegerField(allow_null=True)
     source = serializers.CharField()
     text = serializers.CharField()
-    metadata = serializers.JSONField()
+    metadata = serializers.JSONField(required=False, help_text=BLIND)
+
+    def to_representation(self, instance) -> dict:
+        return proof_data_for(self.context["user"], super().to_representation(instance))
 
 
 class ProofDetailOutput(ProofOutput):
-    analyses = ProofAnalysisOutput(many=True)
+    analyses = ProofAnalysisOutput(many=True, required=False, help_text=BLIND)
 
 
 class ProblemListInput(serializers.Serializer):
@@ -114,6 +123,11 @@ class ProofListInput(serializers.Serializer):
     )
     generator = serializers.CharField(required=False, allow_blank=True, max_length=200)
 
+    def validate_generator(self, value: str) -> str:
+        if value and blind_to_evaluations(self.context["user"]):
+            raise serializers.ValidationError("Experts grade blind: proofs are not found by model.")
+        return value
+
 
 class ProofListApi(ListApi):
     permission_classes = [CorpusReader]
@@ -125,13 +139,13 @@ class ProofListApi(ListApi):
         responses=ProofOutput(many=True),
     )
     def get(self, request):
-        params = ProofListInput(data=request.query_params)
+        params = ProofListInput(data=request.query_params, context={"user": request.user})
         params.is_valid(raise_exception=True)
         proofs = selectors.proof_list(
             problem_external_id=params.validated_data.get("problem", ""),
             generator=params.validated_data.get("generator", ""),
         )
-        return self.page(proofs, ProofOutput)
+        return self.page(proofs, ProofOutput, context={"user": request.user})
 
 
 class ProofDetailApi(APIView):
@@ -140,4 +154,4 @@ class ProofDetailApi(APIView):
     @extend_schema(tags=["corpus"], operation_id="proofs_retrieve", responses=ProofDetailOutput)
     def get(self, request, proof_id: int):
         proof = selectors.proof_detail(proof_id=proof_id)
-        return Response(ProofDetailOutput(proof).data)
+        return Response(ProofDetailOutput(proof, context={"user": request.user}).data)

@@ -6,6 +6,7 @@ from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 
 from config.roles import ALL_ROLES, role_required
+from config.visibility import blind_to_evaluations
 from problems import selectors
 
 PAGE_SIZE = 25
@@ -42,7 +43,11 @@ def problem_list(request):
 @role_required(*ALL_ROLES)
 def problem_detail(request, external_id):
     problem = selectors.problem_detail(external_id=external_id)
-    return render(request, "problems/problem_detail.html", {"problem": problem})
+    return render(
+        request,
+        "problems/problem_detail.html",
+        {"problem": problem, "blind": blind_to_evaluations(request.user)},
+    )
 
 
 @role_required(*ALL_ROLES)
@@ -52,5 +57,11 @@ def proof_detail(request, proof_id):
     return render(
         request,
         "problems/proof_detail.html",
-        {"proof": proof, "problem": proof.problem, "previous_id": previous_id, "next_id": next_id},
+        {
+            "proof": proof,
+            "problem": proof.problem,
+            "previous_id": previous_id,
+            "next_id": next_id,
+            "blind": blind_to_evaluations(request.user),
+        },
     )

@@ -53,6 +53,20 @@ def test_empty_and_ternary_steps():
     assert (found.level_with_automatic, found.toward_final) == (1, 1)
 
 
+def test_a_revision_finer_than_the_comparison_scale_is_counted_with_its_size():
+    # 0 -> 1 on 0-7 is 0 -> 0 on 0 / 0.5 / 1: a change all the same, as near the automatic score
+    rows = [
+        RevealRow(before=0, after=0, automatic=1, own_before=0, own_after=1),
+        RevealRow(before=1, after=0, automatic=1, own_before=6, own_after=2),
+        RevealRow(before=1, after=1, automatic=1, own_before=6, own_after=6),  # same: no change
+    ]
+    found = reveal_changes(rows)
+    assert (found.changed, found.raised, found.lowered) == (2, 1, 1)
+    assert (found.level_with_automatic, found.away_from_automatic) == (1, 1)
+    assert found.mean_shift == pytest.approx((1 - 4) / 2)
+    assert found.mean_size == pytest.approx((1 + 4) / 2)
+
+
 # ---- a campaign --------------------------------------------------------------------------------
 
 
@@ -107,6 +121,27 @@ def test_campaign_figures_on_the_verifiers_scale(client, api_client_for):
     assert body["second_opinion"]["changed"] == 2
     assert body["second_opinion"]["toward_automatic"] == 1
     assert body["second_opinion"]["without_opinion"] == 1
+
+
+@pytest.mark.django_db
+def test_every_revision_counts_on_the_campaigns_own_scale(client, api_client_for):
+    campaign = CampaignFactory(second_opinion="verifier")
+    item = ItemFactory(campaign=campaign, scheme=None, required_judgements=2)
+    VerifierAnalysisFactory(proof=item.proof, score=Decimal("1"))
+    a, grade_a = graded(campaign, item, "0")
+    services.second_opinion_revise(grade=grade_a, expert=a, score="1", reason="one step holds")
+    b, grade_b = graded(campaign, item, "7")
+    services.second_opinion_revise(grade=grade_b, expert=b, score="5", reason="a gap")
+    changes = second_opinion_figures(campaign).changes
+    assert (changes.revealed, changes.changed, changes.raised, changes.lowered) == (2, 2, 1, 1)
+    assert changes.mean_size == pytest.approx(1.5)
+    admin = UserFactory(roles=["admin"])
+    client.force_login(admin)
+    page = client.get(f"/adjudication/campaigns/{campaign.slug}/agreement/").content.decode()
+    assert 'id="reveal-changed">2<' in page and 'id="reveal-up-down">1 / 1<' in page
+    url = f"/api/v1/adjudication/campaigns/{campaign.slug}/agreement/"
+    body = api_client_for(admin).get(url).json()["second_opinion"]
+    assert (body["changed"], body["raised"], body["lowered"], body["mean_size"]) == (2, 1, 1, 1.5)
 
 
 @pytest.mark.django_db

@@ -153,7 +153,7 @@ def test_requirement_page_sets_and_shows_who_passed(client, admin, django_assert
     from calibration.services import calibration_passes_refresh
 
     calibration_passes_refresh(round=round)
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(12):  # whatever the number of experts
         page = client.get(f"/calibration/campaigns/{campaign.slug}/requirement/")
     rows = [(r.username, r.n, r.passed) for r in page.context["rows"]]
     assert rows == [("x0", 2, True), ("x1", 2, False), ("x2", 1, False)]
@@ -174,12 +174,69 @@ def test_blocked_expert_gets_a_clear_page_and_api_answer(client, api_client_for)
     calibration_requirement_set(campaign=campaign, round=round, max_mae=1, min_items=1, set_by=None)
     client.force_login(expert)
     page = client.post(f"/annotation/{campaign.slug}/next/")
-    assert page.status_code == 403
-    body = page.content.decode()
-    assert "needs a passed calibration round" in body and f"/annotation/{round.slug}/" in body
+    standing = f"/calibration/campaigns/{campaign.slug}/standing/"
+    assert page.status_code == 303 and page["Location"] == standing
+    body = client.get(standing).content.decode()
+    assert "at most 1 on at least 1 gold item" in body and f"/annotation/{round.slug}/" in body
+    assert "graded 0 of the 1 gold item needed; 1 gold item left" in body
     api = api_client_for(expert)
     answer = api.post(f"/api/v1/campaigns/{campaign.slug}/next/")
     assert answer.status_code == 403 and "calibration round" in answer.json()["detail"]
+    assert standing in answer.json()["detail"]
+
+
+def test_a_failed_expert_with_no_gold_left_is_told_and_an_admin_gives_a_new_round(
+    client, admin, api_client_for
+):
+    source = CampaignFactory()
+    first = [gold_item(source, value) for value in (5, 2)]
+    spare = [gold_item(source, value) for value in (4, 3)]
+    campaign = CampaignFactory()
+    ItemFactory(campaign=campaign)
+    expert = expert_in(campaign, "stuck")
+    from calibration.services import calibration_round_create
+
+    round = calibration_round_create(name="Gate", gold_items=first, created_by=admin)
+    calibration_requirement_set(campaign=campaign, round=round, max_mae=1, min_items=2, set_by=None)
+    grade_next(round, expert, 7)
+    grade_next(round, expert, 6)  # MAE 3 on 2 items, nothing left
+    client.force_login(expert)
+    page = client.post(f"/annotation/{round.slug}/next/")
+    assert 'id="round-done"' in page.content.decode()  # the round says it is done, and why
+    body = client.get(f"/calibration/campaigns/{campaign.slug}/standing/").content.decode()
+    assert 'id="standing-stuck"' in body and "no gold item of Gate is left to grade" in body
+    assert "MAE 3.00 on 2 gold items, over the 1 allowed" in body
+    client.force_login(admin)
+    requirement = f"/calibration/campaigns/{campaign.slug}/requirement/"
+    page = client.get(requirement)
+    (row,) = page.context["rows"]
+    assert row.stuck and 'class="blocked"' in page.content.decode()
+    (listed,) = api_client_for(admin).get(f"/api/v1{requirement}").json()["experts"]
+    assert (listed["blocked"], listed["left"], listed["checked_on"]) == (True, 0, round.slug)
+    assert "no gold item of Gate is left to grade" in listed["why"]
+    given = client.post(f"/calibration/campaigns/{campaign.slug}/requirement/retake/stuck/")
+    assert given.status_code == 303
+    retake = CalibrationItem.objects.filter(source__in=spare).values_list(
+        "item__campaign__slug", flat=True
+    )
+    assert len(set(retake)) == 1 and retake.count() == 2  # the two gold items never graded
+    (row,) = client.get(requirement).context["rows"]
+    assert (row.retake, row.left, row.n, row.stuck) == (True, 2, 0, False)
+    # graded well on the new round, the expert passes and gets work from the campaign
+    new_round = CalibrationItem.objects.filter(source=spare[0]).get().item.campaign
+    grade_next(new_round, expert, 4)
+    grade_next(new_round, expert, 3)
+    client.force_login(expert)
+    page = client.post(f"/annotation/{campaign.slug}/next/")
+    assert page.status_code == 303 and "/annotation/items/" in page["Location"]
+    # when no gold item is left that the expert never graded, the admin is told why
+    client.force_login(admin)
+    given = client.post(
+        f"/calibration/campaigns/{campaign.slug}/requirement/retake/stuck/", follow=True
+    )
+    assert "only 0 gold item(s) of scale 0-7 grade proofs stuck has not graded" in (
+        given.content.decode().replace("&#x27;", "'")
+    )
 
 
 def test_api_round_feedback_report_and_requirement(api_client_for, admin):
@@ -272,3 +329,21 @@ def test_a_round_takes_no_items_but_its_gold_copies(client, admin, api_client_fo
     assert Item.objects.filter(campaign=round).count() == before
     assert page.redirect_chain[-1][0] == f"/annotation/{round.slug}/"
     assert "takes only copies of gold items" in page.content.decode()
+
+
+def test_a_new_round_given_twice_is_one(admin):
+    from calibration.services import calibration_retake_create, calibration_round_create
+
+    source = CampaignFactory()
+    first = [gold_item(source, 5)]
+    spare = [gold_item(source, 4)]
+    campaign = CampaignFactory()
+    expert = expert_in(campaign, "twice")
+    round = calibration_round_create(name="Gate", gold_items=first, created_by=admin)
+    requirement = calibration_requirement_set(
+        campaign=campaign, round=round, max_mae=0, min_items=1, set_by=None
+    )
+    grade_next(round, expert, 0)
+    given = calibration_retake_create(requirement=requirement, expert=expert, created_by=admin)
+    again = calibration_retake_create(requirement=requirement, expert=expert, created_by=admin)
+    assert given == again and CalibrationItem.objects.filter(source__in=spare).count() == 1

@@ -183,7 +183,7 @@ def test_gate_blocks_until_the_threshold_is_met():
     assert CampaignMember.objects.filter(campaign=round, user=expert, role="expert").exists()
     with pytest.raises(CalibrationRequired, match=r"at most 1 on at least 2 gold item") as exc:
         assignment_next(campaign=campaign, expert=expert)
-    assert exc.value.round_url.endswith(f"/{round.slug}/")
+    assert exc.value.standing_url == f"/calibration/campaigns/{campaign.slug}/standing/"
     grade_next(round, expert, 7)  # error +2
     with pytest.raises(CalibrationRequired):
         assignment_next(campaign=campaign, expert=expert)

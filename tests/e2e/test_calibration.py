@@ -197,3 +197,62 @@ def test_gold_feedback_loads_under_the_policy(strict_page, live_server, login):
     page.goto(f"{live_server.url}/calibration/report/calib-csp/")
     page.wait_for_selector("svg.chart.errors")
     assert page.csp_errors == []
+
+
+def test_a_failed_expert_is_told_and_the_admin_gives_a_new_round(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
+    from calibration.services import calibration_round_create
+
+    source, first = gold_pair()
+    spare = [gold_item(source, 4, topic="N"), gold_item(source, 3, topic="C")]
+    campaign = CampaignFactory(name="Real campaign")
+    ItemFactory(campaign=campaign)
+    expert = expert_in(campaign, "failed-e2e")
+    round = calibration_round_create(name="Gate round", gold_items=first, created_by=None)
+    calibration_requirement_set(
+        campaign=campaign, round=round, max_mae=Decimal("1"), min_items=2, set_by=None
+    )
+    grade_next(round, expert, 0)
+    grade_next(round, expert, 6)  # errors -5 and +4: MAE 4.5, and no gold item left
+    login(page, expert)
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
+    page.click("button:has-text('Grade next')")
+    page.wait_for_selector("#standing-stuck")
+    assert "No work left" not in page.content()
+    assert page.inner_text("#standing-mae") == "4.50" and page.inner_text("#standing-left") == "0"
+    assert "no gold item of Gate round is left to grade" in page.inner_text("#standing-why")
+    page.screenshot(path=str(screenshot_dir / "calibration-standing-stuck.png"), full_page=True)
+    assert_accessible(page)
+    page.click("#standing-report")
+    page.wait_for_selector("h1:has-text('Calibration report: failed-e2e')")
+
+    admin = UserFactory(roles=["admin"])
+    page.context.clear_cookies()
+    login(page, admin)
+    page.goto(f"{live_server.url}/calibration/campaigns/{campaign.slug}/requirement/")
+    row = page.locator("#passes tr.blocked", has_text="failed-e2e")
+    assert "MAE 4.50 on 2 gold items, over the 1 allowed" in row.inner_text()
+    page.screenshot(
+        path=str(screenshot_dir / "calibration-requirement-blocked.png"), full_page=True
+    )
+    assert_accessible(page)
+    row.locator("button.retake").dblclick()  # slip: a double click gives one round
+    page.wait_for_selector(".messages >> text=given to failed-e2e")
+    assert CalibrationItem.objects.filter(source__in=spare).count() == 2
+    assert page.locator("#passes tr.blocked").count() == 0
+    assert "new round for failed-e2e" in page.inner_text("#passes")
+    page.screenshot(path=str(screenshot_dir / "calibration-requirement-retake.png"), full_page=True)
+
+    page.context.clear_cookies()
+    login(page, expert)
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
+    page.click("button:has-text('Grade next')")
+    page.wait_for_selector("#calibration-round-link")
+    assert page.inner_text("#standing-left") == "2"
+    assert "the new round an admin gave you" in page.inner_text("#calibration-required")
+    page.screenshot(path=str(screenshot_dir / "calibration-standing-retake.png"), full_page=True)
+    assert_accessible(page)
+    page.click("#calibration-round-link")
+    page.click("button:has-text('Grade next')")
+    page.wait_for_selector("#calibration-notice")

@@ -76,9 +76,11 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     page.locator("a.proof-link").first.click()
     page.wait_for_selector(".proof-text .katex")
     assert page.locator(".proof-text .katex").count() > 3
-    assert page.locator(".analysis .katex").count() > 0
     assert page.locator(".katex-error, .math-error").count() == 0
-    assert page.locator(".analysis summary .tag").first.inner_text().startswith("score")
+    # An expert grades blind: no analysis, rating or model on the corpus (config.visibility).
+    assert page.locator(".analysis, .ratings").count() == 0
+    assert page.locator("#blind-note").is_visible()
+    assert not page.locator("h1").inner_text().startswith("Proof by")
     assert fits_the_width(page)
     page.screenshot(path=str(screenshot_dir / "corpus-proof.png"), full_page=False)
     page.screenshot(path=str(screenshot_dir / "corpus-proof-full.png"), full_page=True)
@@ -101,6 +103,7 @@ def test_every_display_of_the_demo_corpus_typesets_without_errors(
     login(page, UserFactory(username="reader-e2e", roles=["researcher"]))
     page.goto(f"{live_server.url}/problems/")
     problem_urls = [a.get_attribute("href") for a in page.locator("a.problem-link").all()]
+    scored = 0
     for url in problem_urls:
         page.goto(live_server.url + url)
         page.wait_for_selector(".prose .katex")
@@ -111,6 +114,8 @@ def test_every_display_of_the_demo_corpus_typesets_without_errors(
             assert page.locator(".katex-error, .math-error").count() == 0, proof_url
             assert page.locator(".math:not([data-typeset])").count() == 0, proof_url
             assert fits_the_width(page), proof_url
+            scored += page.locator(".analysis summary .tag", has_text="score").count()
+    assert scored > 0  # a researcher reads the verifier's analyses and scores
     assert_accessible(page)
 
 

@@ -174,6 +174,7 @@ def test_agreement_page_shows_the_changes_and_the_panel_has_a_page_of_its_own(
     section = page.locator("#second-opinion-changes")
     assert page.locator("#reveal-changed").inner_text() == "1"
     assert page.locator("#reveal-toward-auto").inner_text() == "1"
+    assert page.locator("#reveal-up-down").inner_text() == "0 / 1"  # 7 -> 2 on 0-7
     assert "and 1 with none to show" in section.inner_text()
     section.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot_dir / "second-opinion-agreement.png"))

@@ -312,6 +312,8 @@ def test_run_form_queues_the_run(client, researcher, endpoint, django_capture_on
         ("missing contract phrase", "no <score>"),
         ("out-of-range score", "'8' is not an integer from 0 to 7"),
         ("fractional score", "'3.5' is not an integer from 0 to 7"),
+        ("cut assessment", "<assessment> is never closed"),
+        ("over the size limit", "over the limit of 200,000"),
     ],
 )
 def test_an_incomplete_or_malformed_grade_is_a_failed_prediction_to_retry(
@@ -339,6 +341,8 @@ def test_an_incomplete_or_malformed_grade_is_a_failed_prediction_to_retry(
             "missing contract phrase": text("<assessment>Fine.</assessment> Score: 5"),
             "out-of-range score": text(good.replace(">5<", ">8<")),
             "fractional score": text(good.replace(">5<", ">3.5<")),
+            "cut assessment": text("<assessment>Step 2 holds, and step 3 <score>5</score>"),
+            "over the size limit": text(good.replace("Fine.", "Fine. " * 40_000)),
         }[bad],
         reply(5),
     )

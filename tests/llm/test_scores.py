@@ -2,7 +2,8 @@ from decimal import Decimal
 
 import pytest
 
-from llm.scores import boxed_contents, score_number, strip_think, unclosed_think, verifier_score
+from llm.scores import boxed_contents, score_number, strip_think, verifier_score
+from llm.whole import unclosed_think
 
 OPEN = "Here is my evaluation of the solution:\nStep 1 is fine.\n"
 
@@ -81,3 +82,24 @@ def test_verifier_score(text, score, kept):
     assert result.score == (Decimal(score) if score else None)
     assert result.kept_contract is kept
     assert bool(result.problem) is not kept
+
+
+def test_text_counts_only_when_whole(settings):
+    from llm.meta_scores import meta_verifier_score
+    from llm.parsers import OutputError, score_xml
+    from llm.whole import not_whole
+
+    good = (
+        "Here is my evaluation of the solution: fine.\n"
+        "Based on my evaluation, the final overall score should be: \\boxed{1}"
+    )
+    assert verifier_score(good).score == 1 and not_whole(good) == ""
+    cut = verifier_score("<think>Step 2 holds, so \\boxed{1} maybe; but step 3")
+    assert cut.score is None and "never closed" in cut.problem
+    settings.LLM_MAX_REPLY_BYTES = 100  # the setting is read at each call
+    assert "over the limit of 100" in verifier_score(good).problem
+    assert meta_verifier_score(good).score is None
+    settings.LLM_MAX_REPLY_BYTES = 200_000
+    with pytest.raises(OutputError, match="<assessment> is never closed"):
+        score_xml("<assessment>Step 1 holds and<score>7</score>")
+    assert score_xml("<assessment>ok</assessment><score>7</score>").score == 7

@@ -288,6 +288,13 @@ def test_verifier_analyses_get_their_score_from_the_text(tmp_path):
             },
             {"verifier": "v", "sample": "none", "text": "Looks fine to me."},
             {"verifier": "v", "sample": "bad", "text": analysis_text("7")},
+            # cut off while reasoning: the box inside the unfinished <think> is no score
+            {
+                "verifier": "v",
+                "sample": "cut",
+                "text": "<think>So \\boxed{1}? " + analysis_text("1"),
+            },
+            {"verifier": "v", "sample": "huge", "text": analysis_text("1") + " Again." * 40_000},
         ]
     )
     path = write_jsonl(tmp_path / "generic.jsonl", [generic_problem(), proof])
@@ -300,8 +307,12 @@ def test_verifier_analyses_get_their_score_from_the_text(tmp_path):
         "think": (Decimal("0.5"), True),
         "none": (None, False),
         "bad": (None, False),
+        "cut": (None, False),
+        "huge": (None, False),
     }
     assert "not 0, 0.5 or 1" in VerifierAnalysis.objects.get(sample_key="bad").score_problem
+    assert "never closed" in VerifierAnalysis.objects.get(sample_key="cut").score_problem
+    assert "over the limit" in VerifierAnalysis.objects.get(sample_key="huge").score_problem
 
 
 def test_generic_format_problems_proofs_ratings_and_separate_analyses(tmp_path):

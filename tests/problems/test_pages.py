@@ -35,6 +35,13 @@ def expert_client(client, expert_user):
     return client
 
 
+@pytest.fixture
+def reader_client(client, researcher_user):
+    """A researcher: sees what experts, grading blind, do not (config.visibility)."""
+    client.force_login(researcher_user)
+    return client
+
+
 # --- problem list ----------------------------------------------------------------------------
 
 
@@ -122,7 +129,7 @@ def test_empty_list_says_so(expert_client):
 # --- problem page ----------------------------------------------------------------------------
 
 
-def test_problem_page_shows_statement_solutions_and_proofs_with_ratings(expert_client):
+def test_problem_page_shows_statement_solutions_and_proofs_with_ratings(reader_client):
     problem = ProblemFactory(
         external_id="PB-Basic-002",
         statement="Show that $a^2+b^2 \\ge 2ab$.",
@@ -136,7 +143,7 @@ def test_problem_page_shows_statement_solutions_and_proofs_with_ratings(expert_c
         metadata={"ratings": [{"kind": "human", "value": 8, "max": 10, "source": "Putnam"}]},
     )
     VerifierAnalysisFactory(proof=proof, score=Decimal("0.5"))
-    response = expert_client.get(reverse("problems:detail", args=["PB-Basic-002"]))
+    response = reader_client.get(reverse("problems:detail", args=["PB-Basic-002"]))
     html = response.content.decode()
     assert '<span class="math inline">a^2+b^2 \\ge 2ab</span>' in html
     assert '<span class="math inline">(a-b)^2 \\ge 0</span>' in html
@@ -172,7 +179,7 @@ def test_problem_page_query_count_is_constant(expert_client):
 # --- proof page ------------------------------------------------------------------------------
 
 
-def test_proof_page_shows_statement_proof_analyses_ratings_and_spans(expert_client):
+def test_proof_page_shows_statement_proof_analyses_ratings_and_spans(reader_client):
     problem = ProblemFactory(external_id="P-7", statement="Prove \\(1+1=2\\).")
     first = ProofFactory(problem=problem, generator="a", sample_index=0)
     proof = ProofFactory(
@@ -195,7 +202,7 @@ def test_proof_page_shows_statement_proof_analyses_ratings_and_spans(expert_clie
         kept_contract=False,
         score_problem="no \\boxed{} score after the key phrase",
     )
-    html = expert_client.get(reverse("problems:proof", args=[proof.pk])).content.decode()
+    html = reader_client.get(reverse("problems:proof", args=[proof.pk])).content.decode()
     assert '<span class="math inline">1+1=2</span>' in html
     assert '<span class="math block">1+1=2.</span>' in html
     assert '<span class="math inline">\\boxed{1}</span>' in html
@@ -212,9 +219,9 @@ def test_proof_page_is_404_for_unknown_proof(expert_client):
     assert expert_client.get(reverse("problems:proof", args=[999999])).status_code == 404
 
 
-def test_proof_page_tolerates_malformed_ratings(expert_client):
+def test_proof_page_tolerates_malformed_ratings(reader_client):
     proof = ProofFactory(metadata={"ratings": "seven", "error_spans": []})
-    response = expert_client.get(reverse("problems:proof", args=[proof.pk]))
+    response = reader_client.get(reverse("problems:proof", args=[proof.pk]))
     assert "No ratings recorded." in response.content.decode()
 
 
@@ -254,3 +261,14 @@ def test_home_page_for_a_user_without_role(client, django_user_model):
     client.force_login(django_user_model.objects.create_user("nobody", password="x" * 12))
     html = client.get(reverse("home")).content.decode()
     assert "none yet" in html and 'class="tiles"' not in html
+
+
+def test_an_expert_reads_the_proof_and_problem_blind(expert_client):
+    proof = ProofFactory(generator="DeepSeekMath-V2")
+    VerifierAnalysisFactory(proof=proof, score=Decimal("0.5"))
+    html = expert_client.get(reverse("problems:proof", args=[proof.pk])).content.decode()
+    assert proof.text.split(".")[0] in html and 'id="blind-note"' in html
+    assert "DeepSeekMath-V2" not in html and "verifier-v" not in html and "6/7" not in html
+    html = expert_client.get(reverse("problems:detail", args=[proof.problem.external_id]))
+    assert "DeepSeekMath-V2" not in html.content.decode()
+    assert "Verifier scores" not in html.content.decode()

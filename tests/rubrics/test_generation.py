@@ -193,6 +193,7 @@ def test_slow_reply_times_out_and_is_recorded(fake_llm, admin_user):
         (truncated(replies.PROOFBENCH_SCHEME, keep=0.3), "cut off at the token limit"),
         (text("I am sorry, but I cannot produce a rubric."), "no 'Checkpoints' section"),
         (unclosed_think("The checkpoints should be"), "(<think>) is never closed"),
+        (text(replies.PROOFBENCH_SCHEME + "\nNote. " * 40_000), "over the limit of 200,000"),
         (
             text(replies.PROOFBENCH_SCHEME, finish_reason="length"),
             "cut off at the token limit",
