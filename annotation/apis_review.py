@@ -19,6 +19,7 @@ from annotation.services.review import (
     meta_review_submit,
 )
 from config.api import ListApi
+from config.flags import query_flag
 from config.limits import INT_MAX
 
 
@@ -147,7 +148,8 @@ class MetaReviewSubmitApi(APIView):
         view = _view(request, item_id)
         data, key = _input(request)
         try:
-            if request.query_params.get("revise") and view.grade and view.grade.is_submitted:
+            revise = query_flag(request.query_params, "revise")
+            if revise and view.grade and view.grade.is_submitted:
                 review = meta_review_revise(
                     review=view.grade.meta_review, user=request.user, data=data
                 )

@@ -336,6 +336,7 @@ def meta_review_revise(
     grade.score = value
     grade.comment = data.comment
     grade.seconds_spent += data.seconds_spent
+    grade.version += 1
     grade.save()
     review = _write_review(grade, data, rating, value)
     review.grade = grade

@@ -12,7 +12,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from annotation import opinions, scales, selectors, services
-from annotation.apis_second_opinion import NOT_SUBMITTED, submit_answer
+from annotation.apis_second_opinion import NOT_SUBMITTED
 from annotation.page import scale_options
 from config.roles import ALL_ROLES, role_required
 
@@ -32,15 +32,6 @@ def second_opinion_flow(view: selectors.GradingView, flow: dict) -> dict:
             "second_opinion_seen": True,
         }
     return extra
-
-
-def second_opinion_submit_json(grade) -> dict:
-    """What the page's submit answer adds: the reveal, and the item page to reload (read-only,
-    with the panel)."""
-    reveal = submit_answer(grade)
-    if reveal is None:
-        return {}
-    return {"second_opinion": reveal, "item_url": reverse("annotation:item", args=[grade.item_id])}
 
 
 def _context(view, row, error: str = "") -> dict:

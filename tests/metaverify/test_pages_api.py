@@ -65,14 +65,14 @@ def test_review_endpoints_autosave_and_submit(client, django_capture_on_commit_c
     item = analysis_item()
     expert = _assigned(item)
     client.force_login(expert)
-    draft = client.post(
-        reverse("annotation:review-draft", args=[item.pk]),
+    draft = client.put(
+        reverse("api-review-draft", args=[item.pk]),
         {"defects": [defect(ANALYSIS_TEXT, GAP, exists=True)]},
         content_type="application/json",
     )
     assert draft.status_code == 200 and draft.json()["defects"][0]["exists"] is True
     refused = client.post(
-        reverse("annotation:review-submit", args=[item.pk]),
+        reverse("api-review-submit", args=[item.pk]),
         {"defects": [defect(ANALYSIS_TEXT, GAP, exists=True)]},
         content_type="application/json",
     )
@@ -82,7 +82,7 @@ def test_review_endpoints_autosave_and_submit(client, django_capture_on_commit_c
     )
     with django_capture_on_commit_callbacks(execute=True):
         done = client.post(
-            reverse("annotation:review-submit", args=[item.pk]),
+            reverse("api-review-submit", args=[item.pk]),
             {"defects": [defect(ANALYSIS_TEXT, GAP, exists=True, accurate=False)]},
             content_type="application/json",
         )
@@ -95,8 +95,8 @@ def test_another_expert_cannot_reach_the_review_page_or_endpoints(client):
     _assigned(item)
     client.force_login(UserFactory(roles=["expert"]))
     assert client.get(reverse("annotation:item", args=[item.pk])).status_code == 404
-    response = client.post(
-        reverse("annotation:review-draft", args=[item.pk]), {}, content_type="application/json"
+    response = client.put(
+        reverse("api-review-draft", args=[item.pk]), {}, content_type="application/json"
     )
     assert response.status_code == 404
 
@@ -263,10 +263,8 @@ def test_the_proof_grading_endpoints_refuse_analysis_items(client, api_client_fo
     item = analysis_item()
     expert = _assigned(item)
     client.force_login(expert)
-    response = client.post(
-        reverse("annotation:item-submit", args=[item.pk]),
-        {"score": "1"},
-        content_type="application/json",
+    response = client.put(
+        reverse("api-item-draft", args=[item.pk]), {"score": "1"}, content_type="application/json"
     )
     assert response.status_code == 400 and "analysis review" in response.json()["problems"][0]
     api = api_client_for(expert)
