@@ -21,8 +21,12 @@
   var page = new Proofmark.ItemPage(root, state.seconds_spent, {
     payload: payload,
     changed: function () { readForm(); showComputed(); },
-    saved: function (data) {
-      if (data.computed_score !== undefined) computed = data.computed_score === null ? null : normalise(data.computed_score);
+    saved: function (data, sent) {
+      // an answer counts for the checklist it was computed from, not a later one
+      if (data.computed_score !== undefined && sent && checklistKey(sent) === checklistKey(state)) {
+        computed = data.computed_score === null ? null : normalise(data.computed_score);
+        computedFor = checklistKey(state);
+      }
       showComputed();
     },
     restore: restore,
@@ -31,6 +35,10 @@
   var editable = page.editable, submitted = page.submitted;
   var scale = root.dataset.scale;
   var computed = state.computed_score === null || state.computed_score === undefined ? null : normalise(state.computed_score);
+  // The awards and deductions `computed` belongs to: after a change it is unknown ("…") until
+  // the server's answer for the checklist as it is now comes back.
+  var computedFor = null;
+  function checklistKey(body) { return JSON.stringify([body.awards || {}, body.deductions || []]); }
   function known(v) { return v !== null && v !== undefined; }
   function choseChecklist() { return Object.keys(state.awards || {}).length > 0 || (state.deductions || []).length > 0; }
   // Once a checkpoint has points or a deduction is ticked, the final score follows the computed
@@ -181,6 +189,13 @@
   function derived() { return known(computed) ? String(Math.floor(parseFloat(computed))) : null; }
   function showComputed() {
     var el = document.getElementById("computed-score");
+    if (el && computedFor !== checklistKey(state)) {
+      el.textContent = "\u2026";
+      if (!scoreTouched) root.querySelectorAll("input[name=score]").forEach(function (r) { r.checked = false; });
+      document.getElementById("score-note-box").hidden = true;
+      document.getElementById("not-graded").hidden = true;
+      return;
+    }
     if (el) el.textContent = known(computed) ? computed : "\u2013";
     if (el && !scoreTouched && scale === "0-7") {
       if (!choseChecklist()) root.querySelectorAll("input[name=score]").forEach(function (r) { r.checked = false; });
@@ -316,6 +331,7 @@
   renderSteps();
   writeForm();
   readForm();
+  computedFor = checklistKey(state);
   showComputed();
   renderSpanList();
   document.addEventListener("DOMContentLoaded", renderHighlights);

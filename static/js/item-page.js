@@ -19,8 +19,14 @@
 (function () {
   "use strict";
 
-  // "Next" leases an item: a POST, by the page's next form.
-  function goNext() { document.getElementById("next-form").submit(); }
+  // "Next" leases an item: a POST, by the page's next form (with the CSRF token of now: a
+  // log-in in another tab renews it).
+  function post(form) {
+    var field = form.querySelector("input[name=csrfmiddlewaretoken]");
+    if (field && cookie("csrftoken")) field.value = cookie("csrftoken");
+    form.submit();
+  }
+  function goNext() { post(document.getElementById("next-form")); }
   function cookie(name) {
     var found = document.cookie.split(";").map(function (c) { return c.trim(); })
       .filter(function (c) { return c.indexOf(name + "=") === 0; })[0];
@@ -87,8 +93,8 @@
   }
 
   // options: payload() -> the body to save (seconds_spent included: see secondsSpent);
-  // changed() -> re-reads the form after a change; saved(data) -> after a draft, preview or
-  // revision answer; restore(body) -> puts a body kept in this browser back into the form;
+  // changed() -> re-reads the form after a change; saved(data, sent) -> after a draft, preview
+  // or revision answer, with the body it answers; restore(body) -> puts a body kept in this browser back into the form;
   // refusal() -> why the page cannot be submitted yet (the server's rule, mirrored), or nothing.
   function ItemPage(root, seconds, options) {
     var page = this;
@@ -296,7 +302,7 @@
           if (!page.dirty && page.choices() === sent) page.forget();
           else page.keep();
         }
-        if (page.options.saved) page.options.saved(answer.data);
+        if (page.options.saved) page.options.saved(answer.data, request.body);
         page.showProblems([]); page.notice("");
         page.setStatus(submitted ? "Not yet saved: press \u201cSave revision\u201d" : "Saved " + new Date().toLocaleTimeString());
       } else if (answer.status === 409) {
@@ -359,7 +365,7 @@
         }
         page.setStatus("Revision saved " + new Date().toLocaleTimeString());
         page.showProblems([]);
-        if (page.options.saved) page.options.saved(answer.data);
+        if (page.options.saved) page.options.saved(answer.data, body);
       } else if (answer.status === 409) {
         page.conflict(answer.data, "submit");
       } else {
@@ -381,7 +387,7 @@
     function common(key) {
       if (key === "Enter") page.submit();
       else if (key === "x" && page.editable && !page.submitted) {
-        (page.dirty ? page.saveNow() : Promise.resolve()).then(function () { document.getElementById("skip-form").submit(); });
+        (page.dirty ? page.saveNow() : Promise.resolve()).then(function () { post(document.getElementById("skip-form")); });
       }
       else if (key === "n") {
         if (page.dirty && page.editable && !page.submitted) page.saveNow().then(goNext); else goNext();
