@@ -50,7 +50,9 @@
     }
     return Object.keys(body).reduce(function (all, key) {
       var inner = key === "problems" || key === "detail" || key === "non_field_errors" ? prefix : (prefix ? prefix + "." + key : key);
-      return all.concat(lines(body[key], inner));
+      // a message that already names its field ("reason: say why") is not named twice
+      var named = typeof body[key] === "object" && [].concat(body[key]).every(function (m) { return typeof m === "string" && m.indexOf(key + ":") === 0; });
+      return all.concat(lines(body[key], named ? prefix : inner));
     }, []);
   }
   // One API call: {ok, status, data} on an answer, {sessionEnded} when the session is gone
@@ -411,4 +413,5 @@
 
   window.Proofmark = window.Proofmark || {};
   window.Proofmark.ItemPage = ItemPage;
+  window.Proofmark.apiCall = call;
 })();
