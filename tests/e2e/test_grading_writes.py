@@ -47,7 +47,7 @@ def test_fast_rubric_keys_then_enter_store_what_the_keys_chose(
     no override. A key per checkpoint gives its full points (again: clears), = gives them all;
     digits give the checkpoint last keyed partial points."""
     campaign = CampaignFactory(name="Fast round")
-    items = [ItemFactory(campaign=campaign) for _ in range(3)]
+    items = [ItemFactory(campaign=campaign) for _ in range(4)]
     expert = expert_in(campaign, "fast-grader")
     page.add_init_script(SLOW_DRAFTS)
     login(page, expert)
@@ -62,6 +62,7 @@ def test_fast_rubric_keys_then_enter_store_what_the_keys_chose(
     page.screenshot(path=str(screenshot_dir / "grading-rubric-keys.png"), full_page=True)
     assert_accessible(page)
     runs = [
+        (80, ["a", "s", "d"], {"c1": "2", "c2": "3", "c3": "2"}, 7),  # n + 1 keys for n at full
         (80, ["=", "d"], {"c1": "2", "c2": "3"}, 5),  # all full marks, then c3 cleared
         (150, ["a", "s", "1"], {"c1": "2", "c2": "1"}, 3),  # c2 keyed, then 1 point
         (250, ["s", "d", "a", "0"], {"c1": "0", "c2": "3", "c3": "2"}, 5),
