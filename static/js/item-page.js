@@ -257,7 +257,8 @@
       return;
     }
     this.setStatus(what === "submit" ? "Not submitted" : "Not saved", true);
-    this.notice("This grade changed in another tab (now " + shown + "): keep your choice, or load the other?", [
+    var now = stored.score === null || stored.score === undefined ? "" : " (now " + shown + ")";
+    this.notice("This grade changed in another tab" + now + ": keep your choice, or load the other?", [
       button("Keep my choice", "keep-mine", function () {
         page.version = stored.version; page.notice("");
         if (what === "submit") page.submit(); else page.saveNow();
