@@ -11,7 +11,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
@@ -34,6 +34,7 @@ from adjudication.services import (
     item_gold_set,
 )
 from annotation.models import Campaign, Item
+from config.flags import FlagError, query_flag
 from config.roles import Role, has_role, role_required
 from exports.writers import csv_safe
 
@@ -52,11 +53,15 @@ def queue(request: HttpRequest) -> HttpResponse:
     if status not in CaseStatus.values:
         status = ""
     campaign_id = request.GET.get("campaign", "")
+    try:
+        mine = query_flag(request.GET, "mine")
+    except FlagError as exc:
+        return HttpResponseBadRequest(exc.message, content_type="text/plain")
     cases = selectors.cases_for_user(
         request.user,
         status=status or None,
         campaign_id=int(campaign_id) if campaign_id.isdigit() else None,
-        mine=request.GET.get("mine") == "1",
+        mine=mine,
     )
     query = request.GET.copy()
     query.pop("page", None)
@@ -72,7 +77,7 @@ def queue(request: HttpRequest) -> HttpResponse:
             "status": status,
             "campaigns": Campaign.objects.order_by("name").only("id", "name"),
             "campaign_id": campaign_id,
-            "mine": request.GET.get("mine") == "1",
+            "mine": mine,
         }
         response = render(request, "adjudication/queue.html", context)
     patch_vary_headers(response, ["HX-Request"])

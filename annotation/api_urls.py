@@ -10,6 +10,8 @@ urlpatterns = [
     path("items/<id:item_id>/", apis.ItemDetailApi.as_view(), name="api-item-detail"),
     path("items/<id:item_id>/draft/", apis.DraftSaveApi.as_view(), name="api-item-draft"),
     path("items/<id:item_id>/submit/", apis.GradeSubmitApi.as_view(), name="api-item-submit"),
+    path("items/<id:item_id>/score/", apis.ScorePreviewApi.as_view(), name="api-item-score"),
+    path("items/<id:item_id>/lease/", apis.LeaseRenewApi.as_view(), name="api-item-lease"),
     path("grades/", apis.OwnGradeListApi.as_view(), name="api-own-grades"),
     path(
         "items/<id:item_id>/second-opinion/",

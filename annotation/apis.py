@@ -1,6 +1,8 @@
-"""The annotation API, by token: next item, read an item (blindness kept), save a draft,
-submit, list one's own grades; admin endpoints to create campaigns and items and to assign.
-One APIView per operation with input and output serializers."""
+"""The annotation API, by token or by the grading page's session (with its CSRF token): next
+item, read an item (blindness kept), save a draft, preview a checklist's score, submit, renew
+the lease, list one's own grades; admin endpoints to create campaigns and items and to assign.
+One APIView per operation with input and output serializers. The grading page calls these same
+operations: one door, one set of rules."""
 
 from django.contrib.auth import get_user_model
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
@@ -14,15 +16,16 @@ from annotation.apis_second_opinion import SecondOpinionDetailOutput, second_opi
 from annotation.models import Item, LabelPolicy, Scale, SecondOpinionSource, TaskKind
 from annotation.services.calibration import CalibrationRequired
 from config.api import ListApi
+from config.flags import query_flag
 from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from config.roles import ALL_ROLES, Role, api_permission
 from config.serializers import SharedFields
 from problems.models import Proof
+from rubrics.structure import AwardError
 
 Anyone = api_permission(*ALL_ROLES)
 ANALYSIS_ITEM = "This item is an analysis review: use the items/<id>/review/ endpoints."
 Admin = api_permission(Role.ADMIN)
-TRUE_VALUES = {"1", "true", "yes", "on"}
 User = get_user_model()
 
 
@@ -38,12 +41,23 @@ class GradeSubmitInput(SharedFields, serializers.Serializer):
     """The body of a submission and of a draft (a draft is checked like a submission)."""
 
     score = serializers.DecimalField(
-        max_digits=4, decimal_places=2, required=False, allow_null=True
+        max_digits=4,
+        decimal_places=2,
+        required=False,
+        allow_null=True,
+        help_text="The final score. On a checklist or band item leave it out to take the score "
+        "computed from awards and deductions; a different one is an override and needs "
+        "score_note.",
     )
     awards = serializers.DictField(child=serializers.CharField(), required=False)
     deductions = serializers.ListField(child=serializers.CharField(), required=False)
     via_equivalent = serializers.ListField(child=serializers.CharField(), required=False)
-    score_note = serializers.CharField(required=False, allow_blank=True)
+    score_note = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=True,
+        help_text="Why the final score overrides the computed one (required for an override).",
+    )
     comment = serializers.CharField(required=False, allow_blank=True)
     step_verdicts = serializers.DictField(child=serializers.CharField(), required=False)
     first_wrong_step = serializers.IntegerField(
@@ -52,6 +66,14 @@ class GradeSubmitInput(SharedFields, serializers.Serializer):
     seconds_spent = serializers.IntegerField(required=False, min_value=0, max_value=INT_MAX)
     spans = GradeSpanInput(many=True, required=False)
     submit_key = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    base_version = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=INT_MAX,
+        help_text="The grade's version this was based on (0: no grade yet). When given, a grade "
+        "that has moved on since is not overwritten: 409 with the grade as stored.",
+    )
 
 
 class GradeSpanOutput(GradeSpanInput):
@@ -63,6 +85,7 @@ class GradeOutput(SharedFields, serializers.Serializer):
     item = serializers.IntegerField(source="item_id")
     campaign = serializers.CharField(source="item.campaign.slug")
     status = serializers.CharField()
+    version = serializers.IntegerField(help_text="Incremented on every write of the grade.")
     score = serializers.DecimalField(max_digits=4, decimal_places=2, allow_null=True)
     computed_score = serializers.DecimalField(max_digits=4, decimal_places=2, allow_null=True)
     awards = serializers.JSONField()
@@ -118,6 +141,23 @@ def _grade_input(data: dict) -> services.GradeInput:
     return services.GradeInput.from_data(data)
 
 
+class GradeConflictOutput(SharedFields, serializers.Serializer):
+    detail = serializers.CharField()
+    grade = GradeOutput(help_text="The grade as stored.")
+
+
+def _written(write) -> tuple:
+    """Runs a grade write: (grade, None), or (None, the 409 answer) on a GradeConflict; other
+    refusals are 400s listing the problems."""
+    try:
+        return write(), None
+    except services.GradeConflict as exc:
+        body = {"detail": "; ".join(exc.problems), "grade": GradeOutput(exc.grade).data}
+        return None, Response(body, status=status.HTTP_409_CONFLICT)
+    except services.GradeError as exc:
+        raise ValidationError({"problems": exc.problems}) from exc
+
+
 def _view(request, item_id: int, assignment=None, campaign=None) -> selectors.GradingView:
     from django.http import Http404
 
@@ -171,20 +211,87 @@ class ItemDetailApi(APIView):
 class DraftSaveApi(APIView):
     permission_classes = [Anyone]
 
-    @extend_schema(tags=["annotation"], request=GradeSubmitInput, responses=GradeOutput)
+    @extend_schema(
+        tags=["annotation"],
+        request=GradeSubmitInput,
+        responses={200: GradeOutput, 409: GradeConflictOutput},
+        description="Saves work in progress. 409 (with the grade as stored) when the grade is "
+        "submitted, or has moved past base_version.",
+    )
     def put(self, request, item_id):
         view = _view(request, item_id)
         if view.item.analysis_id is not None:
             raise ValidationError({"problems": [ANALYSIS_ITEM]})
         params = GradeSubmitInput(data=request.data)
         params.is_valid(raise_exception=True)
+        data = _grade_input(params.validated_data)
+        grade, conflict = _written(
+            lambda: services.grade_save_draft(item=view.item, expert=request.user, data=data)
+        )
+        return conflict or Response(GradeOutput(grade).data)
+
+
+class ScorePreviewInput(SharedFields, serializers.Serializer):
+    awards = serializers.DictField(child=serializers.CharField(), required=False, default=dict)
+    deductions = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+
+
+class ScorePreviewOutput(SharedFields, serializers.Serializer):
+    computed_score = serializers.DecimalField(max_digits=4, decimal_places=2)
+    breakdown = serializers.JSONField(help_text="Every step of the computation.")
+
+
+class ScorePreviewApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(
+        tags=["annotation"],
+        request=ScorePreviewInput,
+        responses=ScorePreviewOutput,
+        description="The score the item's checklist gives these awards and deductions; "
+        "nothing is saved (the grading page previews a revision with it).",
+    )
+    def post(self, request, item_id):
+        view = _view(request, item_id)
+        params = ScorePreviewInput(data=request.data)
+        params.is_valid(raise_exception=True)
         try:
-            grade = services.grade_save_draft(
-                item=view.item, expert=request.user, data=_grade_input(params.validated_data)
-            )
-        except services.GradeError as exc:
+            breakdown = selectors.item_score_breakdown(item=view.item, **params.validated_data)
+        except AwardError as exc:
             raise ValidationError({"problems": exc.problems}) from exc
-        return Response(GradeOutput(grade).data)
+        if breakdown is None:
+            raise ValidationError({"awards": ["This item has no checklist to compute from."]})
+        body = {"computed_score": breakdown.score, "breakdown": breakdown.to_dict()}
+        return Response(ScorePreviewOutput(body).data)
+
+
+class LeaseRenewOutput(SharedFields, serializers.Serializer):
+    leased_until = serializers.DateTimeField(
+        allow_null=True, help_text="None once the item is done."
+    )
+
+
+class LeaseRenewApi(APIView):
+    permission_classes = [Anyone]
+
+    @extend_schema(
+        tags=["annotation"],
+        request=None,
+        responses=LeaseRenewOutput,
+        description="Keeps the item leased to you while you work on it (the grading page "
+        "calls it every few minutes).",
+    )
+    def post(self, request, item_id):
+        assignment = selectors.assignment_for_expert(item_id=item_id, expert=request.user)
+        if assignment is None:
+            raise NotFound("Not assigned to you.")
+        if assignment.status == "done":
+            return Response(LeaseRenewOutput({"leased_until": None}).data)
+        try:
+            assignment = services.assignment_heartbeat(assignment=assignment)
+        except services.AssignmentError as exc:
+            raise ValidationError({"problems": [str(exc)]}) from exc
+        return Response(LeaseRenewOutput(assignment).data)
 
 
 class GradeSubmitOutput(GradeOutput):
@@ -207,16 +314,19 @@ class GradeSubmitApi(APIView):
     @extend_schema(
         tags=["annotation"],
         request=GradeSubmitInput,
-        responses=GradeSubmitOutput,
+        responses={200: GradeSubmitOutput, 409: GradeConflictOutput},
         parameters=[
             OpenApiParameter("revise", bool, description="Change a submitted grade."),
             OpenApiParameter(
                 "next", bool, description="Also lease the campaign's next item and return it."
             ),
         ],
-        description="Idempotent: a repeat returns the grade already submitted. A submitted "
-        "grade is changed with revise=true (kept as a revision). With next=1 the answer also "
-        "holds the next item (one round trip per judgement instead of two).",
+        description="Idempotent: a repeat (the same submit_key or Idempotency-Key, or the same "
+        "judgement) returns the grade already submitted; a different judgement of a submitted "
+        "grade is 409 with the grade as stored, unless revise=true (kept as a revision). With "
+        "base_version, a grade that moved on since is 409 too. On a checklist item the score is "
+        "computed from the awards unless overridden with a score_note. With next=1 the answer "
+        "also holds the next item (one round trip per judgement instead of two).",
     )
     def post(self, request, item_id):
         view = _view(request, item_id)
@@ -226,23 +336,28 @@ class GradeSubmitApi(APIView):
         params.is_valid(raise_exception=True)
         data = _grade_input(params.validated_data)
         key = params.validated_data.get("submit_key") or request.headers.get("Idempotency-Key", "")
-        want_next = request.query_params.get("next", "").lower() in TRUE_VALUES
+        want_next = query_flag(request.query_params, "next")
+        revise = query_flag(request.query_params, "revise")
         if want_next:  # refused before the grade is written, not after
             selectors.ensure_campaign_expert(
                 campaign=view.item.campaign, user=request.user, known=view.campaign_expert
             )
-        try:
-            if request.query_params.get("revise") and view.grade and view.grade.is_submitted:
-                grade = services.grade_revise(grade=view.grade, user=request.user, data=data)
-            else:
-                grade = services.grade_submit(
+        revising = revise and view.grade is not None and view.grade.is_submitted
+        if revising:
+            grade, conflict = _written(
+                lambda: services.grade_revise(grade=view.grade, user=request.user, data=data)
+            )
+        else:
+            grade, conflict = _written(
+                lambda: services.grade_submit(
                     item=view.item, expert=request.user, data=data, submit_key=key
                 )
-        except services.GradeError as exc:
-            raise ValidationError({"problems": exc.problems}) from exc
+            )
+        if conflict:
+            return conflict
         answer = GradeOutput(grade).data
-        if view.item.campaign.second_opinion:
-            answer |= second_opinion_answer(request=request, view=view, grade=grade)
+        if view.item.campaign.second_opinion and not revising:
+            answer |= second_opinion_answer(grade=grade)
         if want_next:
             answer["next"] = _next_item(request, view.item.campaign)
         return Response(answer)

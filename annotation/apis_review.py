@@ -8,7 +8,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis import Anyone, _view
+from annotation.apis import Anyone, GradeConflictOutput, _view, _written
 from annotation.review_page import meta_reviews_for_user
 from annotation.services import GradeError
 from annotation.services.review import (
@@ -19,6 +19,7 @@ from annotation.services.review import (
     meta_review_submit,
 )
 from config.api import ListApi
+from config.flags import query_flag
 from config.limits import INT_MAX
 
 
@@ -139,25 +140,28 @@ class MetaReviewSubmitApi(APIView):
     @extend_schema(
         tags=["analysis review"],
         request=MetaReviewSubmitInput,
-        responses=MetaReviewOutput,
-        description="Idempotent: a repeat returns the review already submitted; ?revise=true "
-        "changes a submitted review (kept as a revision).",
+        responses={200: MetaReviewOutput, 409: GradeConflictOutput},
+        description="Idempotent: a repeat (the same submit_key or Idempotency-Key, or the same "
+        "review) returns the review already submitted; a different one is 409 with the grade "
+        "as stored, unless ?revise=true (kept as a revision).",
     )
     def post(self, request, item_id):
         view = _view(request, item_id)
         data, key = _input(request)
-        try:
-            if request.query_params.get("revise") and view.grade and view.grade.is_submitted:
-                review = meta_review_revise(
+        revise = query_flag(request.query_params, "revise")
+        if revise and view.grade and view.grade.is_submitted:
+            review, conflict = _written(
+                lambda: meta_review_revise(
                     review=view.grade.meta_review, user=request.user, data=data
                 )
-            else:
-                review = meta_review_submit(
+            )
+        else:
+            review, conflict = _written(
+                lambda: meta_review_submit(
                     item=view.item, expert=request.user, data=data, submit_key=key
                 )
-        except GradeError as exc:
-            raise ValidationError({"problems": exc.problems}) from exc
-        return Response(MetaReviewOutput(review).data)
+            )
+        return conflict or Response(MetaReviewOutput(review).data)
 
 
 class MetaReviewListApi(ListApi):

@@ -65,11 +65,9 @@ def submit_answer(grade: Grade) -> dict | None:
     return None if row is None else second_opinion_payload(row, grade.item)
 
 
-def second_opinion_answer(*, request, view, grade: Grade) -> dict:
-    """What GradeSubmitApi's answer adds in a campaign with a second opinion: the reveal after a
-    submission (a repeat of it too), nothing after an ordinary revision (?revise)."""
-    if request.query_params.get("revise") and view.grade and view.grade.is_submitted:
-        return {}
+def second_opinion_answer(*, grade: Grade) -> dict:
+    """What GradeSubmitApi's answer adds in a campaign with a second opinion after a submission
+    (a repeat of it too; not after an ordinary revision): the reveal."""
     reveal = submit_answer(grade)
     return {} if reveal is None else {"second_opinion": reveal}
 

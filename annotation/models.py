@@ -362,6 +362,11 @@ class Grade(models.Model):
     submit_key = models.CharField(
         max_length=64, blank=True, help_text="Idempotency key of the submission."
     )
+    version = models.PositiveIntegerField(
+        default=0,
+        help_text="Incremented on every write; a draft or submission names the version it was "
+        "based on, and one based on an older version is refused (409).",
+    )
     submitted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

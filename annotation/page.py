@@ -29,6 +29,13 @@ class Row:
     levels: list[str]
     is_group: bool
     rule: str
+    key: str = ""  # the key that gives the checkpoint its full points
+    full_marks: bool = False  # given full points by the "all full marks" key
+
+
+# The checkpoints' keys, in order (letters the grading page uses for nothing else).
+CHECKPOINT_KEYS = "asdfqwruilyzb"
+ALL_FULL_MARKS_KEY = "="
 
 
 def _rows(items: list[Checkpoint], depth: int) -> list[Row]:
@@ -78,6 +85,19 @@ def band_choices(scheme: Scheme) -> list[dict]:
     return choices
 
 
+def _assign_keys(chains: list[dict]) -> None:
+    """A key per leaf checkpoint, in order, while keys last; "all full marks" covers the shared
+    prerequisites and the first approach (the chains are alternatives: the best one counts)."""
+    leaves = [row for chain in chains for row in chain["rows"] if not row.is_group]
+    for row, key in zip(leaves, CHECKPOINT_KEYS, strict=False):
+        row.key = key
+    first = next((chain for chain in chains if not chain["shared"]), None)
+    for chain in chains:
+        if chain["shared"] or chain is first:
+            for row in chain["rows"]:
+                row.full_marks = not row.is_group
+
+
 def checklist(scheme: Scheme) -> dict:
     chains = []
     for chain in scheme.all_chains():
@@ -98,8 +118,10 @@ def checklist(scheme: Scheme) -> dict:
                 "rows": _rows(chain.items, 0),
             }
         )
+    _assign_keys(chains)
     return {
         "chains": chains,
+        "all_full_marks_key": ALL_FULL_MARKS_KEY,
         "zero_credit": [{"id": z.id, "text": z.text} for z in scheme.zero_credit],
         "deductions": [{"id": d.id, "text": d.text, "label": d.label} for d in scheme.deductions],
         "round_down": scheme.round_down,

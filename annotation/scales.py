@@ -114,6 +114,13 @@ def scale_spec(scale: str) -> ScaleSpec:
         raise ScaleError(f"unknown scale {scale!r}: use one of {', '.join(SCALES)}") from exc
 
 
+def floor_to_scale(value: Decimal, scale: str) -> Decimal:
+    """The largest value of the scale not above `value` (the scale's lowest when all are): the
+    final score a computed checklist total gives (6.5 on 0-7 -> 6)."""
+    spec = scale_spec(scale)
+    return max((v for v in spec.values if v <= value), default=spec.min)
+
+
 def shown(value: Decimal | int | float | str) -> str:
     """A score printed one way everywhere: no trailing zeros, no exponent ("0.5", "1", "3.5")."""
     number = value if isinstance(value, Decimal) else _d(value)

@@ -34,6 +34,7 @@ from config.rows import columns, model_from_row
 from problems.models import Problem, Proof, ReferenceSolution
 from rubrics.models import MarkingScheme
 from rubrics.selectors import schemes_approved_for_problems
+from rubrics.structure import Scheme, score_breakdown
 
 
 def is_campaign_admin(user: AbstractBaseUser, campaign: Campaign) -> bool:
@@ -557,3 +558,17 @@ def items_on_older_schemes(campaign: Campaign) -> list[OlderPin]:
             )
         )
     return found
+
+
+def assignment_for_expert(*, item_id: int, expert: AbstractBaseUser) -> Assignment | None:
+    """The expert's assignment of the item, if any."""
+    return Assignment.objects.filter(item_id=item_id, expert=expert).first()
+
+
+def item_score_breakdown(*, item: Item, awards: dict, deductions: list):
+    """How the item's checklist (or band) scheme scores these awards and deductions (a
+    rubrics.structure.ScoreBreakdown), or None when the item has no scheme to compute from;
+    AwardError when they do not fit it."""
+    if not item.scheme_id or not item.scheme.structure:
+        return None
+    return score_breakdown(Scheme.from_dict(item.scheme.structure), awards, deductions)

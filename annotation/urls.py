@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.views import campaigns, grading, review, second_opinion
+from annotation.views import campaigns, grading, second_opinion
 
 app_name = "annotation"
 
@@ -8,17 +8,12 @@ urlpatterns = [
     path("", campaigns.campaign_list, name="campaigns"),
     path("new/", campaigns.campaign_create, name="campaign-create"),
     path("items/<id:item_id>/", grading.item_page, name="item"),
-    path("items/<id:item_id>/draft/", grading.item_draft, name="item-draft"),
-    path("items/<id:item_id>/submit/", grading.item_submit, name="item-submit"),
-    path("items/<id:item_id>/heartbeat/", grading.item_heartbeat, name="item-heartbeat"),
     path("items/<id:item_id>/skip/", grading.item_skip, name="item-skip"),
     path(
         "items/<id:item_id>/second-opinion/",
         second_opinion.second_opinion,
         name="second-opinion",
     ),
-    path("items/<id:item_id>/review/draft/", review.review_draft, name="review-draft"),
-    path("items/<id:item_id>/review/submit/", review.review_submit, name="review-submit"),
     path("<slug:slug>/", campaigns.campaign_detail, name="campaign"),
     path("<slug:slug>/edit/", campaigns.campaign_edit, name="campaign-edit"),
     path("<slug:slug>/next/", campaigns.next_item, name="next"),

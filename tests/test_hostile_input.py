@@ -58,30 +58,33 @@ def test_unknown_api_urls_and_oversized_bodies_answer_json(admin_user, api_clien
     assert big.status_code == 413 and "size limit" in big.json()["detail"]
 
 
-def test_grading_page_endpoints_check_types_with_the_api_serializer(client, graded_item):
+def test_the_grading_pages_door_checks_types_with_the_api_serializer(client, graded_item):
+    """The grading page saves through the API's draft operation, with its session: bad types
+    are 400s naming the field, never a 500."""
     item, expert = graded_item
     client.force_login(expert)
-    url = reverse("annotation:item-draft", args=[item.pk])
+    url = reverse("api-item-draft", args=[item.pk])
     for body, field in [
         ({"seconds_spent": 2**40}, "seconds_spent"),
         ({"first_wrong_step": "two"}, "first_wrong_step"),
         ({"awards": ["not", "a", "dict"]}, "awards"),
-        ({"spans": [{"start": "x", "end": 3, "category": "other"}]}, "spans.1.start"),
+        ({"spans": [{"start": "x", "end": 3, "category": "other"}]}, "spans"),
+        ({"base_version": -1}, "base_version"),
     ]:
-        answer = client.post(url, json.dumps(body), content_type="application/json")
+        answer = client.put(url, json.dumps(body), content_type="application/json")
         assert answer.status_code == 400, body
-        assert any(p.startswith(field + ":") for p in answer.json()["problems"]), answer.json()
+        assert field in answer.json(), answer.json()
     for raw in (b"[1, 2]", b"not json", b'{"comment": "a\\u0000b"}'):
-        answer = client.post(url, raw, content_type="application/json")
-        assert answer.status_code == 400 and answer.json()["problems"]
+        answer = client.put(url, raw, content_type="application/json")
+        assert answer.status_code == 400 and answer.json()
 
 
 def test_a_draft_with_a_score_off_the_scale_is_refused_not_stored_as_null(client, graded_item):
     item, expert = graded_item
     client.force_login(expert)
-    url = reverse("annotation:item-draft", args=[item.pk])
-    assert client.post(url, {"score": "3"}, content_type="application/json").status_code == 200
-    answer = client.post(url, {"score": "12"}, content_type="application/json")
+    url = reverse("api-item-draft", args=[item.pk])
+    assert client.put(url, {"score": "3"}, content_type="application/json").status_code == 200
+    answer = client.put(url, {"score": "12"}, content_type="application/json")
     assert answer.status_code == 400
     assert any(p.startswith("score:") for p in answer.json()["problems"])
     assert item.grades.get(expert=expert).score == 3

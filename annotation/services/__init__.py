@@ -23,6 +23,7 @@ from annotation.services.campaigns import (
     taxonomy_to_text,
 )
 from annotation.services.grading import (
+    GradeConflict,
     GradeError,
     GradeInput,
     SpanInput,
@@ -51,6 +52,7 @@ from annotation.services.second_opinion import (
 __all__ = [
     "AssignmentError",
     "CampaignError",
+    "GradeConflict",
     "GradeError",
     "GradeInput",
     "ItemsCreated",

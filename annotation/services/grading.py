@@ -1,4 +1,11 @@
-"""Grades: server-side drafts (autosave), idempotent submission, revisions with history."""
+"""Grades: server-side drafts (autosave), idempotent submission, revisions with history.
+
+The server holds the score: on a checklist (or band) item the final score is the computed one
+(floored to the scale) unless the expert chose another, an override that needs a note
+(`score_note`). Every write increments the grade's `version`; a draft, submission or revision
+that names the version it was based on (`base_version`) is refused with GradeConflict (409) when
+the grade moved on since, and so is a different submission of a submitted grade; an identical
+repeat returns the grade as stored."""
 
 from __future__ import annotations
 
@@ -50,6 +57,30 @@ class GradeError(Exception):
         super().__init__("; ".join(self.problems))
 
 
+class GradeConflict(GradeError):
+    """The write was based on a grade that has moved on (another tab, a stale draft) or would
+    silently change a submitted grade: `grade` is the grade as stored (the API's 409 body)."""
+
+    def __init__(self, problems: list[str] | str, *, grade: Grade):
+        super().__init__(problems)
+        self.grade = grade
+
+
+def _stale(grade: Grade) -> GradeConflict:
+    return GradeConflict(
+        f"This grade changed since this page loaded it (now version {grade.version}, "
+        "perhaps in another tab): reload to see it, or send yours again based on it.",
+        grade=grade,
+    )
+
+
+def _already_submitted(grade: Grade) -> GradeConflict:
+    return GradeConflict(
+        f"Already submitted as {scales.shown(grade.score)}: send it with revise=true to change it.",
+        grade=grade,
+    )
+
+
 @dataclass
 class SpanInput:
     start: int
@@ -73,6 +104,7 @@ class GradeInput:
     first_wrong_step: int | None = None
     seconds_spent: int = 0
     spans: list[SpanInput] = field(default_factory=list)
+    base_version: int | None = None  # the grade's version this was based on (None: not checked)
 
     @classmethod
     def from_data(cls, data: dict) -> GradeInput:
@@ -104,6 +136,7 @@ class GradeInput:
             first_wrong_step=None if first_wrong in (None, "") else int(first_wrong),
             seconds_spent=max(0, int(data.get("seconds_spent") or 0)),
             spans=spans,
+            base_version=data.get("base_version"),
         )
 
     @property
@@ -170,13 +203,27 @@ class _Rules:
         )
 
 
-def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> tuple[Decimal | None, list[str]]:
-    """Validates `data` against the item's rules (scale, scheme, taxonomy, proof text); returns
-    the computed score and the problems. Spans are re-anchored to the proof's source text.
-    The computed score is None while nothing is chosen (no award, deduction or final score):
-    an untouched item stores no score of either kind."""
+@dataclass(frozen=True)
+class _Checked:
+    """A judgement checked against the item's rules: the checklist's computed score, the final
+    score (the expert's, or on a submission the computed one floored to the scale) and what is
+    wrong."""
+
+    computed: Decimal | None
+    score: Decimal | None
+    problems: list[str]
+
+
+def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> _Checked:
+    """Validates `data` against the item's rules (scale, scheme, taxonomy, proof text). Spans
+    are re-anchored to the proof's source text. The computed score is None while nothing is
+    chosen (no award, deduction or final score): an untouched item stores no score of either
+    kind. Once awards or deductions are given, a submission without a score takes the computed
+    one (floored to the scale), and a final score other than that is an override: it needs a
+    note (`score_note`)."""
     problems: list[str] = []
     computed: Decimal | None = None
+    score = data.score
     scheme = rules.scheme
     checklist = scheme is not None and rules.scale == "0-7"
     if checklist:
@@ -194,11 +241,25 @@ def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> tuple[Decimal | N
             for key in data.via_equivalent
             if key not in known
         )
+    # the checklist decides the score once it is used (an award or a deduction); a score alone
+    # on a checklist item is a holistic judgement, not an override
+    used = bool(data.awards or data.deductions)
+    derived = (
+        scales.floor_to_scale(computed, rules.scale) if used and computed is not None else None
+    )
     if data.score is not None:
         try:
             scales.check_value(data.score, rules.scale)
         except scales.ScaleError as exc:
             problems.append(f"score: {exc}")
+        else:
+            if final and derived is not None and data.score != derived and not data.score_note:
+                problems.append(
+                    f"score_note: your final score {scales.shown(data.score)} overrides the "
+                    f"computed {scales.shown(derived)}: say why in a note"
+                )
+    elif final and derived is not None:
+        score = derived
     elif final and not data.chose_anything:
         problems.append(not_graded_reason(checklist=checklist))
     elif final:
@@ -216,12 +277,35 @@ def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> tuple[Decimal | N
         data.step_verdicts, data.first_wrong_step
     )
     problems.extend(step_problems)
-    return computed, problems
+    return _Checked(computed=computed, score=score, problems=problems)
 
 
-def _apply(grade: Grade, data: GradeInput, computed: Decimal | None, scheme_id: int | None) -> None:
-    grade.score = data.score
-    grade.computed_score = computed
+def _span_key(span: dict) -> tuple:
+    return (span["start"], span["end"], span["category"], span["quote"], span["note"])
+
+
+def _same_judgement(grade: Grade, data: GradeInput, checked: _Checked) -> bool:
+    """Whether `data` (checked) says what the stored grade says: an identical repeat."""
+    stored = grade_snapshot(grade)
+    given = {
+        "score": None if checked.score is None else scales.shown(checked.score),
+        "awards": data.awards,
+        "deductions": data.deductions,
+        "via_equivalent": data.via_equivalent,
+        "score_note": data.score_note,
+        "comment": data.comment,
+        "step_verdicts": data.step_verdicts,
+        "first_wrong_step": data.first_wrong_step,
+    }
+    if any(stored[key] != value for key, value in given.items()):
+        return False
+    spans = sorted((asdict(span) for span in data.spans), key=_span_key)
+    return sorted(stored["spans"], key=_span_key) == spans
+
+
+def _apply(grade: Grade, data: GradeInput, checked: _Checked, scheme_id: int | None) -> None:
+    grade.score = checked.score
+    grade.computed_score = checked.computed
     grade.awards = data.awards
     grade.deductions = data.deductions
     grade.via_equivalent = data.via_equivalent
@@ -231,6 +315,7 @@ def _apply(grade: Grade, data: GradeInput, computed: Decimal | None, scheme_id: 
     grade.first_wrong_step = data.first_wrong_step
     grade.seconds_spent = max(grade.seconds_spent, data.seconds_spent)
     grade.scheme_id = scheme_id
+    grade.version += 1
 
 
 def _replace_spans(grade: Grade, spans: list[SpanInput], *, fresh: bool = False) -> None:
@@ -287,13 +372,19 @@ def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) 
         item=item, expert=expert, defaults={"scheme_id": item.scheme_id}
     )
     if grade.is_submitted:
-        raise GradeError("This grade is submitted: save changes as a revision.")
+        raise GradeConflict(
+            f"This grade is already submitted as {scales.shown(grade.score)}: change it as a "
+            "revision.",
+            grade=grade,
+        )
+    if data.base_version is not None and data.base_version != grade.version:
+        raise _stale(grade)
     grade.item = item
-    computed, problems = _clean(_Rules.of(item), data, final=False)
-    refused = [p for p in problems if p.startswith(("error span", "score:"))]
+    checked = _clean(_Rules.of(item), data, final=False)
+    refused = [p for p in checked.problems if p.startswith(("error span", "score:"))]
     if refused:
         raise GradeError(refused)
-    _apply(grade, data, computed, item.scheme_id)
+    _apply(grade, data, checked, item.scheme_id)
     grade.save()
     _replace_spans(grade, data.spans)
     return grade
@@ -329,6 +420,8 @@ class _Submission:
     grade_id: int | None
     grade_status: str | None
     grade_seconds: int | None
+    grade_version: int
+    grade_key: str
 
 
 def _submission_sql() -> str:
@@ -343,7 +436,8 @@ def _submission_sql() -> str:
     return f"""
 SELECT c.status, c.scale, c.error_taxonomy, p.text, s.structure, s.status,
        i.is_final, i.is_gold, i.required_judgements, i.scheme_id,
-       a.id, a.status, a.leased_until <= %(now)s, g.id, g.status, g.seconds_spent
+       a.id, a.status, a.leased_until <= %(now)s, g.id, g.status, g.seconds_spent,
+       g.version, g.submit_key
 FROM {tables["item"]} i
 JOIN {tables["campaign"]} c ON c.id = i.campaign_id
 JOIN {tables["proof"]} p ON p.id = i.proof_id
@@ -381,7 +475,7 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
         raise Item.DoesNotExist(f"item {item_id} does not exist")
     (campaign_status, scale, taxonomy, text, structure, scheme_status, is_final, is_gold,
      required, scheme_id, assignment_id, assignment_status, expired, grade_id,
-     grade_status, grade_seconds) = row  # fmt: skip
+     grade_status, grade_seconds, grade_version, grade_key) = row  # fmt: skip
     structure = _json(structure)
     return _Submission(
         rules=_Rules(
@@ -402,6 +496,8 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
         grade_id=grade_id,
         grade_status=grade_status,
         grade_seconds=grade_seconds,
+        grade_version=grade_version or 0,
+        grade_key=grade_key or "",
     )
 
 
@@ -451,14 +547,27 @@ def _freeze_scheme(scheme_id: int) -> None:
 def grade_submit(
     *, item: Item, expert: AbstractBaseUser, data: GradeInput, submit_key: str = ""
 ) -> Grade:
-    """Submits the expert's judgement of the item. Idempotent: a repeat (double click, retry)
-    returns the grade already submitted. Holds the item's row lock so that a submission after
-    an expired lease never takes a slot another expert holds. The first grade pointing at the
-    item's approved scheme version freezes it, in the same transaction."""
+    """Submits the expert's judgement of the item. Idempotent: a repeat (double click, retry:
+    the same submission key, or the same judgement) returns the grade already submitted; a
+    different judgement of a submitted grade is a GradeConflict (a revision is asked for by
+    name), as is one based on an older version of the draft. Holds the item's row lock so that
+    a submission after an expired lease never takes a slot another expert holds. The first
+    grade pointing at the item's approved scheme version freezes it, in the same transaction."""
     now = timezone.now()
     target = _submission(item.pk, expert.pk, now)
     if target.grade_status == GradeStatus.SUBMITTED:
-        return Grade.objects.get(pk=target.grade_id)
+        stored = Grade.objects.prefetch_related("spans").get(pk=target.grade_id)
+        if submit_key and submit_key[:64] == target.grade_key:
+            return stored
+        if _same_judgement(stored, data, _clean(target.rules, data, final=True)):
+            return stored
+        raise _already_submitted(stored)
+    if (
+        target.grade_id is not None
+        and data.base_version is not None
+        and data.base_version != target.grade_version
+    ):
+        raise _stale(Grade.objects.get(pk=target.grade_id))
     _refuse_if_closed(
         campaign_open=target.campaign_open, is_final=target.is_final, is_gold=target.is_gold
     )
@@ -471,9 +580,9 @@ def grade_submit(
                 "Your lease on this item expired and other experts took its judgements: your "
                 "draft is kept, but this grade cannot be submitted."
             )
-    computed, problems = _clean(target.rules, data, final=True)
-    if problems:
-        raise GradeError(problems)
+    checked = _clean(target.rules, data, final=True)
+    if checked.problems:
+        raise GradeError(checked.problems)
     if target.grade_id is None:
         grade = Grade(item=item, expert=expert)
     else:
@@ -486,7 +595,8 @@ def grade_submit(
         )
         grade.item = item
         grade.updated_at = now
-    _apply(grade, data, computed, target.scheme_id)
+        grade.version = target.grade_version
+    _apply(grade, data, checked, target.scheme_id)
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
     grade.submit_key = submit_key[:64]
@@ -503,7 +613,8 @@ def grade_submit(
 @transaction.atomic
 def grade_revise(*, grade: Grade, user: AbstractBaseUser, data: GradeInput) -> Grade:
     """The expert changes their submitted grade (until the item is final or the campaign
-    closes); the old and new values are kept as a GradeRevision. No change, no revision."""
+    closes); the old and new values are kept as a GradeRevision. No change, no revision (and
+    no new version); a change based on an older version is a GradeConflict."""
     item = _lock_item(grade.item)
     grade = Grade.objects.select_for_update().get(pk=grade.pk)
     if grade.expert_id != user.pk:
@@ -515,19 +626,21 @@ def grade_revise(*, grade: Grade, user: AbstractBaseUser, data: GradeInput) -> G
         raise GradeError(refusal)
     if item.campaign.is_calibration:
         raise GradeError("A calibration grade cannot be revised: the gold answer was shown.")
-    computed, problems = _clean(_Rules.of(item), data, final=True)
-    if problems:
-        raise GradeError(problems)
+    checked = _clean(_Rules.of(item), data, final=True)
+    if checked.problems:
+        raise GradeError(checked.problems)
     grade.item = item
+    if _same_judgement(grade, data, checked):
+        return grade
+    if data.base_version is not None and data.base_version != grade.version:
+        raise _stale(grade)
     old = grade_snapshot(grade)
     seconds = grade.seconds_spent
-    _apply(grade, data, computed, item.scheme_id)
+    _apply(grade, data, checked, item.scheme_id)
     grade.seconds_spent = seconds + max(0, data.seconds_spent)
     grade.save()
     _replace_spans(grade, data.spans)
     new = grade_snapshot(grade)
-    if new == old:
-        return grade
     GradeRevision.objects.create(grade=grade, changed_by=user, old=old, new=new)
     _send_signals(item, grade, revised=True)
     return grade

@@ -31,6 +31,7 @@ from annotation.models import (
 from annotation.services.grading import (
     GradeError,
     GradeInput,
+    _already_submitted,
     _check_open,
     _lock_item,
     _send_signals,
@@ -300,11 +301,13 @@ def meta_review_save_draft(
 def meta_review_submit(
     *, item: Item, expert: AbstractBaseUser, data: MetaReviewInput, submit_key: str = ""
 ) -> MetaReview:
-    """Submits the review. Idempotent: a repeat returns the review already submitted."""
+    """Submits the review. Idempotent: a repeat (the same submission key, or the same review)
+    returns the review already submitted; a different review of a submitted one is a
+    GradeConflict (a revision is asked for by name)."""
     item = _lock_item(item)
     done = Grade.objects.filter(item=item, expert=expert, status="submitted").first()
     if done is not None:
-        return MetaReview.objects.get_or_create(grade=done)[0]
+        return _repeat(item, done, data, submit_key)
     _check_open(item)
     rating, value, problems = _clean(item, data, final=True)
     if problems:
@@ -313,6 +316,24 @@ def meta_review_submit(
         item=item, expert=expert, data=_grade_input(data, value), submit_key=submit_key
     )
     return _write_review(grade, data, rating, value)
+
+
+def _repeat(item: Item, done: Grade, data: MetaReviewInput, submit_key: str) -> MetaReview:
+    """The submitted review, if `data` repeats it (written in a savepoint, compared, rolled
+    back); GradeConflict otherwise."""
+    review = MetaReview.objects.get_or_create(grade=done)[0]
+    if submit_key and submit_key[:64] == done.submit_key:
+        return review
+    old = meta_review_snapshot(review)
+    rating, value, problems = _clean(item, data, final=True)
+    if not problems:
+        savepoint = transaction.savepoint()
+        done.score, done.comment = value, data.comment  # in memory: the snapshot reads them
+        new = meta_review_snapshot(_write_review(done, data, rating, value))
+        transaction.savepoint_rollback(savepoint)
+        if new == old:
+            return MetaReview.objects.select_related("grade").get(pk=review.pk)
+    raise _already_submitted(Grade.objects.get(pk=done.pk))
 
 
 @transaction.atomic
@@ -336,6 +357,7 @@ def meta_review_revise(
     grade.score = value
     grade.comment = data.comment
     grade.seconds_spent += data.seconds_spent
+    grade.version += 1
     grade.save()
     review = _write_review(grade, data, rating, value)
     review.grade = grade

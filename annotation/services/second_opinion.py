@@ -133,7 +133,8 @@ def second_opinion_revise(
     old = grade_snapshot(grade)
     now = timezone.now()
     grade.score = value
-    grade.save(update_fields=["score", "updated_at"])
+    grade.version += 1
+    grade.save(update_fields=["score", "version", "updated_at"])
     GradeRevision.objects.create(grade=grade, changed_by=expert, old=old, new=grade_snapshot(grade))
     row.score_after, row.reason, row.revised_at = value, reason, now
     row.save(update_fields=["score_after", "reason", "revised_at"])

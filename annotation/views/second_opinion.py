@@ -1,18 +1,20 @@
 """The AI second opinion on the grading page: revealed only after the expert submits (the page
 then reloads read-only and this panel comes in as an htmx fragment), with the one revision it
-allows, with a reason. One view serves the panel's page and its fragment."""
+allows, with a reason: the panel's script sends it to the API's operation
+(annotation.apis_second_opinion.SecondOpinionReviseApi), then loads the panel again. One view
+serves the panel's page and its fragment."""
 
 from __future__ import annotations
 
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET
 
 from annotation import opinions, scales, selectors, services
-from annotation.apis_second_opinion import NOT_SUBMITTED, submit_answer
+from annotation.apis_second_opinion import NOT_SUBMITTED
 from annotation.page import scale_options
 from config.roles import ALL_ROLES, role_required
 
@@ -32,15 +34,6 @@ def second_opinion_flow(view: selectors.GradingView, flow: dict) -> dict:
             "second_opinion_seen": True,
         }
     return extra
-
-
-def second_opinion_submit_json(grade) -> dict:
-    """What the page's submit answer adds: the reveal, and the item page to reload (read-only,
-    with the panel)."""
-    reveal = submit_answer(grade)
-    if reveal is None:
-        return {}
-    return {"second_opinion": reveal, "item_url": reverse("annotation:item", args=[grade.item_id])}
 
 
 def _context(view, row, error: str = "") -> dict:
@@ -72,7 +65,7 @@ def _context(view, row, error: str = "") -> dict:
 
 
 @never_cache
-@require_http_methods(["GET", "POST"])
+@require_GET
 @role_required(*ALL_ROLES)
 def second_opinion(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
@@ -85,21 +78,7 @@ def second_opinion(request, item_id):
         response = render(request, template, _context(view, None, NOT_SUBMITTED), status=409)
         patch_vary_headers(response, ["HX-Request"])
         return response
-    error, status = "", 200
-    if request.method == "POST":
-        try:
-            services.second_opinion_revise(
-                grade=grade,
-                expert=request.user,
-                score=request.POST.get("revised_score"),
-                reason=request.POST.get("reason", ""),
-            )
-        except services.SecondOpinionError as exc:
-            error, status = str(exc), exc.status
-        else:
-            if not fragment:  # a plain form post: back to the page by GET
-                return redirect(request.path)
     row = services.second_opinion_reveal(grade=grade)
-    response = render(request, template, _context(view, row, error), status=status)
+    response = render(request, template, _context(view, row))
     patch_vary_headers(response, ["HX-Request"])
     return response

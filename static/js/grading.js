@@ -4,6 +4,13 @@
 // Nothing is graded until the expert gives a checkpoint points, ticks a deduction or chooses
 // the final score (0 included); until then no score is saved and Submit is refused
 // (annotation/services/grading.py holds the rule).
+// The server holds the score: on a checklist the page sends the awards and deductions, and a
+// final score only when the expert chose one (an override, which needs a note); the radio that
+// follows the computed total is shown, never sent. So Enter after fast keys submits what the
+// keys chose, whatever the drafts' latency.
+// Keys: a letter per checkpoint gives its full points (again: clears it), = gives every
+// checkpoint of the first approach full points, digits give the focused checkpoint (j/k, or the
+// last one keyed) partial points, or with none focused choose the final score.
 (function () {
   "use strict";
   var root = document.getElementById("grading");
@@ -14,13 +21,24 @@
   var page = new Proofmark.ItemPage(root, state.seconds_spent, {
     payload: payload,
     changed: function () { readForm(); showComputed(); },
-    saved: function (data) { if (data.computed_score !== undefined) computed = data.computed_score; showComputed(); },
-    refusal: function () { readForm(); return state.score === null && !choseChecklist() ? root.dataset.notGraded : null; },
-    preview: true
+    saved: function (data, sent) {
+      // an answer counts for the checklist it was computed from, not a later one
+      if (data.computed_score !== undefined && sent && checklistKey(sent) === checklistKey(state)) {
+        computed = data.computed_score === null ? null : normalise(data.computed_score);
+        computedFor = checklistKey(state);
+      }
+      showComputed();
+    },
+    restore: restore,
+    refusal: function () { readForm(); return state.score === null && !choseChecklist() ? root.dataset.notGraded : null; }
   });
   var editable = page.editable, submitted = page.submitted;
   var scale = root.dataset.scale;
-  var computed = state.computed_score;
+  var computed = state.computed_score === null || state.computed_score === undefined ? null : normalise(state.computed_score);
+  // The awards and deductions `computed` belongs to: after a change it is unknown ("…") until
+  // the server's answer for the checklist as it is now comes back.
+  var computedFor = null;
+  function checklistKey(body) { return JSON.stringify([body.awards || {}, body.deductions || []]); }
   function known(v) { return v !== null && v !== undefined; }
   function choseChecklist() { return Object.keys(state.awards || {}).length > 0 || (state.deductions || []).length > 0; }
   // Once a checkpoint has points or a deduction is ticked, the final score follows the computed
@@ -167,19 +185,28 @@
     if (found && touched) scoreTouched = true;
     return found;
   }
+  // The final score a computed total gives (floored to the 0-7 integers), as the server takes it.
+  function derived() { return known(computed) ? String(Math.floor(parseFloat(computed))) : null; }
   function showComputed() {
     var el = document.getElementById("computed-score");
+    if (el && computedFor !== checklistKey(state)) {
+      el.textContent = "\u2026";
+      if (!scoreTouched) root.querySelectorAll("input[name=score]").forEach(function (r) { r.checked = false; });
+      document.getElementById("score-note-box").hidden = true;
+      document.getElementById("not-graded").hidden = true;
+      return;
+    }
     if (el) el.textContent = known(computed) ? computed : "\u2013";
     if (el && !scoreTouched && scale === "0-7") {
-      var before = q("input[name=score]:checked");
       if (!choseChecklist()) root.querySelectorAll("input[name=score]").forEach(function (r) { r.checked = false; });
-      else if (known(computed)) setScore(Math.floor(parseFloat(computed)), false);
-      // The score moved with the checklist: save it too.
-      if (before !== q("input[name=score]:checked") && editable && !submitted) changed(300);
+      else if (known(computed)) setScore(derived(), false);
     }
     var score = q("input[name=score]:checked");
-    var differs = known(computed) && choseChecklist() && score && normalise(score.value) !== normalise(computed);
+    var differs = scoreTouched && known(computed) && choseChecklist() && score && normalise(score.value) !== derived();
     document.getElementById("score-note-box").hidden = !differs;
+    if (differs) {
+      document.getElementById("override-text").textContent = "Override: computed " + derived() + ", you chose " + normalise(score.value) + ".";
+    }
     document.getElementById("not-graded").hidden = !!score || choseChecklist();
   }
   root.addEventListener("change", function (evt) {
@@ -196,7 +223,7 @@
   function payload() {
     readForm();
     return {
-      score: state.score, awards: state.awards, deductions: state.deductions,
+      score: scoreTouched || !choseChecklist() ? state.score : null, awards: state.awards, deductions: state.deductions,
       via_equivalent: state.via_equivalent, score_note: state.score_note, comment: state.comment,
       step_verdicts: state.step_verdicts, first_wrong_step: state.first_wrong_step,
       seconds_spent: page.secondsSpent(), spans: state.spans
@@ -213,7 +240,31 @@
     rows[activeRow].scrollIntoView({ block: "nearest" });
   }
   function unfocusRow() { if (activeRow !== null) rows[activeRow].classList.remove("active"); activeRow = null; }
+  // A checkpoint's key: its full points (its highest level), or nothing when it has them.
+  function fullMarks(row) {
+    var radios = row.querySelectorAll("input[type=radio]");
+    var top = radios[radios.length - 1];
+    if (!top || !editable) return;
+    if (top.checked) { radios.forEach(function (r) { r.checked = false; }); } else { top.checked = true; }
+    changed(250);
+  }
+  function allFullMarks() {
+    if (!editable) return;
+    root.querySelectorAll('.cp-row[data-full-marks="1"]').forEach(function (row) {
+      var radios = row.querySelectorAll("input[type=radio]");
+      if (radios.length) radios[radios.length - 1].checked = true;
+    });
+    changed(250);
+  }
+  var keyed = {};
+  rows.forEach(function (row, index) { if (row.dataset.key) keyed[row.dataset.key] = index; });
   page.keys(function (key) {
+    if (Object.prototype.hasOwnProperty.call(keyed, key)) {
+      focusRow(keyed[key]);
+      fullMarks(rows[keyed[key]]);
+      return true;
+    }
+    if (key === "=" && rows.some(function (r) { return r.dataset.fullMarks === "1"; })) { allFullMarks(); return true; }
     var row = activeRow === null ? null : rows[activeRow];
     if (/^[0-9]$/.test(key) || key === "h") {
       var value = key === "h" ? "0.5" : key;
@@ -268,11 +319,21 @@
     list.appendChild(fragment);
   }
 
+  // Choices kept in this browser, never acknowledged by the server, put back into the form.
+  function restore(body) {
+    root.querySelectorAll("input[type=radio], input[type=checkbox]").forEach(function (i) { if (!i.closest("#span-popup")) i.checked = false; });
+    Object.keys(body).forEach(function (key) { if (key !== "seconds_spent") state[key] = body[key]; });
+    scoreTouched = known(state.score);
+    writeForm(); readForm(); showComputed(); renderSpanList(); renderHighlights();
+  }
+
   // ---- start: restore the draft --------------------------------------------------------------
   renderSteps();
   writeForm();
   readForm();
+  computedFor = checklistKey(state);
   showComputed();
   renderSpanList();
   document.addEventListener("DOMContentLoaded", renderHighlights);
+  page.resume();
 })();

@@ -1,26 +1,76 @@
-// What the grading and review pages share: server-side autosave (debounced), idempotent submit
-// (one key a page load, so a repeated submit is not a second one), lease heartbeat, time on
-// page, the status line, problems box and a refused submission's reasons (beside Submit,
-// announced), and the common keys (Enter submit, x skip, n next, c comment, pane toggles).
-// Enter submits only where the focus has no Enter of its own: a focused button, link or pane
-// heading does what it says, and fields keep their keys.
+// What the grading and review pages share: autosave (debounced) and submit through the API's
+// operations (the session and its CSRF token: the same door, rules and error bodies as token
+// clients), lease renewal, time on page, the status line, problems box and a refused
+// submission's reasons (beside Submit, announced), and the common keys (Enter submit, x skip,
+// n next, c comment, pane toggles). Enter submits only where the focus has no Enter of its own:
+// a focused button, link or pane heading does what it says, and fields keep their keys.
 //
-// The page's root element carries data-draft-url, data-submit-url, data-heartbeat-url,
-// data-editable, data-submitted and optionally data-lease-minutes.
+// Versions: a grading page sends the version of the grade it was based on (base_version); a
+// 409 answer carries the grade as stored, and the page says what happened and offers the way
+// on (revise, keep mine, load the other). A session that ended loses nothing: every change is
+// kept in this browser (localStorage, by user and item) until the server has acknowledged it;
+// the page says the session ended, offers log-in in a new tab, and sends again (with the fresh
+// CSRF token of the cookie) once the expert is back.
+//
+// The page's root element carries data-draft-url (PUT), data-submit-url (POST, ?revise=true
+// for a revision), data-lease-url, data-editable, data-submitted, data-store-key and optionally
+// data-grade-version, data-score-url (the checklist's score preview while revising) and
+// data-lease-minutes.
 (function () {
   "use strict";
 
-  // "Next" leases an item: a POST, by the page's next form.
-  function goNext() { document.getElementById("next-form").submit(); }
+  // "Next" leases an item: a POST, by the page's next form (with the CSRF token of now: a
+  // log-in in another tab renews it).
+  function post(form) {
+    var field = form.querySelector("input[name=csrfmiddlewaretoken]");
+    if (field && cookie("csrftoken")) field.value = cookie("csrftoken");
+    form.submit();
+  }
+  function goNext() { post(document.getElementById("next-form")); }
+  function cookie(name) {
+    var found = document.cookie.split(";").map(function (c) { return c.trim(); })
+      .filter(function (c) { return c.indexOf(name + "=") === 0; })[0];
+    return found ? decodeURIComponent(found.slice(name.length + 1)) : "";
+  }
+  // The CSRF token of the cookie (renewed by a log-in in another tab), else the page's.
   function csrf() {
+    var token = cookie("csrftoken");
+    if (token) return token;
     try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"]; } catch (e) { return ""; }
   }
-  function post(url, body, keepalive) {
+  // An API error body as lines: {"problems": [...]}, {"detail": "..."} or DRF's field errors
+  // ({"score_note": ["..."]} -> "score_note: ...").
+  function lines(body, prefix) {
+    if (body === null || body === undefined) return [];
+    if (typeof body === "string") return [prefix ? prefix + ": " + body : body];
+    if (Array.isArray(body)) {
+      return body.reduce(function (all, part, i) {
+        return all.concat(lines(part, typeof part === "object" && part !== null ? (prefix ? prefix + "." : "") + (i + 1) : prefix));
+      }, []);
+    }
+    return Object.keys(body).reduce(function (all, key) {
+      var inner = key === "problems" || key === "detail" || key === "non_field_errors" ? prefix : (prefix ? prefix + "." + key : key);
+      // a message that already names its field ("reason: say why") is not named twice
+      var named = typeof body[key] === "object" && [].concat(body[key]).every(function (m) { return typeof m === "string" && m.indexOf(key + ":") === 0; });
+      return all.concat(lines(body[key], named ? prefix : inner));
+    }, []);
+  }
+  // One API call: {ok, status, data} on an answer, {sessionEnded} when the session is gone
+  // (401, 403 for credentials or CSRF, or a log-in page instead of JSON); a rejected promise
+  // when the server cannot be reached.
+  function call(method, url, body, keepalive) {
     return fetch(url, {
-      method: "POST", credentials: "same-origin", keepalive: !!keepalive,
-      headers: { "Content-Type": "application/json", "X-CSRFToken": csrf() },
-      body: JSON.stringify(body)
-    }).then(function (resp) { return resp.json().then(function (data) { data.httpStatus = resp.status; return data; }); });
+      method: method, credentials: "same-origin", keepalive: !!keepalive, redirect: "manual",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrf() },
+      body: body === undefined ? undefined : JSON.stringify(body)
+    }).then(function (resp) {
+      if (resp.type === "opaqueredirect" || resp.status === 401) return { sessionEnded: true, status: resp.status };
+      return resp.json().catch(function () { return {}; }).then(function (data) {
+        var detail = String(data.detail || "");
+        if (resp.status === 403 && /credentials|CSRF/i.test(detail)) return { sessionEnded: true, status: 403 };
+        return { ok: resp.ok, status: resp.status, data: data, problems: resp.ok ? [] : (lines(data).length ? lines(data) : ["The server answered " + resp.status + "."]) };
+      });
+    });
   }
   // Whether a key pressed on el is typed into it. Radios, checkboxes and buttons do not take
   // keys, so shortcuts work after clicking one.
@@ -37,18 +87,26 @@
     return /^(button|link|tab|menuitem)$/.test(el.getAttribute("role") || "");
   }
   function togglePane(id) { var p = document.getElementById(id); if (p) p.open = !p.open; }
+  function button(text, id, onclick) {
+    var b = document.createElement("button");
+    b.type = "button"; b.id = id; b.textContent = text;
+    b.addEventListener("click", onclick);
+    return b;
+  }
 
   // options: payload() -> the body to save (seconds_spent included: see secondsSpent);
-  // changed() -> re-reads the form after a change; saved(data) -> after a draft or revision is
-  // saved; preview: once submitted, drafts are still sent, as previews that save nothing
-  // (otherwise a change only says to press "Save revision"); refusal() -> why the page cannot
-  // be submitted yet (the server's rule, mirrored), or nothing.
+  // changed() -> re-reads the form after a change; saved(data, sent) -> after a draft, preview
+  // or revision answer, with the body it answers; restore(body) -> puts a body kept in this browser back into the form;
+  // refusal() -> why the page cannot be submitted yet (the server's rule, mirrored), or nothing.
   function ItemPage(root, seconds, options) {
     var page = this;
     this.root = root;
     this.options = options;
     this.editable = root.dataset.editable === "1";
     this.submitted = root.dataset.submitted === "1";
+    this.versioned = root.dataset.gradeVersion !== undefined;
+    this.version = parseInt(root.dataset.gradeVersion || "0", 10);
+    this.storeKey = root.dataset.storeKey;
     this.dirty = false;
     this.submitKey = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + Math.random();
     this.statusEl = document.getElementById("save-status");
@@ -56,17 +114,20 @@
     this.baseSeconds = seconds || 0;
     this.visibleMs = 0;
     this.visibleSince = document.visibilityState === "visible" ? Date.now() : null;
-    this.saveTimer = null; this.saving = false; this.pendingSave = false; this.submitting = false;
+    this.saveTimer = null; this.saving = null; this.pendingSave = false; this.submitting = false;
+    this.failures = 0; this.waiting = null; // what to send again: "save" or "submit"
 
     document.addEventListener("visibilitychange", function () {
-      if (document.visibilityState === "visible") { page.visibleSince = Date.now(); }
+      if (document.visibilityState === "visible") { page.visibleSince = Date.now(); page.again(); }
       else {
         if (page.visibleSince) { page.visibleMs += Date.now() - page.visibleSince; page.visibleSince = null; }
         if (page.dirty) page.saveNow(true);
       }
     });
-    var button = document.getElementById("submit-button");
-    if (button) button.addEventListener("click", function () { page.submit(); });
+    window.addEventListener("focus", function () { page.again(); });
+    window.addEventListener("online", function () { page.again(); });
+    var submitButton = document.getElementById("submit-button");
+    if (submitButton) submitButton.addEventListener("click", function () { page.submit(); });
     window.addEventListener("pagehide", function () { if (page.dirty && page.editable && !page.submitted) page.saveNow(true); });
     // Back to a page kept in the back-forward cache: it shows the state before a submission,
     // so ask the server again.
@@ -82,10 +143,44 @@
       // Well inside the lease: every 5 minutes, or a third of a shorter lease.
       var leaseMs = (parseInt(root.dataset.leaseMinutes, 10) || 60) * 60 * 1000;
       setInterval(function () {
-        post(root.dataset.heartbeatUrl, {}).then(function (data) { if (!data.ok) page.flash(data.problems.join(" ")); }).catch(function () {});
+        call("POST", root.dataset.leaseUrl).then(function (answer) {
+          if (answer.sessionEnded) page.sessionEnded("save");
+          else if (!answer.ok) page.flash(answer.problems.join(" "));
+        }).catch(function () {});
       }, Math.min(5 * 60 * 1000, leaseMs / 3));
     }
   }
+  // Once the page's script has drawn the form: choices kept in this browser that the server
+  // never acknowledged come back into it (options.restore), and are sent. Kept choices based on
+  // another version of the grade (it moved on since) are dropped.
+  ItemPage.prototype.resume = function () {
+    var kept = this.kept();
+    if (!kept || !this.editable || !this.options.restore) return;
+    if (kept.submitted !== this.submitted || kept.version !== this.version) { this.forget(); return; }
+    this.options.restore(kept.body);
+    this.setStatus("Restored from this browser: not yet on the server");
+    this.dirty = true;
+    if (!this.submitted) this.saveNow();
+  };
+  ItemPage.prototype.kept = function () {
+    try { return this.storeKey ? JSON.parse(localStorage.getItem(this.storeKey) || "null") : null; } catch (e) { return null; }
+  };
+  // Keeps the current choices in this browser until the server has them.
+  ItemPage.prototype.keep = function () {
+    if (!this.storeKey || !this.editable) return;
+    try {
+      localStorage.setItem(this.storeKey, JSON.stringify({ body: this.options.payload(), version: this.version, submitted: this.submitted, at: Date.now() }));
+    } catch (e) { /* storage full or refused: the server copy is all there is */ }
+  };
+  // What the expert chose, as text (the time on page left out): whether a change came since.
+  ItemPage.prototype.choices = function () {
+    var body = this.options.payload();
+    delete body.seconds_spent;
+    return JSON.stringify(body);
+  };
+  ItemPage.prototype.forget = function () {
+    try { if (this.storeKey) localStorage.removeItem(this.storeKey); } catch (e) { /* nothing kept */ }
+  };
   ItemPage.prototype.secondsSpent = function () {
     var ms = this.visibleMs + (this.visibleSince ? Date.now() - this.visibleSince : 0);
     return this.baseSeconds + Math.round(ms / 1000);
@@ -114,79 +209,177 @@
     }
     el.scrollIntoView({ block: "nearest" });
   };
-  // After a change: save in `delay` ms (300 by default) unless another change comes first.
+  // The notice above the page's work (session ended, conflict): text and buttons; none clears it.
+  ItemPage.prototype.notice = function (text, parts) {
+    var box = document.getElementById("item-notice");
+    if (!box) {
+      box = document.createElement("div");
+      box.id = "item-notice"; box.className = "notice warn"; box.setAttribute("role", "alert");
+      var head = this.root.querySelector(".item-head");
+      head.parentNode.insertBefore(box, head.nextSibling);
+    }
+    box.innerHTML = "";
+    if (!text) { box.hidden = true; return; }
+    var p = document.createElement("span"); p.textContent = text + " "; box.appendChild(p);
+    (parts || []).forEach(function (part) { box.appendChild(part); box.appendChild(document.createTextNode(" ")); });
+    box.hidden = false;
+  };
+  // The session ended: nothing is lost (the choices are kept in this browser); log in in a new
+  // tab, then this page sends again (on coming back to it, or by its button).
+  ItemPage.prototype.sessionEnded = function (what) {
+    var page = this;
+    this.waiting = what === "submit" || this.waiting === "submit" ? "submit" : "save";
+    this.setStatus("Not saved: your session ended", true);
+    var login = document.createElement("a");
+    login.href = "/accounts/login/?next=/"; login.target = "_blank"; login.rel = "noopener"; login.id = "login-again";
+    login.textContent = "Log in again (new tab)";
+    this.notice("Your session ended, so this page cannot save. Your choices are kept in this browser: log in again, then come back here and they are sent.",
+      [login, button("Send again", "send-again", function () { page.again(); })]);
+  };
+  // Sends again what waits (after a log-in, a lost connection).
+  ItemPage.prototype.again = function () {
+    var what = this.waiting;
+    if (!what) return;
+    this.waiting = null;
+    if (what === "submit") this.submit(); else this.saveNow();
+  };
+  // A 409: the grade as stored moved on (another tab) or is already submitted.
+  ItemPage.prototype.conflict = function (data, what) {
+    var page = this, stored = data.grade || {};
+    var shown = stored.score === null || stored.score === undefined ? "no score" : String(parseFloat(stored.score));
+    var reload = button("Show the stored grade", "load-stored", function () { page.forget(); window.location.reload(); });
+    if (stored.status === "submitted" && !this.submitted) {
+      this.setStatus("Not submitted", true);
+      this.notice("Already submitted as " + shown + " in another tab: revise it to your choice?", [
+        button("Revise to my choice", "revise-to-mine", function () {
+          page.submitted = true; page.version = stored.version; page.notice(""); page.submit();
+        }), reload]);
+      return;
+    }
+    this.setStatus(what === "submit" ? "Not submitted" : "Not saved", true);
+    var now = stored.score === null || stored.score === undefined ? "" : " (now " + shown + ")";
+    this.notice("This grade changed in another tab" + now + ": keep your choice, or load the other?", [
+      button("Keep my choice", "keep-mine", function () {
+        page.version = stored.version; page.notice("");
+        if (what === "submit") page.submit(); else page.saveNow();
+      }), reload]);
+  };
+  // After a change: keep it here, save in `delay` ms (300 by default) unless another change
+  // comes first.
   ItemPage.prototype.changed = function (delay) {
     this.options.changed();
     this.dirty = true;
     this.refuse([]);
     if (!this.editable) return;
-    if (this.submitted && !this.options.preview) { this.setStatus("Not yet saved: press \u201cSave revision\u201d"); return; }
+    this.keep();
     clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(this.saveNow.bind(this), delay === undefined ? 300 : delay);
   };
+  // Where and what a save sends: a draft, or while revising the checklist's score preview
+  // (nothing saved until "Save revision"); null when there is nothing to send.
+  ItemPage.prototype.saveRequest = function () {
+    var body = this.options.payload();
+    if (!this.submitted) {
+      if (this.versioned) body.base_version = this.version;
+      return { method: "PUT", url: this.root.dataset.draftUrl, body: body };
+    }
+    if (!this.root.dataset.scoreUrl) return null;
+    return { method: "POST", url: this.root.dataset.scoreUrl, body: { awards: body.awards, deductions: body.deductions } };
+  };
   ItemPage.prototype.saveNow = function (keepalive) {
     var page = this, submitted = this.submitted;
-    if (!this.editable || (submitted && !this.options.preview)) return Promise.resolve();
-    if (this.saving) { this.pendingSave = true; return Promise.resolve(); }
+    if (!this.editable) return Promise.resolve();
+    if (this.saving) { this.pendingSave = true; return this.saving; }
     clearTimeout(this.saveTimer);
-    this.saving = true; this.dirty = false;
-    var body = this.options.payload();
-    if (submitted) body.preview = true;
+    var request = this.saveRequest();
+    if (!request) { this.setStatus("Not yet saved: press \u201cSave revision\u201d"); return Promise.resolve(); }
+    this.dirty = false;
+    var sent = this.choices();
     this.setStatus(submitted ? "Computing\u2026" : "Saving\u2026");
-    return post(this.root.dataset.draftUrl, body, keepalive).then(function (data) {
-      if (data.ok) {
-        if (page.options.saved) page.options.saved(data);
-        page.showProblems([]);
+    this.saving = call(request.method, request.url, request.body, keepalive).then(function (answer) {
+      page.failures = 0;
+      if (answer.sessionEnded) { page.dirty = true; page.sessionEnded("save"); return; }
+      if (answer.ok) {
+        if (!submitted) {
+          page.version = answer.data.version;
+          if (!page.dirty && page.choices() === sent) page.forget();
+          else page.keep();
+        }
+        if (page.options.saved) page.options.saved(answer.data, request.body);
+        page.showProblems([]); page.notice("");
         page.setStatus(submitted ? "Not yet saved: press \u201cSave revision\u201d" : "Saved " + new Date().toLocaleTimeString());
+      } else if (answer.status === 409) {
+        page.dirty = true;
+        page.conflict(answer.data, "save");
       } else {
         page.dirty = true;
         page.setStatus("Not saved", true);
-        page.showProblems(data.problems);
+        page.showProblems(answer.problems);
       }
     }).catch(function () {
       page.dirty = true;
-      page.setStatus("Offline: retrying\u2026", true);
-      setTimeout(page.saveNow.bind(page), 3000);
+      page.failures += 1;
+      var wait = Math.min(30, 3 * Math.pow(2, page.failures - 1));
+      page.setStatus("Not saved: the server does not answer (tried " + page.failures + " time" + (page.failures > 1 ? "s" : "") + "). Your choices are kept in this browser; trying again in " + wait + " s.", true);
+      page.waiting = page.waiting || "save";
+      setTimeout(function () { page.again(); }, wait * 1000);
     }).then(function () {
-      page.saving = false;
-      if (page.pendingSave) { page.pendingSave = false; page.saveNow(); }
+      page.saving = null;
+      if (page.pendingSave) { page.pendingSave = false; return page.saveNow(); }
     });
+    return this.saving;
   };
   ItemPage.prototype.submit = function () {
-    var page = this, submitted = this.submitted;
+    var page = this;
     if (!this.editable || this.submitting) return;
     var refusal = this.options.refusal && this.options.refusal();
     if (refusal) { this.setStatus("Not submitted", true); this.refuse([refusal]); return; }
     this.submitting = true;
     clearTimeout(this.saveTimer);
+    this.keep();
+    var submitButton = document.getElementById("submit-button");
+    submitButton.disabled = true;
+    // A draft on its way first (its answer names the version this submission is based on);
+    // the submission itself carries the form as it is now, whatever that draft said.
+    (this.saving || Promise.resolve()).then(function () { return page.send(submitButton); });
+  };
+  ItemPage.prototype.send = function (submitButton) {
+    var page = this, submitted = this.submitted;
+    this.pendingSave = false;
     var body = this.options.payload();
     body.submit_key = this.submitKey;
-    if (submitted) body.revise = true;
-    var button = document.getElementById("submit-button");
-    button.disabled = true;
+    if (this.versioned) body.base_version = this.version;
     this.setStatus(submitted ? "Saving revision\u2026" : "Submitting\u2026");
-    post(this.root.dataset.submitUrl, body).then(function (data) {
-      if (data.ok) {
+    var url = this.root.dataset.submitUrl + (submitted ? "?revise=true" : "");
+    call("POST", url, body).then(function (answer) {
+      page.failures = 0;
+      if (answer.sessionEnded) { page.sessionEnded("submit"); }
+      else if (answer.ok) {
         page.dirty = false;
+        page.forget(); page.notice("");
+        if (answer.data.version !== undefined) page.version = answer.data.version;
         if (!submitted) {
           page.setStatus("Submitted");
           // a campaign with a second opinion reveals it on the submitted item's page
-          if (data.second_opinion) { window.location.replace(data.item_url); return; }
+          if (answer.data.second_opinion) { window.location.replace(window.location.pathname); return; }
           // a calibration round stays on the item to show the gold answer (calibration app)
           if (page.root.dataset.afterSubmit === "reload") window.location.reload(); else goNext();
           return;
         }
         page.setStatus("Revision saved " + new Date().toLocaleTimeString());
         page.showProblems([]);
-        if (page.options.saved) page.options.saved(data);
+        if (page.options.saved) page.options.saved(answer.data, body);
+      } else if (answer.status === 409) {
+        page.conflict(answer.data, "submit");
       } else {
         page.setStatus("Not submitted", true);
-        page.refuse(data.problems);
+        page.refuse(answer.problems);
+        if (page.options.refused) page.options.refused(answer.data);
       }
-      page.submitting = false; button.disabled = false;
+      page.submitting = false; submitButton.disabled = false;
     }).catch(function () {
-      page.setStatus("Offline: not submitted, try again", true);
-      page.submitting = false; button.disabled = false;
+      page.setStatus("Not submitted: the server does not answer. Your choices are kept in this browser; press Submit again.", true);
+      page.submitting = false; submitButton.disabled = false;
     });
   };
   // The page's shortcuts. handle(key) answers whether it used the key; the common ones come
@@ -197,7 +390,7 @@
     function common(key) {
       if (key === "Enter") page.submit();
       else if (key === "x" && page.editable && !page.submitted) {
-        (page.dirty ? page.saveNow() : Promise.resolve()).then(function () { document.getElementById("skip-form").submit(); });
+        (page.dirty ? page.saveNow() : Promise.resolve()).then(function () { post(document.getElementById("skip-form")); });
       }
       else if (key === "n") {
         if (page.dirty && page.editable && !page.submitted) page.saveNow().then(goNext); else goNext();
@@ -221,4 +414,5 @@
 
   window.Proofmark = window.Proofmark || {};
   window.Proofmark.ItemPage = ItemPage;
+  window.Proofmark.apiCall = call;
 })();

@@ -19,11 +19,12 @@ pytestmark = pytest.mark.django_db
 
 
 def submit(client, item, score="5"):
-    url = reverse("annotation:item-submit", args=[item.pk])
-    data = {"score": score, "awards": {"c1": "2", "c2": "3"}}
-    body = client.post(url, json.dumps(data), content_type="application/json").json()
-    assert body["ok"], body
-    return body
+    """Submits as the grading page does: the API's operation, with the session."""
+    url = reverse("api-item-submit", args=[item.pk])
+    data = {"score": score, "awards": {"c1": "2", "c2": "3"}, "score_note": "judged so"}
+    response = client.post(url, json.dumps(data), content_type="application/json")
+    assert response.status_code == 200, response.json()
+    return response.json()
 
 
 def test_item_k_of_n_previous_and_next_that_moves_on(client):

@@ -17,10 +17,6 @@ from tests.problems.page_factories import ProblemFactory, ProofFactory
 pytestmark = pytest.mark.django_db
 
 
-def post_json(client, url, data):
-    return client.post(url, json.dumps(data), content_type="application/json")
-
-
 def big_scheme_text(n: int) -> str:
     lines = ["## Checkpoints (7 pts total)", "", "**Chain A**"]
     for i in range(1, n + 1):
@@ -115,44 +111,75 @@ def test_grading_page_query_count_is_constant(client, django_assert_max_num_quer
         client.get(reverse("annotation:item", args=[item.pk]))
 
 
+def api_json(client, method: str, url: str, data: dict):
+    """A call of the API as the grading page makes it: JSON, with the session."""
+    return client.generic(method, url, json.dumps(data), content_type="application/json")
+
+
 def test_autosave_keeps_spans_and_returns_the_computed_score(client):
     item, expert = leased_item(proof__text="We have $x>1$ so clearly the claim holds.")
     client.force_login(expert)
-    response = post_json(
+    response = api_json(
         client,
-        reverse("annotation:item-draft", args=[item.pk]),
+        "PUT",
+        reverse("api-item-draft", args=[item.pk]),
         {
             "awards": {"c1": "2", "c2": "1"},
             "deductions": ["d1"],
             "spans": [{"start": 15, "end": 22, "quote": "clearly", "category": "skipped_steps"}],
             "seconds_spent": 40,
+            "base_version": 0,
         },
     )
     body = response.json()
     assert response.status_code == 200, body
-    assert body["computed_score"] == "2"
+    assert body["computed_score"] == "2.00" and body["version"] == 1
+    assert body["score"] is None  # the final score follows the checklist: nothing chosen
     grade = Grade.objects.get(item=item, expert=expert)
     assert grade.status == "draft" and grade.seconds_spent == 40
     assert ErrorSpan.objects.get(grade=grade).quote == "clearly"
     html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
     assert "skipped_steps" in html and "Draft restored" in html
+    assert 'data-grade-version="1"' in html
 
 
-def test_submit_twice_makes_one_grade_and_gives_the_next_url(client):
+def test_the_page_calls_the_api_with_its_session_and_csrf_token(expert_user):
+    """The grading page's door is the API's: a session without the CSRF token is refused, with
+    it the draft is saved; no session at all is a 401 (the page then offers a log-in)."""
+    from django.test import Client
+
+    item, expert = leased_item()
+    browser = Client(enforce_csrf_checks=True)
+    url = reverse("api-item-draft", args=[item.pk])
+    assert api_json(browser, "PUT", url, {"comment": "hm"}).status_code == 401
+    browser.force_login(expert)
+    html = browser.get(reverse("annotation:item", args=[item.pk])).content.decode()
+    assert f'data-draft-url="{url}"' in html
+    refused = api_json(browser, "PUT", url, {"comment": "hm"})
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    token = browser.cookies["csrftoken"].value
+    saved = browser.generic(
+        "PUT", url, json.dumps({"comment": "hm"}), "application/json", HTTP_X_CSRFTOKEN=token
+    )
+    assert saved.status_code == 200 and saved.json()["comment"] == "hm"
+
+
+def test_submit_twice_makes_one_grade(client):
     item, expert = leased_item()
     client.force_login(expert)
-    url = reverse("annotation:item-submit", args=[item.pk])
-    data = {"score": "5", "awards": {"c1": "2", "c2": "3"}, "submit_key": "abc"}
-    first = post_json(client, url, data).json()
-    second = post_json(client, url, data).json()
-    assert first["ok"] and second["ok"]
-    assert first["next_url"].endswith(f"/next/?after={item.pk}")
+    url = reverse("api-item-submit", args=[item.pk])
+    data = {"awards": {"c1": "2", "c2": "3"}, "submit_key": "abc", "base_version": 0}
+    first = api_json(client, "POST", url, data)
+    second = api_json(client, "POST", url, data)
+    assert first.status_code == second.status_code == 200
+    assert first.json() == second.json()
+    assert first.json()["score"] == "5.00" and first.json()["version"] == 1
     assert Grade.objects.filter(item=item).count() == 1
 
 
 def test_a_checklist_item_is_not_graded_until_the_expert_chooses(client):
     """Opening writes nothing; a draft of a comment stores no score; submitting that is
-    refused in words; an explicit 0 is a choice."""
+    refused in words; awards alone submit the computed score; another score needs a note."""
     item, expert = leased_item()
     client.force_login(expert)
     html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
@@ -160,38 +187,87 @@ def test_a_checklist_item_is_not_graded_until_the_expert_chooses(client):
     assert '"computed_score": "0"' in html  # the empty checklist's total, shown, not saved
     assert not Grade.objects.filter(item=item).exists()
 
-    draft = post_json(client, reverse("annotation:item-draft", args=[item.pk]), {"comment": "hm"})
-    assert draft.json()["computed_score"] == "0"
+    draft = api_json(client, "PUT", reverse("api-item-draft", args=[item.pk]), {"comment": "hm"})
+    assert draft.json()["computed_score"] is None
     grade = Grade.objects.get(item=item)
     assert (grade.score, grade.computed_score) == (None, None)
     assert (
         "Draft restored" in client.get(reverse("annotation:item", args=[item.pk])).content.decode()
     )
 
-    url = reverse("annotation:item-submit", args=[item.pk])
-    refused = post_json(client, url, {"comment": "hm", "submit_key": "k"})
+    url = reverse("api-item-submit", args=[item.pk])
+    refused = api_json(client, "POST", url, {"comment": "hm", "submit_key": "k"})
     assert refused.status_code == 400
     assert refused.json()["problems"] == [NOT_GRADED_CHECKLIST]
     assert Grade.objects.get(item=item).status == "draft"
-    awards_only = post_json(client, url, {"awards": {"c1": "2"}}).json()
-    assert any("give a score" in p for p in awards_only["problems"])
+    override = api_json(client, "POST", url, {"awards": {"c1": "2"}, "score": "1"})
+    assert override.status_code == 400
+    assert override.json()["problems"] == [
+        "score_note: your final score 1 overrides the computed 2: say why in a note"
+    ]
 
-    assert post_json(client, url, {"score": "0", "submit_key": "k"}).json()["ok"]
+    submitted = api_json(client, "POST", url, {"awards": {"c1": "2"}, "submit_key": "k"})
+    assert submitted.status_code == 200, submitted.json()
     grade = Grade.objects.get(item=item)
-    assert (grade.status, grade.score, grade.computed_score) == ("submitted", 0, 0)
+    assert (grade.status, grade.score, grade.computed_score) == ("submitted", 2, 2)
     html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
     assert "Draft restored" not in html and "You submitted this grade" in html
 
 
-def test_revision_through_the_page_endpoint(client):
+def test_versions_conflicts_and_revise_flags(client):
+    """A different submission of a submitted grade is 409 with the stored grade unless revise
+    is true (`false`, `0`, `no` are false; junk is a 400 naming the flag); a revision based on
+    an older version is 409 too; an identical repeat is 200."""
+    item, expert = leased_item(required_judgements=2)
+    client.force_login(expert)
+    url = reverse("api-item-submit", args=[item.pk])
+    first = api_json(client, "POST", url, {"awards": {"c1": "2", "c2": "3"}}).json()
+    assert (first["score"], first["version"]) == ("5.00", 1)
+    other = {"awards": {"c1": "2", "c2": "2"}, "base_version": 1}
+    for flag in ("", "?revise=false", "?revise=0", "?revise=no"):
+        stale_tab = api_json(client, "POST", url + flag, other)
+        assert stale_tab.status_code == 409, flag
+        assert stale_tab.json()["grade"]["score"] == "5.00"
+        assert "Already submitted as 5" in stale_tab.json()["detail"]
+    junk = api_json(client, "POST", url + "?revise=perhaps", other)
+    assert junk.status_code == 400 and list(junk.json()) == ["revise"]
+    draft = api_json(client, "PUT", reverse("api-item-draft", args=[item.pk]), other)
+    assert draft.status_code == 409 and draft.json()["grade"]["status"] == "submitted"
+
+    revised = api_json(client, "POST", url + "?revise=true", other)
+    assert revised.status_code == 200 and revised.json()["score"] == "4.00"
+    assert revised.json()["version"] == 2
+    assert api_json(client, "POST", url + "?revise=yes", other).status_code == 200  # a repeat
+    stale = api_json(client, "POST", url + "?revise=1", other | {"awards": {"c1": "1"}})
+    assert stale.status_code == 409 and stale.json()["grade"]["version"] == 2
+    grade = Grade.objects.get(item=item)
+    assert (grade.score, grade.version, grade.revisions.count()) == (4, 2, 1)
+    assert client.get(reverse("annotation:item", args=[item.pk]) + "?revise=junk").status_code == (
+        400
+    )
+
+
+def test_a_stale_draft_does_not_overwrite_a_newer_one(client):
     item, expert = leased_item()
     client.force_login(expert)
-    url = reverse("annotation:item-submit", args=[item.pk])
-    post_json(client, url, {"score": "5", "awards": {"c1": "2", "c2": "3"}})
-    body = post_json(client, url, {"score": "4", "awards": {"c1": "2", "c2": "2"}, "revise": True})
-    assert body.json()["ok"]
-    grade = Grade.objects.get(item=item)
-    assert grade.score == Decimal(4) and grade.revisions.count() == 1
+    url = reverse("api-item-draft", args=[item.pk])
+    assert api_json(client, "PUT", url, {"comment": "tab A", "base_version": 0}).status_code == 200
+    stale = api_json(client, "PUT", url, {"comment": "tab B", "base_version": 0})
+    assert stale.status_code == 409 and stale.json()["grade"]["comment"] == "tab A"
+    assert Grade.objects.get(item=item).comment == "tab A"
+    again = api_json(client, "PUT", url, {"comment": "tab B", "base_version": 1})
+    assert again.status_code == 200 and again.json()["version"] == 2
+
+
+def test_score_preview_computes_and_saves_nothing(client):
+    item, expert = leased_item()
+    client.force_login(expert)
+    url = reverse("api-item-score", args=[item.pk])
+    body = api_json(client, "POST", url, {"awards": {"c1": "2", "c2": "3"}}).json()
+    assert body["computed_score"] == "5.00" and body["breakdown"]["score"] == "5"
+    bad = api_json(client, "POST", url, {"awards": {"c1": "9"}})
+    assert bad.status_code == 400 and "c1" in bad.json()["problems"][0]
+    assert not Grade.objects.filter(item=item).exists()
 
 
 def test_blindness_other_expert_cannot_open_or_probe_an_item(client):
@@ -211,9 +287,7 @@ def test_blindness_other_expert_cannot_open_or_probe_an_item(client):
     client.force_login(outsider)
     assert client.get(reverse("annotation:item", args=[item.pk])).status_code == 404
     assert client.get(reverse("annotation:item", args=[item.pk + 999])).status_code == 404
-    assert (
-        post_json(client, reverse("annotation:item-draft", args=[item.pk]), {}).status_code == 404
-    )
+    assert api_json(client, "PUT", reverse("api-item-draft", args=[item.pk]), {}).status_code == 404
     services.item_reveal_judgements(item=item)
     client.force_login(b)
     html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
@@ -404,7 +478,7 @@ def test_skip_releases_and_heartbeat_extends(client):
     campaign = CampaignFactory()
     item, expert = leased_item(campaign)
     client.force_login(expert)
-    beat = client.post(reverse("annotation:item-heartbeat", args=[item.pk]))
+    beat = client.post(reverse("api-item-lease", args=[item.pk]))
     assert beat.status_code == 200 and beat.json()["leased_until"]
     response = client.post(reverse("annotation:item-skip", args=[item.pk]))
     assert item.assignments.get(expert=expert).status == "released"

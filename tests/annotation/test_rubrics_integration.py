@@ -43,7 +43,9 @@ def submit(item, expert, score="5"):
     return services.grade_submit(
         item=item,
         expert=expert,
-        data=services.GradeInput.from_data({"score": score, "awards": {"c1": "2", "c2": "3"}}),
+        data=services.GradeInput.from_data(
+            {"score": score, "awards": {"c1": "2", "c2": "3"}, "score_note": "judged so"}
+        ),
     )
 
 

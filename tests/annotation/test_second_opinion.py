@@ -229,11 +229,10 @@ def test_page_submit_reveals_then_panel_revises_once(client):
     services.assignment_next(campaign=campaign, expert=expert)
     client.force_login(expert)
     answer = client.post(
-        f"/annotation/items/{item.pk}/submit/", {"score": "5"}, content_type="application/json"
+        f"/api/v1/items/{item.pk}/submit/", {"score": "5"}, content_type="application/json"
     ).json()
     assert answer["second_opinion"]["automatic_score"] == "0.750"
-    assert answer["item_url"] == f"/annotation/items/{item.pk}/"
-    page = client.get(answer["item_url"]).content.decode()
+    page = client.get(f"/annotation/items/{item.pk}/").content.decode()
     assert f'hx-get="/annotation/items/{item.pk}/second-opinion/"' in page
     assert 'id="revise-link"' not in page  # the panel's revision replaces the ordinary one
     url = f"/annotation/items/{item.pk}/second-opinion/"
@@ -242,19 +241,25 @@ def test_page_submit_reveals_then_panel_revises_once(client):
     assert panel.status_code == 200 and panel["Vary"].count("HX-Request")
     assert MARKER in html and "<script>alert(1)</script>" not in html
     assert '<span class="math' in html  # typeset by KaTeX in the browser, as elsewhere
-    assert 'id="second-opinion-form"' in html
-    refused = client.post(url, {"revised_score": "3", "reason": ""}, HTTP_HX_REQUEST="true")
-    assert refused.status_code == 400 and "say why" in refused.content.decode()
-    done = client.post(
-        url, {"revised_score": "3", "reason": "Missed the gap."}, HTTP_HX_REQUEST="true"
-    )
-    body = done.content.decode()
-    assert done.status_code == 200 and 'id="score-after"' in body and "Missed the gap." in body
+    # the panel's revision goes through the API's operation, with the session
+    api_url = f"/api/v1/items/{item.pk}/second-opinion/revise/"
+    assert f'data-api-url="{api_url}"' in html
+    assert client.post(url, {"revised_score": "3", "reason": "x"}).status_code == 405
+
+    def revise(score, reason):
+        return client.post(
+            api_url, {"score": score, "reason": reason}, content_type="application/json"
+        )
+
+    refused = revise("3", "")
+    assert refused.status_code == 400 and "say why" in refused.json()["reason"][0]
+    assert revise("3", "Missed the gap.").status_code == 200
+    body = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="score-after"' in body and "Missed the gap." in body
     assert 'id="second-opinion-form"' not in body
-    second = client.post(url, {"revised_score": "4", "reason": "again"}, HTTP_HX_REQUEST="true")
-    assert second.status_code == 409 and "one revision only" in second.content.decode()
-    plain = client.post(url, {"revised_score": "3", "reason": "Missed the gap."})
-    assert plain.status_code == 302 and plain["Location"] == url  # a repeat, then GET
+    second = revise("4", "again")
+    assert second.status_code == 409 and "one revision only" in second.json()["detail"]
+    assert revise("3", "Missed the gap.").status_code == 200  # a repeat
     assert client.get(url).status_code == 200
 
 
@@ -264,12 +269,14 @@ def test_panel_of_another_expert_is_their_own_or_nothing(client):
     services.second_opinion_reveal(grade=first_grade)
     outsider = expert_in(campaign)
     client.force_login(outsider)
-    url = f"/annotation/items/{item.pk}/second-opinion/"
-    assert client.post(url, {"revised_score": "3", "reason": "x"}).status_code == 404
+    url = f"/api/v1/items/{item.pk}/second-opinion/revise/"
+    body = {"score": "3", "reason": "x"}
+    assert client.post(url, body, content_type="application/json").status_code == 404
+    assert client.get(f"/annotation/items/{item.pk}/second-opinion/").status_code == 404
     second = expert_in(campaign)
     services.assignment_next(campaign=campaign, expert=second)
     client.force_login(second)
-    response = client.post(url, {"revised_score": "3", "reason": "x"}, HTTP_HX_REQUEST="true")
+    response = client.post(url, body, content_type="application/json")
     assert response.status_code == 409  # their own grade is not submitted: nothing revealed
     assert Grade.objects.get(pk=first_grade.pk).score == Decimal("5")
 

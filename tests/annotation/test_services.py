@@ -129,7 +129,13 @@ def test_submit_is_idempotent_judged_in_the_transaction_submitted_on_commit(
             grade = services.grade_submit(
                 item=item, expert=expert, data=full_grade(), submit_key="k"
             )
-            again = services.grade_submit(item=item, expert=expert, data=full_grade(score="1"))
+            again = services.grade_submit(item=item, expert=expert, data=full_grade())
+            # a different judgement of the submitted grade is refused, with the grade as stored
+            with pytest.raises(services.GradeConflict) as refused:
+                services.grade_submit(
+                    item=item, expert=expert, data=full_grade(score="1", score_note="hm")
+                )
+        assert refused.value.grade.score == Decimal(5)
         assert seen == [("judged", item.pk)]  # in the transaction, before it commits
         for callback in callbacks:
             callback()

@@ -100,11 +100,19 @@ def test_grade_a_proof_with_the_keyboard_only(
     page.keyboard.press("Escape")
     page.keyboard.press("5")
     assert page.locator("input[name=score][value='5']").is_checked()
+    # a score other than the computed one is an override, said before submitting
     assert page.locator("#score-note-box").is_visible()
+    assert page.inner_text("#override-text") == "Override: computed 6, you chose 5."
     page.keyboard.press("m")
     assert page.locator("#pane-scheme").get_attribute("open") is not None
     page.keyboard.press("c")
     page.keyboard.type("Equality case argued loosely.")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Enter")  # without a note the server refuses the override, naming it
+    page.wait_for_function(
+        "document.getElementById('submit-refused').textContent.startsWith('score_note:')"
+    )
+    page.fill("#score-note", "The equality case is only sketched.")
     page.keyboard.press("Escape")
     page.screenshot(path=str(screenshot_dir / "grading-keyboard.png"), full_page=True)
     assert_accessible(page)
@@ -117,6 +125,7 @@ def test_grade_a_proof_with_the_keyboard_only(
     assert grade.score == Decimal(5) and grade.computed_score == Decimal(6)
     assert grade.awards == {"c1": "2", "c2": "3", "c3": "1"}
     assert grade.comment == "Equality case argued loosely."
+    assert grade.score_note == "The equality case is only sketched."
 
 
 def test_select_text_and_tag_an_error(
@@ -242,7 +251,8 @@ def test_closed_tab_loses_nothing(
             comment="Half done",
             step_verdicts={"2": "wrong"},
             spans__isnull=False,
-            score=2,
+            score__isnull=True,  # the final score follows the checklist: not chosen, not saved
+            computed_score=2,
         ).exists()
     )
     first.close()

@@ -65,14 +65,14 @@ def test_review_endpoints_autosave_and_submit(client, django_capture_on_commit_c
     item = analysis_item()
     expert = _assigned(item)
     client.force_login(expert)
-    draft = client.post(
-        reverse("annotation:review-draft", args=[item.pk]),
+    draft = client.put(
+        reverse("api-review-draft", args=[item.pk]),
         {"defects": [defect(ANALYSIS_TEXT, GAP, exists=True)]},
         content_type="application/json",
     )
     assert draft.status_code == 200 and draft.json()["defects"][0]["exists"] is True
     refused = client.post(
-        reverse("annotation:review-submit", args=[item.pk]),
+        reverse("api-review-submit", args=[item.pk]),
         {"defects": [defect(ANALYSIS_TEXT, GAP, exists=True)]},
         content_type="application/json",
     )
@@ -82,12 +82,20 @@ def test_review_endpoints_autosave_and_submit(client, django_capture_on_commit_c
     )
     with django_capture_on_commit_callbacks(execute=True):
         done = client.post(
-            reverse("annotation:review-submit", args=[item.pk]),
+            reverse("api-review-submit", args=[item.pk]),
             {"defects": [defect(ANALYSIS_TEXT, GAP, exists=True, accurate=False)]},
             content_type="application/json",
         )
     assert done.status_code == 200 and done.json()["score"] == "0"
     assert item.final_label.value == Decimal("0")
+    submit = reverse("api-review-submit", args=[item.pk])
+    same = {"defects": [defect(ANALYSIS_TEXT, GAP, exists=True, accurate=False)]}
+    repeat = client.post(submit, same, content_type="application/json")
+    assert repeat.status_code == 200 and repeat.json() == done.json()
+    other = {"defects": [defect(ANALYSIS_TEXT, GAP, exists=False)]}
+    stale_tab = client.post(submit, other, content_type="application/json")
+    assert stale_tab.status_code == 409 and stale_tab.json()["grade"]["score"] == "0.00"
+    assert "Already submitted as 0" in stale_tab.json()["detail"]
 
 
 def test_another_expert_cannot_reach_the_review_page_or_endpoints(client):
@@ -95,8 +103,8 @@ def test_another_expert_cannot_reach_the_review_page_or_endpoints(client):
     _assigned(item)
     client.force_login(UserFactory(roles=["expert"]))
     assert client.get(reverse("annotation:item", args=[item.pk])).status_code == 404
-    response = client.post(
-        reverse("annotation:review-draft", args=[item.pk]), {}, content_type="application/json"
+    response = client.put(
+        reverse("api-review-draft", args=[item.pk]), {}, content_type="application/json"
     )
     assert response.status_code == 404
 
@@ -111,10 +119,10 @@ def test_meta_review_api_submit_and_list_respects_blindness(api_client_for):
         format="json",
     )
     assert response.status_code == 200 and response.json()["score"] == "0.5"
-    assert (
-        api_a.post(reverse("api-review-submit", args=[item.pk]), {}, format="json").json()["id"]
-        == response.json()["id"]
-    )
+    url = reverse("api-review-submit", args=[item.pk])
+    again = api_a.post(url, {"expression_error": False, "score_fits": False}, format="json")
+    assert again.json()["id"] == response.json()["id"]
+    assert api_a.post(url, {}, format="json").status_code == 409  # not the review submitted
     assert api_client_for(b).get(reverse("api-meta-reviews")).json()["count"] == 0
     researcher = api_client_for(UserFactory(roles=["researcher"]))
     assert researcher.get(reverse("api-meta-reviews")).json()["count"] == 0
@@ -263,10 +271,8 @@ def test_the_proof_grading_endpoints_refuse_analysis_items(client, api_client_fo
     item = analysis_item()
     expert = _assigned(item)
     client.force_login(expert)
-    response = client.post(
-        reverse("annotation:item-submit", args=[item.pk]),
-        {"score": "1"},
-        content_type="application/json",
+    response = client.put(
+        reverse("api-item-draft", args=[item.pk]), {"score": "1"}, content_type="application/json"
     )
     assert response.status_code == 400 and "analysis review" in response.json()["problems"][0]
     api = api_client_for(expert)
