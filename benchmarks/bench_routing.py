@@ -336,6 +336,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="append the section to RESULTS.md")
     parser.add_argument("--size", type=int, default=4000, help="proofs per generated corpus")
+    parser.add_argument("--quick", dest="size", action="store_const", const=800, help="--size 800")
     args = parser.parse_args()
     started = time.perf_counter()
     results = [
