@@ -387,6 +387,7 @@ def report(
     page_rate: float,
     quick: bool,
     load_avg: str,
+    web: str,
 ) -> str:
     pace = f"{page_rate:g} a second" if page_rate > 0 else "one item after another"
     kind = f"{threads}-thread gthread" if threads > 1 else "sync"
@@ -396,7 +397,7 @@ def report(
         "",
         f"Machine: {machine}; PostgreSQL on the same machine; gunicorn {workers} {kind} "
         f"workers (the Procfile's `web`, DEBUG off, persistent connections, JSON request logs); "
-        f"load average over the run {load_avg}. Campaigns of {items:,} and {SMALL_ITEMS:,} items "
+        f"load average over the run {load_avg}; web processes: {web}. Campaigns of {items:,} and {SMALL_ITEMS:,} items "
         "made through the services (40% double-scored); clients are threads of the benchmark on "
         "the same cores. Under the 4- and 16-expert loads of `submit?next=1` one more expert "
         f"works in the browser (next, grading page, submit), {pace}; the `{PAGE_PHASE}` rows "
@@ -471,6 +472,7 @@ def main() -> None:
         print(f"loading {items:,} + {SMALL_ITEMS:,} items into {database}", flush=True)
         fixture = load(items)
         server = Server(args.port, args.workers, args.threads, url)
+        first_workers = server.workers()
         machine = machine_line()
         load_start = os.getloadavg()[0]
         results = []
@@ -505,6 +507,8 @@ def main() -> None:
         )  # fmt: skip
         results.append(small)
         load_avg = f"{load_start:.1f} -> {os.getloadavg()[0]:.1f}"
+        replaced = len(set(server.seen) - set(first_workers))
+        web = f"peak RSS {server.peak_mb():.0f} MB, workers replaced after max_requests, as seen between phases: {replaced}"
     finally:
         if server:
             server.stop()
@@ -512,7 +516,7 @@ def main() -> None:
         connection.creation.destroy_test_db(original, verbosity=0)
     text = report(
         results, machine=machine, items=items, workers=args.workers, threads=args.threads,
-        page_rate=args.page_rate, quick=args.quick, load_avg=load_avg,
+        page_rate=args.page_rate, quick=args.quick, load_avg=load_avg, web=web,
     )  # fmt: skip
     print(text)
     if args.write:

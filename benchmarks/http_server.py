@@ -62,6 +62,7 @@ class Server:
         (ROOT / ".run").mkdir(exist_ok=True)
         self.log = (ROOT / ".run" / "bench_http_web.log").open("w")
         words = procfile("web", env)
+        self.seen: set[int] = set()
         self.proc = subprocess.Popen(words, cwd=ROOT, env=env, stdout=self.log, stderr=self.log)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -77,7 +78,11 @@ class Server:
         sys.exit("gunicorn did not answer within 60 s")
 
     def workers(self) -> list[int]:
-        return children_of(self.proc.pid)
+        """The live workers (each one seen is remembered: gunicorn replaces a worker after
+        max_requests, and `seen` then counts the replacements)."""
+        live = children_of(self.proc.pid)
+        self.seen.update(live)
+        return live
 
     def peak_mb(self) -> float:
         """The largest peak resident memory of the web process and its live workers."""
