@@ -2,7 +2,8 @@
 how PostgreSQL plans them on a 20,000-item campaign.
 
 A module-wide campaign of 20,000 items (40% double-scored, the first 8,000 graded and labelled,
-2,000 problems of ten proofs each) is bulk-created once and analysed, as autovacuum would. Each
+the next 4,000's double-scored ones waiting for a second judgement, 2,000 problems of ten proofs
+each) is bulk-created once and analysed, as autovacuum would. Each
 hot path (next, submit, submit?next=1, the grading page, the item API read, the export row stream)
 then runs as a user runs it; its statements are captured with CaptureQueriesContext and each is
 EXPLAINed: none may read a big table by a sequential scan. The counts are upper bounds, like the
