@@ -143,7 +143,7 @@ def sequential_scans(captured: list[dict], *, index_only: bool = False) -> dict[
             cursor.execute("SET LOCAL enable_seqscan = off")
         for query in captured:
             sql = query["sql"]
-            if not sql.lstrip("( ").upper().startswith(EXPLAINED):
+            if not sql.lstrip("( \n\t").upper().startswith(EXPLAINED):
                 continue
             cursor.execute("EXPLAIN " + sql)
             plan = "\n".join(row[0] for row in cursor.fetchall())
@@ -163,7 +163,7 @@ def rows_visited(captured: list[dict]) -> dict[str, int]:
     found = {}
     for query in captured:
         sql = query["sql"]
-        if not sql.lstrip("( ").upper().startswith(("SELECT", "WITH")):
+        if not sql.lstrip("( \n\t").upper().startswith(("SELECT", "WITH")):
             continue
         savepoint = transaction.savepoint()
         with connection.cursor() as cursor:
@@ -214,9 +214,15 @@ def test_next_and_submit_read_the_big_campaign_by_index(big_campaign, api_client
     check(submitted, 12)  # the second judgement: the label is derived too
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="annotation.services.assignment's candidate query orders the queue by submitted_count "
+    "first: an expert who judged every item waiting for a second judgement walks all of them "
+    "(1,600 here, 4,805 rows with their assignments) on each next",
+)
 def test_next_skips_the_items_an_expert_judged_by_index(big_campaign, api_client_for, db):
-    """The veteran judged every item waiting for a second judgement: the queue passes them by
-    index, not by reading the veteran's 9,600 assignments."""
+    """The veteran judged every item waiting for a second judgement: the queue should pass them
+    by index, not by visiting each of them and its assignments."""
     api = api_client_for(big_campaign.veteran)
     with CaptureQueriesContext(connection) as taken:
         answer = api.post(f"/api/v1/campaigns/{big_campaign.slug}/next/")
@@ -239,7 +245,8 @@ def test_submit_with_next_reads_the_big_campaign_by_index(big_campaign, api_clie
 @pytest.mark.xfail(
     strict=True,
     reason="annotation.selectors_flow.expert_position reads the id of every item the expert "
-    "submitted in the campaign (9,600 for this expert) on each load of the grading page",
+    "submitted in the campaign (9,600 for this expert) on each load of the grading page, and "
+    "counts the campaign's open items with their assignments (_OFFERABLE_SQL, sequential scans)",
 )
 def test_grading_page_of_a_veteran_reads_a_handful_of_rows(big_campaign, client, db):
     expert = big_campaign.veteran
@@ -251,7 +258,12 @@ def test_grading_page_of_a_veteran_reads_a_handful_of_rows(big_campaign, client,
     check(page, 9)
 
 
-def test_grading_page_and_item_read_use_indexes(big_campaign, api_client_for, client, db):
+@pytest.mark.xfail(
+    strict=True,
+    reason="annotation.selectors_flow._OFFERABLE_SQL counts every open item of the campaign "
+    "with its assignments on each load of the grading page (sequential scans of both tables)",
+)
+def test_grading_page_reads_by_index(big_campaign, client, db):
     expert = newcomer(big_campaign)
     item = leased(big_campaign, expert)
     client.force_login(expert)
@@ -259,6 +271,11 @@ def test_grading_page_and_item_read_use_indexes(big_campaign, api_client_for, cl
         response = client.get(reverse("annotation:item", args=[item.pk]))
     assert response.status_code == 200
     check(page, 9)
+
+
+def test_item_read_uses_indexes(big_campaign, api_client_for, db):
+    expert = newcomer(big_campaign)
+    item = leased(big_campaign, expert)
     api = api_client_for(expert)
     with CaptureQueriesContext(connection) as read:
         response = api.get(f"/api/v1/items/{item.pk}/")
