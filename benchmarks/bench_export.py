@@ -124,7 +124,7 @@ def main() -> None:
     repeat = args.repeat or (1 if args.quick else 3)
     create_database_if_missing()
     setup_django()
-    from campaign import campaign_build, campaign_grade
+    from campaign import admin_token, campaign_build, campaign_grade
     from django.core.management import call_command
     from http_server import Server
 
@@ -143,9 +143,11 @@ def main() -> None:
             f"{time.perf_counter() - start:.0f} s",
             flush=True,
         )
-    from rest_framework.authtoken.models import Token
+    from adjudication.models import FinalLabel
 
-    token = Token.objects.get(user__username="bench-admin").key
+    if not FinalLabel.objects.filter(item__campaign__slug=SLUG).exists():
+        sys.exit(f"campaign {SLUG} has no final labels: run without --skip-load")
+    token = admin_token()
     results: dict = {"machine": machine, "items": items, "exports": {}}
     server = Server(args.port, 2, 1, database_url())
     try:

@@ -70,17 +70,8 @@ def whole_process(path: Path, rows: int) -> dict:
     }
 
 
-def admin_token() -> str:
-    from django.contrib.auth.models import User
-    from rest_framework.authtoken.models import Token
-
-    admin, _ = User.objects.get_or_create(
-        username="bench-admin", defaults={"is_superuser": True, "is_staff": True}
-    )
-    return Token.objects.get_or_create(user=admin)[0].key
-
-
 def through_api(path: Path, rows: int, port: int) -> dict:
+    from campaign import admin_token
     from django.db import connection
     from http_server import Server, Worker, upload, wait_for_job
 

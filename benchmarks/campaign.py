@@ -25,7 +25,6 @@ class Built:
     experts: list  # User objects
     tokens: list[str]
     cookies: list[str]  # "sessionid=..." of each expert
-    admin_token: str
 
 
 def _session_cookie(user) -> str:
@@ -39,6 +38,21 @@ def _session_cookie(user) -> str:
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
+
+
+def bench_admin():
+    """The benchmarks' admin (a superuser): makes the campaigns, uploads and exports."""
+    from django.contrib.auth.models import User
+
+    return User.objects.get_or_create(
+        username="bench-admin", defaults={"is_superuser": True, "is_staff": True}
+    )[0]
+
+
+def admin_token() -> str:
+    from rest_framework.authtoken.models import Token
+
+    return Token.objects.get_or_create(user=bench_admin())[0].key
 
 
 def campaign_build(*, slug: str, corpus: Path, items: int, experts: int) -> Built:
@@ -60,11 +74,8 @@ def campaign_build(*, slug: str, corpus: Path, items: int, experts: int) -> Buil
     report = corpus_import(path=corpus)
     if not report.ok:
         raise SystemExit(f"the corpus import failed: {report}")
-    admin, _ = User.objects.get_or_create(
-        username="bench-admin", defaults={"is_superuser": True, "is_staff": True}
-    )
     Campaign.objects.filter(slug=slug).delete()
-    campaign = campaign_create(name=f"Benchmark {slug}", created_by=admin, slug=slug)
+    campaign = campaign_create(name=f"Benchmark {slug}", created_by=bench_admin(), slug=slug)
     prefix = "BENCH-"
     proofs = Proof.objects.filter(problem__external_id__startswith=prefix).order_by("pk")
     made = items_create_from_selection(
@@ -90,7 +101,6 @@ def campaign_build(*, slug: str, corpus: Path, items: int, experts: int) -> Buil
         experts=users,
         tokens=tokens,
         cookies=[_session_cookie(u) for u in users],
-        admin_token=Token.objects.get_or_create(user=admin)[0].key,
     )
 
 
