@@ -60,8 +60,9 @@ format: deps
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+# Every benchmark, against the Procfile's processes; QUICK=1 for the short sizes (development).
 bench: deps services
-	DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/run_all.py
+	DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/run_all.py $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(VENV) node_modules .run

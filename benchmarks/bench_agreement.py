@@ -3,15 +3,16 @@
 `python benchmarks/bench_agreement.py`: builds a synthetic 0-7 campaign (2,000 double-scored
 items, 6 experts in pairs, 12 weeks), then times what the agreement dashboard computes on a
 cache miss: the campaign figures, per pair of experts and per week, each with 400 bootstrap
-resamples, and ordinal Krippendorff alpha with its interval. Results are appended to
-benchmarks/RESULTS.md. (The dashboard keeps the result in the cache until a grade, a label or a
+resamples, and ordinal Krippendorff alpha with its interval, in this process (in-process
+figures). `--quick`: 500 items, 100 resamples. Prints the machine, date and load average with
+the figures; `--write` appends them to benchmarks/RESULTS.md. (The dashboard keeps the result in the cache until a grade, a label or a
 gold mark changes, so this is the cost of the first view after a change.)
 """
 
 from __future__ import annotations
 
+import argparse
 import os
-import platform
 import random
 import sys
 import time
@@ -27,6 +28,8 @@ os.environ.setdefault("SECRET_KEY", "benchmark-only")
 import django  # noqa: E402
 
 django.setup()
+
+from benchdb import machine_line  # noqa: E402
 
 from adjudication import agreement  # noqa: E402
 from adjudication.metrics import Judgement, PairRow, pair_figures  # noqa: E402
@@ -54,6 +57,13 @@ def synthetic() -> list[PairRow]:
 
 
 def main() -> None:
+    global ITEMS, RESAMPLES
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="500 items, 100 resamples")
+    parser.add_argument("--write", action="store_true", help="append to benchmarks/RESULTS.md")
+    args = parser.parse_args()
+    if args.quick:
+        ITEMS, RESAMPLES = 500, 100
     labels = [float(v) for v in range(8)]
     pairs = synthetic()
     started = time.perf_counter()
@@ -89,8 +99,8 @@ def main() -> None:
     total = overall + per_pair + per_week + alpha
     lines = [
         "",
-        f"## Agreement figures ({datetime.now(UTC):%Y-%m-%d}, {platform.node()}, "
-        f"{os.cpu_count()} cores, Python {platform.python_version()})",
+        f"## Agreement figures, in-process (`bench_agreement.py`{' --quick' if args.quick else ''})",
+        f"Machine: {machine_line()}.",
         f"Synthetic 0-7 campaign: {ITEMS} double-scored items, {EXPERTS} experts "
         f"({len(by_pair)} pairs), {len(by_week)} weeks, {RESAMPLES} bootstrap resamples each.",
         "",
@@ -103,8 +113,9 @@ def main() -> None:
         f"| whole dashboard on a cache miss | {total:.2f} |",
     ]
     print("\n".join(lines))
-    with (ROOT / "benchmarks" / "RESULTS.md").open("a") as out:
-        out.write("\n".join(lines) + "\n")
+    if args.write:
+        with (ROOT / "benchmarks" / "RESULTS.md").open("a") as out:
+            out.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -5,24 +5,35 @@
 The web process is the Procfile's (`gunicorn --config python:config.gunicorn config.wsgi`, DEBUG off,
 persistent database connections, JSON request logs to .run/bench_http_web.log) with
 `--workers` workers (default 2: two per core is gunicorn's usual start, and this machine has
-two cores), sync unless `--threads` (GUNICORN_THREADS) asks for gthread workers. Like Django's test runner the script creates a database named bench_<name> beside the
-one in DATABASE_URL, loads it, and drops it at the end: real data is never touched.
+two cores), sync unless `--threads` (GUNICORN_THREADS) asks for gthread workers. Like Django's test
+runner the script creates a database named bench_<name> beside the one in DATABASE_URL, loads
+it, and drops it at the end: real data is never touched.
 
-Data: a campaign of `--items` items (default 20,000) and one of 1,000, each item a ~2 KB proof
-needing one judgement; 16 experts, each with its own API token, members of both.
+Data, made as users make it (benchmarks/campaign.py): benchmarks/corpus.py's corpus (real-shaped
+proofs of varied length) imported, then a campaign of `--items` items (default 20,000) and one
+of 1,000 through the services, with the default 40% double-scored (two experts each), and 17
+experts, each a member with an API token and a logged-in session. Experts give varied scores
+(mostly near the proof's merit, now and then far off: the agreement rules and adjudication run
+as in real use).
 Phases (each runs `--seconds` or until its share of the items is used):
 1. `next` + `submit`: what a script does today, two round trips per judgement;
 2. `submit?next=1`: the submission answers with the next item, one round trip;
 3. submissions alone: the items are leased beforehand (not timed), the clients only submit;
-each with 1, 4 and 16 concurrent experts. Under the 4- and 16-expert loads of phase 2 one more
-client loads the grading page (a logged-in expert's session) `--page-rate` times a second
-(default 2: an expert opens an item every minute or so, so this is the pace of a hundred
-experts; 0 loads it without pause), its CPU counted in the phase's. Phase 2 with 4 experts runs again on the 1,000-item campaign, page load and
-all, to compare with the same phase on the big one. A 429 (throttled) answer is waited out
-(Retry-After) and counted. Clients are threads of this process, each keeping its connection
-while the server does (sync gunicorn workers close every one); they share the two cores with the
-server, so figures are conservative. CPU: the gunicorn workers', the PostgreSQL backends' (from
-/proc) and this process's (the clients') over each phase, per judgement. Results are appended to benchmarks/RESULTS.md (`--no-write`: printed only).
+4. the grading page alone: each expert opens the page of one item after another of its own
+   (leased beforehand), as the browser loads it (the expert's session), nothing else running;
+phases 1-3 with 1, 4 and 16 concurrent experts, phase 4 with 4 and 16. Under the 4- and
+16-expert loads of phase 2 one more expert works as in the browser, `--page-rate` times a
+second (default 2: an expert opens an item every minute or so, so this is the pace of a hundred
+experts; 0: without pause): leases its next item (the API's `next`, the service behind the
+page's Grade next), loads that item's grading page, submits; its page loads are timed, its CPU
+counted in the phase's. Phase 2 with 4 experts runs again on the 1,000-item campaign, page
+load and all, to compare with the same phase on the big one. A 429 (throttled) answer is
+waited out (Retry-After) and counted. Clients are threads of this process, each keeping its
+connection while the server does (sync gunicorn workers close every one); they share the two
+cores with the server, so figures are conservative. CPU: the gunicorn workers', the PostgreSQL
+backends' (from /proc) and this process's (the clients') over each phase, per judgement (per
+page load in phase 4). Prints the machine, date and load average with the figures; results are
+appended to benchmarks/RESULTS.md only with `--write`.
 """
 
 from __future__ import annotations
@@ -31,17 +42,18 @@ import argparse
 import http.client
 import json
 import os
-import platform
-import secrets
+import random
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchdb import ROOT, setup_django  # noqa: E402
+from benchdb import ROOT, machine_line, setup_django  # noqa: E402
+from campaign import judgement, truth_of  # noqa: E402
+from corpus import corpus_file  # noqa: E402
 
 setup_django()
 
@@ -51,12 +63,7 @@ from http_server import Server, backend_pids, postmaster_pid, request, tree_cpu 
 EXPERTS = 16
 CONCURRENCY = (1, 4, 16)
 SMALL_ITEMS = 1000
-PROOF = (
-    "Let $n$ be a positive integer and suppose $n^2 + n + 41$ is composite. We argue by "
-    "contradiction: every prime factor $p$ of $n^2 + n + 41$ satisfies $p > 40$, since the "
-    "discriminant of $x^2 + x + 41$ is $-163$ and $\\left(\\frac{-163}{p}\\right) = -1$ for every "
-    "prime $p < 41$. Hence the claim follows.\n\n"
-) * 6
+PAGE_PHASE = "grading page"
 
 
 # --- Data -----------------------------------------------------------------------------------
@@ -67,62 +74,23 @@ class Fixture:
     big: str
     small: str
     tokens: list[str]
+    cookies: list[str]
     users: list
-    page_url: str
-    page_cookie: str
 
 
 def load(items: int) -> Fixture:
-    from django.conf import settings
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.auth.models import Group, User
-    from django.contrib.sessions.backends.db import SessionStore
-    from django.utils import timezone
-    from rest_framework.authtoken.models import Token
+    from campaign import campaign_build
 
-    from annotation.models import Assignment, Campaign, CampaignMember, Item
-    from problems.models import Problem, Proof
-
-    expert = Group.objects.get_or_create(name="expert")[0]
-    users = User.objects.bulk_create(User(username=f"http-{i}") for i in range(EXPERTS + 1))
-    expert.user_set.add(*users)
-    Token.objects.bulk_create(Token(key=secrets.token_hex(20), user=u) for u in users)
-    tokens = [Token.objects.get(user=u).key for u in users[:EXPERTS]]
-    slugs = []
-    for slug, count in (("http-big", items), ("http-small", SMALL_ITEMS)):
-        problem = Problem.objects.create(external_id=f"HTTP-{slug}", statement="Prove it.")
-        proofs = Proof.objects.bulk_create(
-            (
-                Proof(problem=problem, generator=f"gen-{i % 4}", sample_key=str(i), text=PROOF)
-                for i in range(count)
-            ),
-            batch_size=2000,
-        )
-        campaign = Campaign.objects.create(slug=slug, name=slug)
-        Item.objects.bulk_create((Item(campaign=campaign, proof=p) for p in proofs), 2000)
-        CampaignMember.objects.bulk_create(
-            CampaignMember(campaign=campaign, user=u, role="expert") for u in users
-        )
-        slugs.append(slug)
-    page_user = users[EXPERTS]
-    page_item = Item.objects.filter(campaign__slug="http-big").order_by("-pk").first()
-    Assignment.objects.create(
-        item=page_item, expert=page_user, leased_until=timezone.now() + timedelta(hours=2)
+    corpus = corpus_file(items, folder=ROOT / "benchmarks" / "out")
+    big = campaign_build(slug="http-big", corpus=corpus, items=items, experts=EXPERTS + 1)
+    small = campaign_build(slug="http-small", corpus=corpus, items=SMALL_ITEMS, experts=EXPERTS + 1)
+    print(
+        f"{big.items:,} items ({big.double_scored:,} double-scored) and {small.items:,} "
+        f"({small.double_scored:,})",
+        flush=True,
     )
-    session = SessionStore()
-    session[SESSION_KEY] = str(page_user.pk)
-    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
-    session[HASH_SESSION_KEY] = page_user.get_session_auth_hash()
-    session.create()
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
     return Fixture(
-        big=slugs[0],
-        small=slugs[1],
-        tokens=tokens,
-        users=users[:EXPERTS],
-        page_url=f"/annotation/items/{page_item.pk}/",
-        page_cookie=f"sessionid={session.session_key}",
+        big=big.slug, small=small.slug, tokens=big.tokens, cookies=big.cookies, users=big.experts
     )
 
 
@@ -178,7 +146,13 @@ class Expert:
         self.port, self.tally = port, tally
         self.conn: http.client.HTTPConnection | None = None
         self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-        self.body = json.dumps({"score": 5, "comment": "Correct, one step terse."})
+        self.rng = random.Random(token)
+
+    def body(self, item: int) -> str:
+        """This expert's judgement of the item: near the proof's merit (the same for every
+        expert, drawn from the item's id), sometimes one off, now and then far off."""
+        score = judgement(self.rng, truth_of(random.Random(item)))
+        return json.dumps({"score": score, "comment": "Checked each step.", "seconds_spent": 240})
 
     def send(self, method: str, path: str, body=None) -> tuple[int, bytes]:
         """One request on the expert's connection, kept open while the server keeps it (gthread
@@ -232,14 +206,14 @@ class Expert:
             item = self.next_item(slug)
             if item is None:
                 return
-            self.call("POST", f"/api/v1/items/{item}/submit/", self.body)
+            self.call("POST", f"/api/v1/items/{item}/submit/", self.body(item))
             self.done(started)
 
     def one_trip(self, slug: str, until: float, limit: int) -> None:
         item = self.next_item(slug)  # the first item, as a script starts (not timed)
         while item is not None and time.perf_counter() < until and self.tally.judgements < limit:
             started = time.perf_counter()
-            answer = self.call("POST", f"/api/v1/items/{item}/submit/?next=1", self.body)
+            answer = self.call("POST", f"/api/v1/items/{item}/submit/?next=1", self.body(item))
             self.done(started)
             item = answer["next"]["item"]["id"] if "item" in answer["next"] else None
 
@@ -248,8 +222,38 @@ class Expert:
             if time.perf_counter() >= until or self.tally.judgements >= limit:
                 return
             started = time.perf_counter()
-            self.call("POST", f"/api/v1/items/{item}/submit/", self.body)
+            self.call("POST", f"/api/v1/items/{item}/submit/", self.body(item))
             self.done(started)
+
+    def page(self, item: int, cookie: str) -> float:
+        """The grading page of the item, as the browser loads it with the expert's session."""
+        started = time.perf_counter()
+        status, _ = request(
+            self.port, "GET", f"/annotation/items/{item}/", headers={"Cookie": cookie}
+        )
+        if status != 200:
+            raise RuntimeError(f"grading page of item {item}: {status}")
+        return time.perf_counter() - started
+
+    def pages_only(self, items: list[int], cookie: str, until: float, limit: int) -> None:
+        for item in items:
+            if time.perf_counter() >= until or self.tally.judgements >= limit:
+                return
+            started = time.perf_counter()
+            self.page(item, cookie)
+            self.done(started)
+
+    def browse(self, slug: str, cookie: str, times: list[float], stop, rate: float) -> None:
+        """An expert in the browser: the next item, its grading page, the submission."""
+        while not stop.is_set():
+            started = time.perf_counter()
+            item = self.next_item(slug)
+            if item is None:
+                return
+            times.append(self.page(item, cookie))
+            self.call("POST", f"/api/v1/items/{item}/submit/", self.body(item))
+            if rate > 0:  # the next item on the clock, not right after this one
+                stop.wait(max(0.0, started + 1 / rate - time.perf_counter()))
 
 
 @dataclass
@@ -300,16 +304,7 @@ def run_phase(
     stop = threading.Event()
     page_times: list[float] = []
 
-    def load_page() -> None:
-        headers = {"Cookie": fixture.page_cookie}
-        while not stop.is_set():
-            start = time.perf_counter()
-            status, _ = request(server.port, "GET", fixture.page_url, headers=headers)
-            if status != 200:
-                raise RuntimeError(f"grading page: {status}")
-            page_times.append(time.perf_counter() - start)
-            if page_rate > 0:  # the next load on the clock, not right after this one
-                stop.wait(max(0.0, start + 1 / page_rate - time.perf_counter()))
+    browser = Expert(server.port, fixture.tokens[EXPERTS], Tally())
 
     errors: list[BaseException] = []
 
@@ -336,10 +331,17 @@ def run_phase(
             args = (expert.two_trips, slug, until, limit)
         elif phase == "submit?next=1":
             args = (expert.one_trip, slug, until, limit)
+        elif phase == PAGE_PHASE:
+            args = (expert.pages_only, leased[index], fixture.cookies[index], until, limit)
         else:
             args = (expert.submit_only, leased[index], until, limit)
         threads.append(threading.Thread(target=guarded, args=args))
-    pager = threading.Thread(target=guarded, args=(load_page,)) if page else None
+    pager = None
+    if page:
+        pager = threading.Thread(
+            target=guarded,
+            args=(browser.browse, slug, fixture.cookies[EXPERTS], page_times, stop, page_rate),
+        )
     for thread in threads + ([pager] if pager else []):
         thread.start()
     for thread in threads:
@@ -378,26 +380,28 @@ def run_phase(
 def report(
     results: list[Result],
     *,
+    machine: str,
     items: int,
     workers: int,
     threads: int,
     page_rate: float,
     quick: bool,
     load_avg: str,
+    web: str,
 ) -> str:
-    pace = f"{page_rate:g} a second" if page_rate > 0 else "one load after another"
+    pace = f"{page_rate:g} a second" if page_rate > 0 else "one item after another"
     kind = f"{threads}-thread gthread" if threads > 1 else "sync"
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "",
-        f"## Grading over HTTP (`bench_http.py`{' --quick' if quick else ''}, {when})",
+        f"## Grading over HTTP (`bench_http.py`{' --quick' if quick else ''})",
         "",
-        f"Machine: {os.cpu_count()} cores, {platform.system()} {platform.machine()}, Python "
-        f"{platform.python_version()}; PostgreSQL on the same machine; gunicorn {workers} {kind} "
+        f"Machine: {machine}; PostgreSQL on the same machine; gunicorn {workers} {kind} "
         f"workers (the Procfile's `web`, DEBUG off, persistent connections, JSON request logs); "
-        f"load average over the run {load_avg}. Campaigns of {items:,} and {SMALL_ITEMS:,} items; "
-        "clients are threads of the benchmark on the same cores. The grading page is loaded "
-        f"under the 4- and 16-expert loads of `submit?next=1`, {pace}.",
+        f"load average over the run {load_avg}; web processes: {web}. Campaigns of {items:,} and {SMALL_ITEMS:,} items "
+        "made through the services (40% double-scored); clients are threads of the benchmark on "
+        "the same cores. Under the 4- and 16-expert loads of `submit?next=1` one more expert "
+        f"works in the browser (next, grading page, submit), {pace}; the `{PAGE_PHASE}` rows "
+        "count page loads, not judgements.",
         "",
         "| phase | experts | campaign | judgements/s | p50 | p95 | web CPU / judgement "
         "| PostgreSQL CPU / judgement | clients' CPU / judgement | grading page p50 / p95 (loads) | 429s |",
@@ -414,12 +418,13 @@ def report(
     one_trip = {
         r.clients: r for r in results if r.phase == "submit?next=1" and r is not small
     }  # fmt: skip
-    best = max(results, key=lambda r: r.rate)
     lines += [
         "",
-        "p50 / p95: per judgement, all of its requests (two for `next + submit`). Targets: "
-        f">= 180 judgements/s (best: {best.rate:.0f}/s, {best.phase}, {best.clients} experts); "
-        f"p95 < 150 ms; web CPU < 5 ms a submission; 1,000 vs {items:,} items within 20%"
+        "p50 / p95: per judgement, all of its requests (two for `next + submit`), or per page "
+        "load. Targets (issue 27): `next + submit` >= 200/s and `submit?next=1` >= 300/s with 4 "
+        "and 16 experts, p95 < 100 ms, web CPU < 4 ms a `?next=1` judgement; the grading page "
+        f"< 5 ms of web CPU a load, p95 < 100 ms with 16 experts; 1,000 vs {items:,} items "
+        "within 10%"
         + (
             f" (submit?next=1, 4 experts: {small.rate:.0f} vs {one_trip[4].rate:.0f}/s, "
             f"{small.rate / one_trip[4].rate - 1:+.0%})."
@@ -446,11 +451,12 @@ def main() -> None:
         "--page-rate", type=float, default=2.0,
         help="grading page loads a second under load (default 2; 0: one after another)",
     )  # fmt: skip
-    parser.add_argument("--no-write", action="store_true", help="do not append to RESULTS.md")
+    parser.add_argument("--write", action="store_true", help="append the table to RESULTS.md")
     args = parser.parse_args()
     items = args.items or (3000 if args.quick else 20000)
     seconds = args.seconds or (3.0 if args.quick else 8.0)
-    # Each of the 9 phases on the big campaign may use a tenth of it; the small one, 80%.
+    # Each of the 11 phases on the big campaign may use a tenth of it (there are 1.4 judgements
+    # an item); the small one, 80%.
     limit = items // 10
 
     original = connection.settings_dict["NAME"]
@@ -466,6 +472,8 @@ def main() -> None:
         print(f"loading {items:,} + {SMALL_ITEMS:,} items into {database}", flush=True)
         fixture = load(items)
         server = Server(args.port, args.workers, args.threads, url)
+        first_workers = server.workers()
+        machine = machine_line()
         load_start = os.getloadavg()[0]
         results = []
         for phase in ("next + submit", "submit?next=1", "submissions alone"):
@@ -482,6 +490,15 @@ def main() -> None:
                 )  # fmt: skip
                 print(f"{phase}, {clients} experts: {result.rate:.0f}/s", flush=True)
                 results.append(result)
+        for clients in CONCURRENCY[1:]:
+            leased = prelease(fixture, clients, limit // clients + 1)
+            analyse()
+            result = run_phase(
+                server, fixture, phase=PAGE_PHASE, clients=clients, slug=fixture.big,
+                seconds=seconds, limit=limit, database=database, leased=leased,
+            )  # fmt: skip
+            print(f"{PAGE_PHASE}, {clients} experts: {result.rate:.0f} loads/s", flush=True)
+            results.append(result)
         analyse()
         small = run_phase(
             server, fixture, phase="submit?next=1", clients=4, slug=fixture.small,
@@ -490,17 +507,19 @@ def main() -> None:
         )  # fmt: skip
         results.append(small)
         load_avg = f"{load_start:.1f} -> {os.getloadavg()[0]:.1f}"
+        replaced = len(set(server.seen) - set(first_workers))
+        web = f"peak RSS {server.peak_mb():.0f} MB, workers replaced after max_requests, as seen between phases: {replaced}"
     finally:
         if server:
             server.stop()
         connections.close_all()
         connection.creation.destroy_test_db(original, verbosity=0)
     text = report(
-        results, items=items, workers=args.workers, threads=args.threads,
-        page_rate=args.page_rate, quick=args.quick, load_avg=load_avg,
+        results, machine=machine, items=items, workers=args.workers, threads=args.threads,
+        page_rate=args.page_rate, quick=args.quick, load_avg=load_avg, web=web,
     )  # fmt: skip
     print(text)
-    if not args.no_write:
+    if args.write:
         with (ROOT / "benchmarks" / "RESULTS.md").open("a") as fh:
             fh.write(text)
 

@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
-"""Import benchmark: proofs/s and the importing process's peak memory.
+"""Import benchmark: proofs/s and peak memory of an import, as users run it.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/proofmark_bench python benchmarks/bench_import.py
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/proofmark_bench python benchmarks/bench_import.py [--quick]
 
-Generates DIR/tasks.jsonl with ../shared/bench/gen_corpus.py (--n 20000 --seed 1234; and 100,000
-rows for the memory comparison) into benchmarks/out/ (git-ignored), creates and migrates the
-database named in DATABASE_URL if needed, then in a fresh child process each (so that each peak
-is the import's own):
-  1. imports the 20,000 rows into an empty corpus (each row: a problem, a reference solution
-     and a proof, so three upserts), 2. imports the same file again (nothing new) -- this pair
-     --repeat times (default 3; the median run by first-import time is reported, and the best),
-  3. imports the 100,000-row file into an empty corpus, and compares the two peaks.
-Prints a table (with the CPU seconds of the importer and of its PostgreSQL backend, and the load
-average, since the machine may be shared) and writes benchmarks/out/bench_import.json.
-Options: --skip-100k, --rows N, --repeat N.
+The corpus is benchmarks/corpus.py's (ProofBench-shaped JSONL, real-shaped proofs of varied
+length; 20,000 rows, `--quick` 2,000), written once into benchmarks/out/ (git-ignored). The
+database named in DATABASE_URL is created when missing and migrated; its corpus is emptied before
+each first import (use a database of its own: `make bench` does).
+1. `manage.py import_corpus FILE`, a whole process (interpreter and Django start-up, checks, the
+   import): into an empty corpus, then the same file again (nothing new); `--repeat` pairs
+   (default 3, `--quick` 1), the median by first-import time reported. Peak memory: that
+   process's own maximum resident set (the kernel's rusage of the child).
+2. The API with the Procfile's processes: `POST /api/v1/imports/` (multipart upload, streamed) to
+   the `web` process (gunicorn), run by the `worker` process (Celery, on CELERY_BROKER_URL or the
+   embedded filesystem broker); timed from the upload's first byte until the job reads
+   `succeeded` (polled every 0.1 s); peak memory: the worker's largest process.
+3. Memory flat in file size: step 1's first import of a file five times as large.
+4. In-process (labelled so, never the headline): `corpus_import()` called in a warm process.
+Prints the machine, date and load average with the figures; writes benchmarks/out/bench_import.json.
 """
 
 from __future__ import annotations
@@ -21,55 +25,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import resource
-import subprocess
+import statistics
 import sys
 import time
 from pathlib import Path
 
-from benchdb import create_database_if_missing, setup_django
+from benchdb import (
+    create_database_if_missing,
+    machine_line,
+    manage,
+    run_measured,
+    setup_django,
+)
+from corpus import corpus_file
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "out"
-GENERATOR = ROOT.parent / "shared" / "bench" / "gen_corpus.py"
-TARGET_RATE = 5000
-TARGET_PEAK_MB = 300
-TARGET_PEAK_GROWTH_MB = 20
-
-
-def corpus_file(rows: int) -> Path:
-    folder = OUT / f"corpus_{rows}"
-    path = folder / "tasks.jsonl"
-    if not path.exists():
-        if not GENERATOR.exists():
-            sys.exit(f"{GENERATOR} is absent: clone this repository beside ../shared")
-        print(f"generating {rows} rows into {folder} ...", flush=True)
-        subprocess.run(
-            [
-                sys.executable,
-                str(GENERATOR),
-                "--n",
-                str(rows),
-                "--seed",
-                "1234",
-                "--out-dir",
-                str(folder),
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        (folder / "tasks.json").unlink(missing_ok=True)  # only the JSONL is imported
-    return path
-
-
-def ensure_database() -> None:
-    """Creates the database of DATABASE_URL when it is missing, then migrates it."""
-    create_database_if_missing()
-    setup_django()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def empty_corpus() -> None:
@@ -83,138 +54,137 @@ def empty_corpus() -> None:
         cursor.execute("VACUUM ANALYZE problems_problem")
 
 
-def child(path: Path) -> None:
-    """Runs one import in this process and prints its figures as JSON."""
-    setup_django()
-    from django.db import connection
+def proofs_created(output: str) -> int:
+    line = next(line for line in output.splitlines() if line.startswith("proofs:"))
+    return int(line.split()[1])
 
+
+def whole_process(path: Path, rows: int) -> dict:
+    seconds, peak, output = run_measured(manage("import_corpus", str(path)))
+    return {
+        "seconds": round(seconds, 2),
+        "proofs_per_s": round(rows / seconds),
+        "peak_mb": round(peak, 1),
+        "created": proofs_created(output),
+        "load_average": round(os.getloadavg()[0], 1),
+    }
+
+
+def through_api(path: Path, rows: int, port: int) -> dict:
+    from campaign import admin_token
+    from django.db import connection
+    from http_server import Server, Worker, upload, wait_for_job
+
+    settings = connection.settings_dict
+    url = (
+        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:"
+        f"{settings['PORT'] or 5432}/{settings['NAME']}"
+    )
+    token = admin_token()
+    server, worker = Server(port, 2, 1, url), None
+    try:
+        worker = Worker(url)
+        empty_corpus()
+        start = time.perf_counter()
+        status, body = upload(port, "/api/v1/imports/", token, path, {"format": "proofbench"})
+        if status != 202:
+            sys.exit(f"upload: {status} {body}")
+        uploaded = time.perf_counter() - start
+        job = wait_for_job(port, f"/api/v1/imports/{body['id']}/", token)
+        seconds = time.perf_counter() - start
+        return {
+            "seconds": round(seconds, 2),
+            "upload_seconds": round(uploaded, 2),
+            "proofs_per_s": round(rows / seconds),
+            "worker_peak_mb": round(worker.peak_mb(), 1),
+            "web_peak_mb": round(server.peak_mb(), 1),
+            "created": job["counts"]["proofs"]["created"],
+            "load_average": round(os.getloadavg()[0], 1),
+        }
+    finally:
+        if worker:
+            worker.stop()
+        server.stop()
+
+
+def in_process(path: Path, rows: int) -> dict:
     from problems.services import corpus_import
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        backend = cursor.fetchone()[0]
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    server_before = server_cpu(backend)
-    start, cpu_start = time.perf_counter(), time.process_time()
+    empty_corpus()
+    start = time.perf_counter()
     report = corpus_import(path=path)
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    figures = {
-        "ok": report.ok,
-        "seconds": seconds,
-        "counts": report.counts,
-        "peak_mb": peak / 1024,
-        "peak_before_import_mb": before / 1024,
-        "client_cpu_s": cpu,
-        "server_cpu_s": server_cpu(backend) - server_before,
-        "load_average": os.getloadavg()[0],
-    }
-    print(json.dumps(figures))
-
-
-def server_cpu(pid: int) -> float:
-    """CPU seconds of the PostgreSQL backend serving the import (when the server is local)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return float("nan")
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def memory_gib() -> float:
-    try:
-        line = Path("/proc/meminfo").read_text().splitlines()[0]
-    except OSError:
-        return float("nan")
-    return int(line.split()[1]) / 1024 / 1024
-
-
-def run_child(path: Path) -> dict:
-    result = subprocess.run(
-        [sys.executable, __file__, "--child", str(path)],
-        check=True,
-        capture_output=True,
-        text=True,
-        env=os.environ,
-    )
-    figures = json.loads(result.stdout.strip().splitlines()[-1])
-    if not figures["ok"]:
-        sys.exit(f"the import of {path} failed: {result.stdout}")
-    return figures
+    seconds = time.perf_counter() - start
+    assert report.ok, report
+    return {"seconds": round(seconds, 2), "proofs_per_s": round(rows / seconds)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--rows", type=int, default=20000)
-    parser.add_argument("--skip-100k", action="store_true")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of the 20k pair (median kept)")
+    parser.add_argument("--quick", action="store_true", help="2,000 rows, one run of each")
+    parser.add_argument("--rows", type=int, help="rows of the corpus (default 20,000)")
+    parser.add_argument("--repeat", type=int, help="runs of the whole-process pair (default 3)")
+    parser.add_argument("--skip-large", action="store_true", help="no memory comparison")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("BENCH_HTTP_PORT", 8765)))
     args = parser.parse_args()
-    if args.child:
-        child(args.child)
-        return
-    OUT.mkdir(parents=True, exist_ok=True)
-    ensure_database()
-    small = corpus_file(args.rows)
-    results: dict = {
-        "machine": f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.machine()}, "
-        f"Python {platform.python_version()}",
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "rows": args.rows,
-        "file_mb": small.stat().st_size / 1024 / 1024,
-    }
+    rows = args.rows or (2000 if args.quick else 20000)
+    repeat = args.repeat or (1 if args.quick else 3)
+    create_database_if_missing()
+    setup_django()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    machine = machine_line()
+    small = corpus_file(rows, folder=OUT)
+    results: dict = {"machine": machine, "rows": rows, "file_mb": small.stat().st_size / 2**20}
+
     runs = []
-    for _ in range(args.repeat):
+    for _ in range(repeat):
         empty_corpus()
-        first = run_child(small)
-        again = run_child(small)
-        assert first["counts"]["proofs"]["created"] == args.rows, first["counts"]
-        assert again["counts"]["proofs"]["unchanged"] == args.rows, again["counts"]
-        first["proofs_per_s"] = args.rows / first["seconds"]
-        again["proofs_per_s"] = args.rows / again["seconds"]
-        runs.append((first, again))
-    results["runs"] = [{"first": first, "again": again} for first, again in runs]
-    # the median run (by first-import speed) is the one reported
-    results["first"], results["again"] = sorted(runs, key=lambda run: run[0]["seconds"])[
-        len(runs) // 2
-    ]
-    results["best_first_proofs_per_s"] = max(run[0]["proofs_per_s"] for run in runs)
-    results["best_again_proofs_per_s"] = max(run[1]["proofs_per_s"] for run in runs)
-    if not args.skip_100k:
-        large = corpus_file(100_000)
+        first, again = whole_process(small, rows), whole_process(small, rows)
+        assert first["created"] == rows and again["created"] == 0, (first, again)
+        runs.append({"first": first, "again": again})
+    runs.sort(key=lambda run: run["first"]["seconds"])
+    results["command"] = {"median": runs[len(runs) // 2], "runs": runs}
+    results["api"] = through_api(small, rows, args.port)
+    assert results["api"]["created"] == rows, results["api"]
+    if not args.skip_large:
+        large = corpus_file(rows * 5, folder=OUT)
         empty_corpus()
-        big = run_child(large)
-        results["large"] = {**big, "rows": 100_000, "proofs_per_s": 100_000 / big["seconds"]}
-        results["peak_growth_mb"] = big["peak_mb"] - first["peak_mb"]
+        results["large"] = whole_process(large, rows * 5)
+        results["peak_growth_mb"] = round(
+            results["large"]["peak_mb"] - results["command"]["median"]["first"]["peak_mb"], 1
+        )
+    results["in_process"] = in_process(small, rows)
     empty_corpus()
+    OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "bench_import.json").write_text(json.dumps(results, indent=1))
 
-    print(f"\nImport benchmark ({results['machine']}, {results['date']})")
-    print(f"file: {args.rows} rows, {results['file_mb']:.0f} MB")
-    for key, label in (("first", "first import"), ("again", "re-import"), ("large", "100k rows")):
-        if key in results:
-            row = results[key]
-            print(
-                f"{label:>13}: {row['seconds']:6.2f} s  {row['proofs_per_s']:8,.0f} proofs/s  "
-                f"peak {row['peak_mb']:6.1f} MB  (cpu: importer {row['client_cpu_s']:.2f} s, "
-                f"postgres {row['server_cpu_s']:.2f} s; load average {row['load_average']:.1f})"
-            )
-    print(
-        f"best of {args.repeat}: first import {results['best_first_proofs_per_s']:,.0f} proofs/s, "
-        f"re-import {results['best_again_proofs_per_s']:,.0f} proofs/s"
-    )
-    if "peak_growth_mb" in results:
-        print(f"peak memory growth 20k -> 100k rows: {results['peak_growth_mb']:+.1f} MB")
-    verdicts = [
-        results["first"]["proofs_per_s"] >= TARGET_RATE,
-        results["again"]["proofs_per_s"] >= results["first"]["proofs_per_s"],
-        max(results["first"]["peak_mb"], results["again"]["peak_mb"]) < TARGET_PEAK_MB,
-        results.get("peak_growth_mb", 0) < TARGET_PEAK_GROWTH_MB,
+    median = results["command"]["median"]
+    print(f"\nImport benchmark{' (--quick)' if args.quick else ''}: {machine}")
+    print(f"corpus: {rows:,} rows, {results['file_mb']:.0f} MB (benchmarks/corpus.py)")
+    lines = [
+        ("manage.py import_corpus, empty corpus", median["first"], "peak_mb"),
+        ("manage.py import_corpus, same file again", median["again"], "peak_mb"),
+        ("API upload + worker, empty corpus", results["api"], "worker_peak_mb"),
     ]
+    if "large" in results:
+        lines.append((f"manage.py import_corpus, {rows * 5:,} rows", results["large"], "peak_mb"))
+    for label, row, peak in lines:
+        print(
+            f"{label:>42}: {row['seconds']:7.2f} s {row['proofs_per_s']:7,} proofs/s  "
+            f"peak {row[peak]:6.1f} MB  (load {row['load_average']})"
+        )
+    if repeat > 1:
+        firsts = [run["first"]["proofs_per_s"] for run in runs]
+        print(f"{'first imports of the runs':>42}: {firsts} (median {statistics.median(firsts)})")
+    if "peak_growth_mb" in results:
+        print(f"{'peak growth, file five times as large':>42}: {results['peak_growth_mb']:+.1f} MB")
+    warm = results["in_process"]
     print(
-        "targets (>= 5,000/s, re-import at least as fast, peak < 300 MB, growth < 20 MB):",
-        "met" if all(verdicts) else "NOT met",
+        f"{'in-process corpus_import (warm, labelled)':>42}: {warm['seconds']:7.2f} s "
+        f"{warm['proofs_per_s']:7,} proofs/s"
     )
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

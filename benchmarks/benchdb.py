@@ -43,3 +43,45 @@ def create_database_if_missing() -> None:
         ).fetchone()
         if not exists:
             admin.execute(f'CREATE DATABASE "{config["NAME"]}"')
+
+
+def machine_line() -> str:
+    """What every benchmark prints with its figures: the machine, the date and the load."""
+    import platform
+    import time
+
+    try:
+        memory = int(Path("/proc/meminfo").read_text().split()[1]) / 2**20
+    except OSError:
+        memory = float("nan")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{os.cpu_count()} cores, {memory:.0f} GiB, {platform.system()} {platform.machine()}, "
+        f"Python {platform.python_version()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+        f"load average {load}"
+    )
+
+
+def run_measured(args: list[str], *, env: dict | None = None) -> tuple[float, float, str]:
+    """Runs a whole process as a user would: its wall time (start-up included), its own peak
+    resident memory in MB (the kernel's rusage of that child) and its output; a failure stops
+    the benchmark with the output."""
+    import subprocess
+    import time
+
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env or os.environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    output = proc.stdout.read().decode(errors="replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        sys.exit(f"{' '.join(args)} failed ({proc.returncode}):\n{output[-3000:]}")
+    return seconds, usage.ru_maxrss / 1024, output
+
+
+def manage(*words: str) -> list[str]:
+    """`manage.py` as a user runs it, with this interpreter."""
+    return [sys.executable, str(ROOT / "manage.py"), *words]
