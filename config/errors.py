@@ -3,16 +3,21 @@ before a view runs: no such URL, a body over the size limit), and a NUL byte in 
 query string is refused before any view sees it (PostgreSQL cannot store one)."""
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.utils.html import escape
 from django.views import defaults
+from kombu.exceptions import OperationalError as KombuOperationalError
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from config import views as pages
+from config.broker import BrokerUnavailable, broker_refusal
 from config.parsers import NUL_REFUSED
 
 API_PREFIX = "/api/"
+# A 503 (a service the request needs is away) says when to try again.
+RETRY_AFTER_SECONDS = 5
 
 
 def _is_api(request) -> bool:
@@ -20,7 +25,14 @@ def _is_api(request) -> bool:
 
 
 def api_exception_handler(exc, context):
-    """DRF's handler, plus the body-size refusals Django raises while the body is read."""
+    """DRF's handler, plus the body-size refusals Django raises while the body is read, and 503
+    with `Retry-After` when the job queue is away."""
+    if isinstance(exc, BrokerUnavailable | KombuOperationalError):
+        return Response(
+            {"detail": broker_refusal(exc)},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     if isinstance(exc, RequestDataTooBig):
         return Response(
             {"detail": "The body is over the size limit."},
@@ -53,6 +65,22 @@ def server_error(request):
     if _is_api(request):
         return JsonResponse({"detail": "Server error."}, status=500)
     return pages.server_error(request)
+
+
+def unavailable(request, reason: str) -> HttpResponse:
+    """503 with `Retry-After` and the reason: JSON under /api/, else a bare page (the site's
+    layout may need what is away)."""
+    if _is_api(request):
+        response = JsonResponse({"detail": reason}, status=503)
+    else:
+        response = HttpResponse(
+            "<!doctype html><html lang=en><title>Unavailable</title><h1>Unavailable</h1>"
+            f"<p>{escape(reason)}</p></html>",
+            content_type="text/html; charset=utf-8",
+            status=503,
+        )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 class RejectNulMiddleware:
