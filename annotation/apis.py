@@ -16,7 +16,7 @@ from annotation.services.calibration import CalibrationRequired
 from config.api import ListApi
 from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from config.roles import ALL_ROLES, Role, api_permission
-from config.serializers import SharedFields
+from config.serializers import DecimalInput, SharedFields
 from problems.models import Proof
 
 Anyone = api_permission(*ALL_ROLES)
@@ -37,9 +37,7 @@ class GradeSpanInput(SharedFields, serializers.Serializer):
 class GradeSubmitInput(SharedFields, serializers.Serializer):
     """The body of a submission and of a draft (a draft is checked like a submission)."""
 
-    score = serializers.DecimalField(
-        max_digits=4, decimal_places=2, required=False, allow_null=True
-    )
+    score = DecimalInput(max_digits=4, decimal_places=2, required=False, allow_null=True)
     awards = serializers.DictField(child=serializers.CharField(), required=False)
     deductions = serializers.ListField(child=serializers.CharField(), required=False)
     via_equivalent = serializers.ListField(child=serializers.CharField(), required=False)
@@ -327,6 +325,9 @@ class CampaignCreateApi(APIView):
         return Response(CampaignOutput(campaign).data, status=status.HTTP_201_CREATED)
 
 
+SELECTION_FILTERS = ("proof_ids", "contest", "year", "generator", "problem")
+
+
 class ItemsCreateInput(serializers.Serializer):
     contest = serializers.CharField(required=False, allow_blank=True, default="")
     year = serializers.IntegerField(
@@ -345,6 +346,27 @@ class ItemsCreateInput(serializers.Serializer):
         max_value=REQUIRED_JUDGEMENTS_MAX,
     )
     is_gold = serializers.BooleanField(required=False, default=False)
+    all = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: every proof of the corpus. Otherwise give proof_ids or a filter.",
+    )
+
+    def validate(self, data):
+        filters = [name for name in SELECTION_FILTERS if data.get(name)]
+        if data["all"] and filters:
+            raise ValidationError(
+                {"all": [f"all=true takes the whole corpus: drop {', '.join(filters)}."]}
+            )
+        if not data["all"] and not filters:
+            raise ValidationError(
+                {
+                    "all": [
+                        "Nothing selected: give proof_ids or a filter (contest, year, generator, problem), or all=true for the whole corpus."
+                    ]
+                }
+            )
+        return data
 
 
 class ItemsCreateOutput(serializers.Serializer):

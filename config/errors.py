@@ -40,7 +40,20 @@ def api_exception_handler(exc, context):
         )
     if isinstance(exc, TooManyFieldsSent):
         return Response({"detail": "Too many fields."}, status=status.HTTP_400_BAD_REQUEST)
-    return exception_handler(exc, context)
+    response = exception_handler(exc, context)
+    if response is not None:
+        response.data = _detail_as_text(response.data)
+    return response
+
+
+def _detail_as_text(data):
+    """The documented error body (config.openapi.ERROR_SCHEMA): an object whose `detail`, when
+    there is one, is a string (a refusal given as a bare list or a list under `detail` is joined)."""
+    if isinstance(data, list):
+        return {"detail": " ".join(str(message) for message in data)}
+    if isinstance(data, dict) and isinstance(data.get("detail"), list):
+        return {**data, "detail": " ".join(str(message) for message in data["detail"])}
+    return data
 
 
 def bad_request(request, exception):

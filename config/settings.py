@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "csp",
+    "accounts",
     "problems",
     "rubrics",
     "annotation",
@@ -212,7 +213,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.api.PageNumberPagination",
     # Per token (user) and per address (anonymous). Per second, so that a burst of a fast
     # grading script never waits; the history DRF keeps per user stays short.
     "DEFAULT_THROTTLE_CLASSES": [

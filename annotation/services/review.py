@@ -302,6 +302,7 @@ def meta_review_submit(
 ) -> MetaReview:
     """Submits the review. Idempotent: a repeat returns the review already submitted."""
     item = _lock_item(item)
+    _review_item(item)  # a proof-grading item takes no review, not even a repeated one
     done = Grade.objects.filter(item=item, expert=expert, status="submitted").first()
     if done is not None:
         return MetaReview.objects.get_or_create(grade=done)[0]
