@@ -277,3 +277,16 @@ def test_health_checks_answer_plain_http_with_https_on():
     )
     healthz, readyz, page = done.stdout.split()[-3:]
     assert healthz == "200" and readyz in {"200", "503"} and page == "301", done.stderr
+
+
+@pytest.mark.django_db
+def test_the_import_page_keeps_the_form_and_says_why_while_the_broker_is_down(
+    own_redis, client, settings, tmp_path
+):
+    settings.MEDIA_ROOT = tmp_path
+    client.force_login(UserFactory(roles=["admin"]))
+    own_redis.stop()
+    answer = client.post("/problems/import/", upload())
+    assert answer.status_code == 503
+    assert b"job queue (Celery broker) cannot be reached" in answer.content
+    assert b"import-form" in answer.content and not ImportJob.objects.exists()
