@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import redis
@@ -214,9 +215,9 @@ def test_guessing_tokens_is_throttled_per_address(settings):
 # --- Database blips ------------------------------------------------------------------------------
 
 
-def terminate_own_backends(except_pid: int | None = None) -> int:
-    """Terminates the test database's backends (never another database's), from a connection of
-    its own; how many."""
+def terminate_own_backends(spare: int | None = None) -> int:
+    """Terminates the test database's backends (never another database's) but `spare`'s pid,
+    from a connection of its own; how many."""
     import psycopg
 
     params = connection.get_connection_params()
@@ -225,7 +226,8 @@ def terminate_own_backends(except_pid: int | None = None) -> int:
     with psycopg.connect(**params, autocommit=True) as admin:
         rows = admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> %s",
+            [spare or 0],
         ).fetchall()
     return len(rows)
 
@@ -253,40 +255,118 @@ def test_a_dropped_connection_is_retried_for_a_read_and_503_otherwise(settings):
         connection.settings_dict["CONN_HEALTH_CHECKS"] = True
 
 
-# --- Health over plain HTTP ----------------------------------------------------------------------
+@pytest.mark.postgresql
+@pytest.mark.django_db(transaction=True)
+def test_backends_killed_under_load_give_no_server_error(caplog):
+    """Experts grading in threads while the test database's backends are terminated again and
+    again: reads are run again, writes answer 503, nothing answers 500."""
+    campaign = CampaignFactory(slug="killed")
+    for _ in range(6):
+        ItemFactory(campaign=campaign)
+    experts = [expert_in(campaign, username=f"killed-expert-{n}") for n in range(3)]
+    connection.ensure_connection()
+    own_pid = connection.connection.info.backend_pid
+    statuses: list[int] = []
+    stop = threading.Event()
+
+    def grade_loop(user):
+        client = token_client(user)
+        try:
+            while not stop.is_set():
+                statuses.append(client.get("/api/v1/grades/").status_code)
+                statuses.append(client.post(f"/api/v1/campaigns/{campaign.slug}/next/").status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=grade_loop, args=(user,)) for user in experts]
+    killed = 0
+    with caplog.at_level("WARNING", logger="proofmark.request"):
+        for thread in threads:
+            thread.start()
+        try:
+            for _ in range(30):
+                time.sleep(0.1)
+                killed += terminate_own_backends(spare=own_pid)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join()
+    lost = [r for r in caplog.records if "database connection lost" in r.getMessage()]
+    assert killed and statuses and 500 not in statuses, sorted(set(statuses))
+    assert set(statuses) <= {200, 503}
+    assert lost  # the kills landed inside requests, and were answered
 
 
-def test_health_checks_answer_plain_http_with_https_on():
-    """With HTTPS=true every page redirects plain HTTP, but the balancer's checks do not."""
-    code = (
-        "import django; django.setup(); from django.test import Client; c = Client(); "
-        "print(c.get('/healthz').status_code, c.get('/readyz').status_code, "
-        "c.get('/problems/').status_code)"
-    )
+# --- Health over plain HTTP, gunicorn's own limits -----------------------------------------------
+
+
+def raw_request(port: int, line: bytes, headers: bytes = b"") -> bytes:
+    """The status line and headers gunicorn answers to one raw HTTP/1.1 request."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(line + b"\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + headers + b"\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_gunicorn_with_https_on_answers_health_checks_over_plain_http(tmp_path):
+    """The Procfile's web process (config.gunicorn) with HTTPS=true: `/healthz` and `/readyz`
+    answer plain HTTP (no redirect), a page redirects; a request line up to 8190 bytes reaches
+    Django (JSON), a longer one gets gunicorn's 414, as the README says."""
+    port = free_port()
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "DEBUG": "false",
         "HTTPS": "true",
+        "TRUST_X_FORWARDED_PROTO": "true",
         "SECRET_KEY": "k" * 50,
-        "ALLOWED_HOSTS": "testserver",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "PORT": str(port),
+        "WEB_CONCURRENCY": "1",
+        "PROOFMARK_RUN_DIR": str(tmp_path),
     }
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=120
+    log = (tmp_path / "web.log").open("w")
+    web = subprocess.Popen(
+        ["gunicorn", "--config", "python:config.gunicorn", "config.wsgi"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
-    healthz, readyz, page = done.stdout.split()[-3:]
-    assert healthz == "200" and readyz in {"200", "503"} and page == "301", done.stderr
+    try:
+        for _ in range(300):
+            try:
+                health = raw_request(port, b"GET /healthz HTTP/1.1")
+                break
+            except OSError:
+                assert web.poll() is None, (tmp_path / "web.log").read_text()
+                time.sleep(0.1)
+        assert health.startswith(b"HTTP/1.1 200"), health
+        ready = raw_request(port, b"GET /readyz HTTP/1.1")
+        assert ready.split(b" ")[1] in (b"200", b"503"), ready  # answered, not redirected
+        assert raw_request(port, b"GET /problems/ HTTP/1.1").startswith(b"HTTP/1.1 301")
+        https = b"X-Forwarded-Proto: https\r\n"
+        long_query = b"GET /api/v1/grades/?q=" + b"x" * 8100 + b" HTTP/1.1"
+        answer = raw_request(port, long_query, https)
+        assert answer.startswith(b"HTTP/1.1 401") and b"application/json" in answer, answer[:300]
+        too_long = b"GET /api/v1/grades/?q=" + b"x" * 8200 + b" HTTP/1.1"
+        assert raw_request(port, too_long, https).startswith(b"HTTP/1.1 414")
+    finally:
+        web.terminate()
+        web.wait(timeout=30)
+        log.close()
 
 
-@pytest.mark.django_db
-def test_the_import_page_keeps_the_form_and_says_why_while_the_broker_is_down(
-    own_redis, client, settings, tmp_path
-):
-    settings.MEDIA_ROOT = tmp_path
-    client.force_login(UserFactory(roles=["admin"]))
-    own_redis.stop()
-    answer = client.post("/problems/import/", upload())
-    assert answer.status_code == 503
-    assert b"job queue (Celery broker) cannot be reached" in answer.content
-    assert b"import-form" in answer.content and not ImportJob.objects.exists()
+def test_the_request_log_names_the_client_the_trusted_proxy_saw(client, settings, caplog):
+    settings.TRUSTED_PROXIES = trusted_proxies("10.0.0.0/8")
+    with caplog.at_level("INFO", logger="proofmark.request"):
+        client.get("/healthz", REMOTE_ADDR="10.2.3.4", HTTP_X_FORWARDED_FOR="203.0.113.8")
+        settings.TRUSTED_PROXIES = trusted_proxies("")
+        client.get("/healthz", REMOTE_ADDR="10.2.3.4", HTTP_X_FORWARDED_FOR="203.0.113.8")
+    assert [record.client for record in caplog.records if record.name == "proofmark.request"] == [
+        "203.0.113.8",
+        "10.2.3.4",
+    ]
