@@ -11,6 +11,7 @@ header is ignored, so that no client can choose the address it is counted under.
 import ipaddress
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -20,11 +21,15 @@ def trusted_proxies(value: str) -> int | tuple[Network, ...]:
     value = value.strip()
     if value.isdigit():
         return int(value)
-    return tuple(
-        ipaddress.ip_network(part.strip(), strict=False)
-        for part in value.split(",")
-        if part.strip()
-    )
+    networks = []
+    for part in filter(None, (part.strip() for part in value.split(","))):
+        try:
+            networks.append(ipaddress.ip_network(part, strict=False))
+        except ValueError as exc:
+            raise ImproperlyConfigured(
+                f"TRUSTED_PROXIES: {part!r} is neither a count nor an address or network."
+            ) from exc
+    return tuple(networks)
 
 
 def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

@@ -377,7 +377,8 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # HTTPS=true (with DEBUG off) declares that the site is served over HTTPS: HSTS, redirect of
-# plain HTTP (but /healthz and /readyz, for probes and the balancer), secure cookies. `manage.py check --deploy` is clean.
+# plain HTTP (but /healthz and /readyz, for probes and the balancer), secure cookies.
+# `manage.py check --deploy` is clean.
 if not DEBUG and env_bool("HTTPS", False):
     SECURE_SSL_REDIRECT = True
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from django.core.exceptions import ImproperlyConfigured
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from rest_framework.authtoken.models import Token
@@ -111,7 +112,7 @@ def upload(name="rows.jsonl"):
 @pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_grading_goes_on_while_redis_is_down_and_recovers_without_restart(
-    own_redis, settings, tmp_path
+    own_redis, settings, tmp_path, caplog
 ):
     settings.MEDIA_ROOT = tmp_path
     campaign = CampaignFactory(slug="outage")
@@ -154,6 +155,7 @@ def test_grading_goes_on_while_redis_is_down_and_recovers_without_restart(
     assert "job queue" in refused.json()["detail"]
     assert accepted.status_code == 202, accepted.content
     assert ImportJob.objects.count() == 1  # the refused one left nothing behind
+    assert any("cache unreachable" in r.getMessage() for r in caplog.records)  # logged
     keys = redis.Redis(port=own_redis.port, db=0).keys("*throttle_user*")
     assert keys  # the throttles count in Redis again
 
@@ -185,6 +187,8 @@ def test_the_client_address_comes_from_trusted_proxies_only(settings):
     settings.TRUSTED_PROXIES = trusted_proxies("1")
     assert client_address(Meta("10.1.1.1", "6.6.6.6, 203.0.113.5")) == "203.0.113.5"
     assert client_address(Meta("10.1.1.1")) == "10.1.1.1"
+    with pytest.raises(ImproperlyConfigured, match="not-a-proxy"):
+        trusted_proxies("10.0.0.1, not-a-proxy")
 
 
 @pytest.mark.django_db
