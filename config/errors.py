@@ -2,7 +2,11 @@
 before a view runs: no such URL, a body over the size limit), and a NUL byte in a path or a
 query string is refused before any view sees it (PostgreSQL cannot store one)."""
 
+import logging
+import sys
+
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.db import InterfaceError, OperationalError, connections
 from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.html import escape
 from django.views import defaults
@@ -16,6 +20,10 @@ from config.broker import BrokerUnavailable, broker_refusal
 from config.parsers import NUL_REFUSED
 
 API_PREFIX = "/api/"
+logger = logging.getLogger("proofmark.request")
+# what a lost database connection raises (psycopg's errors are wrapped in these by Django)
+DATABASE_DROPPED = (OperationalError, InterfaceError)
+DATABASE_LOST = "The database connection was lost; nothing was saved: try again."
 # A 503 (a service the request needs is away) says when to try again.
 RETRY_AFTER_SECONDS = 5
 
@@ -75,9 +83,38 @@ def page_not_found(request, exception):
 
 
 def server_error(request):
+    """500, unless what was raised means a service is away (raised in a middleware, where
+    UnavailableMiddleware.process_exception does not see it): then 503 as there."""
+    outage = outage_response(request, sys.exc_info()[1])
+    if outage is not None:
+        return outage
     if _is_api(request):
         return JsonResponse({"detail": "Server error."}, status=500)
     return pages.server_error(request)
+
+
+def _close_dead_connections() -> None:
+    """Closes each database connection that no longer answers: the next query opens a new one."""
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and not connection.is_usable():
+            connection.close()
+
+
+def outage_response(request, exception: BaseException | None) -> HttpResponse | None:
+    """503 with the reason when `exception` means a service is away, else None: a dropped
+    database connection (closed, so the next query opens a new one; the answer is marked
+    `retryable` for config.middleware.UnavailableMiddleware) or an unreachable job queue."""
+    if isinstance(exception, DATABASE_DROPPED):
+        _close_dead_connections()
+        logger.warning(
+            "database connection lost during %s %s: %s", request.method, request.path, exception
+        )
+        response = unavailable(request, DATABASE_LOST)
+        response.retryable = True
+        return response
+    if isinstance(exception, BrokerUnavailable | KombuOperationalError):
+        return unavailable(request, broker_refusal(exception))
+    return None
 
 
 def unavailable(request, reason: str) -> HttpResponse:

@@ -3,26 +3,20 @@ import re
 import time
 import uuid
 
-from django.db import InterfaceError, OperationalError, connections
-from kombu.exceptions import OperationalError as KombuOperationalError
-
-from config.broker import BrokerUnavailable, broker_refusal
-from config.errors import unavailable
+from config.errors import outage_response
 from config.logging import log_context
 from config.proxies import client_address
 
 logger = logging.getLogger("proofmark.request")
-# what a lost database connection raises (psycopg's errors are wrapped in these by Django)
-DATABASE_DROPPED = (OperationalError, InterfaceError)
 # A request id given by a proxy is kept when it looks like one (no spaces, no control characters).
 _GIVEN_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 class RequestLogMiddleware:
-    """One log line per request (method, path, status, duration, user, client address (config.
-    proxies), request id); the id comes
-    from the proxy's `X-Request-ID` or is made here, is on every line logged while the request is
-    served, and goes back in the response's `X-Request-ID`."""
+    """One log line per request (method, path, status, duration, user, client address as the
+    trusted proxies give it, request id); the id comes from the proxy's `X-Request-ID` or is made
+    here, is on every line logged while the request is served, and goes back in the response's
+    `X-Request-ID`."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -61,13 +55,6 @@ class RequestLogMiddleware:
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-def _close_dead_connections() -> None:
-    """Closes each database connection that no longer answers: the next query opens a new one."""
-    for connection in connections.all(initialized_only=True):
-        if connection.connection is not None and not connection.is_usable():
-            connection.close()
-
-
 class UnavailableMiddleware:
     """A database connection dropped during a request (a restarted or failed-over server, a
     killed backend) is no 500: a read (GET, HEAD, OPTIONS) is run once more on a new connection;
@@ -87,16 +74,4 @@ class UnavailableMiddleware:
         return response
 
     def process_exception(self, request, exception):
-        if isinstance(exception, DATABASE_DROPPED):
-            _close_dead_connections()
-            logger.warning(
-                "database connection lost during %s %s: %s", request.method, request.path, exception
-            )
-            response = unavailable(
-                request, "The database connection was lost; nothing was saved: try again."
-            )
-            response.retryable = True
-            return response
-        if isinstance(exception, BrokerUnavailable | KombuOperationalError):
-            return unavailable(request, broker_refusal(exception))
-        return None
+        return outage_response(request, exception)

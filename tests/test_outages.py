@@ -5,6 +5,7 @@ Redis here is a server of the test's own on a free port (the shared one is never
 terminated database backends are the test database's own (filtered by its name).
 """
 
+import json
 import os
 import shutil
 import socket
@@ -374,3 +375,17 @@ def test_the_request_log_names_the_client_the_trusted_proxy_saw(client, settings
         "203.0.113.8",
         "10.2.3.4",
     ]
+
+
+def test_a_lost_connection_raised_outside_a_view_is_a_503_too(rf):
+    """Raised in a middleware, it reaches handler500 (config.errors.server_error): still 503."""
+    from django.db import OperationalError
+
+    from config.errors import server_error
+
+    try:
+        raise OperationalError("server closed the connection unexpectedly")
+    except OperationalError:
+        answer = server_error(rf.post("/api/v1/grades/"))
+    assert answer.status_code == 503 and answer["Retry-After"]
+    assert "connection was lost" in json.loads(answer.content)["detail"]
