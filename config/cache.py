@@ -58,7 +58,7 @@ class FailOpenRedisCache(RedisCache):
             return kwargs.get("default", args[1] if len(args) > 1 else None)
         if name == "incr":
             raise ValueError(f"Key {args[0]!r} not found (the cache is unreachable).")
-        return answer
+        return type(answer)() if isinstance(answer, dict | list) else answer  # a fresh one
 
     add = _fail_open("add", False)
     get = _fail_open("get", None)

@@ -393,3 +393,17 @@ def test_a_lost_connection_raised_outside_a_view_is_a_503_too(rf):
         answer = server_error(rf.post("/api/v1/grades/"))
     assert answer.status_code == 503 and answer["Retry-After"]
     assert "connection was lost" in json.loads(answer.content)["detail"]
+
+
+def test_the_cache_answers_nothing_there_while_redis_is_away(settings):
+    """Every operation of the fail-open cache, on a port where no Redis listens."""
+    from config.cache import FailOpenRedisCache
+
+    settings.CACHE_RETRY_SECONDS = 60
+    cache = FailOpenRedisCache(f"redis://127.0.0.1:{free_port()}/0", {})
+    assert cache.get("k", "default") == "default" and cache.get("k") is None
+    assert cache.add("k", 1) is False and cache.set("k", 1) is None
+    assert cache.get_many(["k"]) == {} and cache.has_key("k") is False
+    with pytest.raises(ValueError, match="not found"):
+        cache.incr("k")
+    assert cache.delete("k") is False and cache.clear() is False
