@@ -13,11 +13,12 @@ from annotation import selectors, services
 from annotation.apis_second_opinion import SecondOpinionDetailOutput, second_opinion_answer
 from annotation.models import Item, LabelPolicy, Scale, SecondOpinionSource, TaskKind
 from annotation.services.calibration import CalibrationRequired
+from annotation.services.review import analysis_items_create
 from config.api import ListApi
 from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from config.roles import ALL_ROLES, Role, api_permission
 from config.serializers import DecimalInput, SharedFields
-from problems.models import Proof
+from problems.models import Proof, VerifierAnalysis
 
 Anyone = api_permission(*ALL_ROLES)
 ANALYSIS_ITEM = "This item is an analysis review: use the items/<id>/review/ endpoints."
@@ -398,12 +399,20 @@ class ItemsCreateApi(APIView):
                 problem=data["problem"],
             )
         try:
-            result = services.items_create_from_selection(
-                campaign=campaign,
-                proofs=proofs,
-                required_judgements=data["required_judgements"],
-                is_gold=data["is_gold"],
-            )
+            if campaign.task_kind == TaskKind.ANALYSIS_REVIEW:  # as the page does
+                result = analysis_items_create(
+                    campaign=campaign,
+                    analyses=VerifierAnalysis.objects.filter(proof__in=proofs),
+                    required_judgements=data["required_judgements"],
+                    is_gold=data["is_gold"],
+                )
+            else:
+                result = services.items_create_from_selection(
+                    campaign=campaign,
+                    proofs=proofs,
+                    required_judgements=data["required_judgements"],
+                    is_gold=data["is_gold"],
+                )
         except services.GradeError as exc:
             raise ValidationError({"problems": exc.problems}) from exc
         body = {

@@ -13,14 +13,16 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation import services
-from annotation.models import Grade, MetaReview
+from annotation.models import Grade, Item, MetaReview
 from annotation.services.grading import GradeInput
 from annotation.services.review import MetaReviewInput, meta_review_submit
 from problems.importers import MAX_ZIP_RATIO
 from problems.models import ImportJob
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.factories import UserFactory
+from tests.metaverify.factories import review_campaign
 from tests.problems.import_files import proofbench_row
+from tests.problems.page_factories import VerifierAnalysisFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -95,6 +97,20 @@ def test_a_proof_grading_item_takes_no_meta_review(api_client_for):
     answer = api_client_for(expert).post(f"/api/v1/items/{item.pk}/review/", {}, format="json")
     assert answer.status_code == 400
     assert not MetaReview.objects.exists()
+
+
+def test_an_analysis_review_campaign_gets_analysis_items_from_the_api(api_client_for):
+    """The API adds the selected proofs' verifier analyses, as the page does; proofs themselves
+    are refused by the service, whichever door asks."""
+    campaign = review_campaign(slug="reviews")
+    analysis = VerifierAnalysisFactory()
+    admin = api_client_for(UserFactory(roles=["admin"]))
+    added = admin.post(f"/api/v1/campaigns/{campaign.slug}/items/", {"all": True}, format="json")
+    assert added.status_code == 201, added.json()
+    (item,) = Item.objects.filter(campaign=campaign)
+    assert item.analysis_id == analysis.pk and added.json()["created"] == [item.pk]
+    with pytest.raises(services.GradeError, match="verifier analyses"):
+        services.items_create_from_selection(campaign=campaign, proofs=[analysis.proof])
 
 
 def test_minus_zero_is_zero(api_client_for):
