@@ -10,7 +10,7 @@ NPM_STAMP := node_modules/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/proofmark
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: run test lint format bench deps lock services chromium clean
+.PHONY: run test nightly lint format bench deps lock services chromium clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found " + sys.version.split()[0] + ")")'
@@ -47,10 +47,15 @@ test: deps services chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
-		$(PY) -m pytest $(PYTEST_ARGS)
+		$(PY) -m pytest -m "not nightly" $(PYTEST_ARGS)
 	@echo "The database tests again on the embedded default (SQLite, filesystem broker):"
 	env -u DATABASE_URL -u CELERY_BROKER_URL PROOFMARK_RUN_DIR=$(CURDIR)/.run/test-sqlite DEBUG=true \
 		$(PY) -m pytest --ignore=tests/e2e -m "not e2e and not worker and not postgresql" $(PYTEST_ARGS)
+
+# The long schemathesis run (tests/contract, marker `nightly`): 50 examples per operation, each role.
+nightly: deps services
+	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
+		$(PY) -m pytest -m nightly tests/contract $(PYTEST_ARGS)
 
 lint: deps
 	$(VENV)/bin/ruff check .

@@ -39,7 +39,9 @@ class CaseSummaryOutput(serializers.Serializer):
     status = serializers.CharField()
     opened_reason = serializers.CharField()
     disagreement = serializers.DecimalField(max_digits=5, decimal_places=2)
-    assigned_to = serializers.CharField(source="assigned_to.username", default=None)
+    assigned_to = serializers.CharField(
+        source="assigned_to.username", default=None, allow_null=True
+    )
     created_at = serializers.DateTimeField()
 
 

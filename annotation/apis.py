@@ -15,12 +15,13 @@ from annotation import selectors, services
 from annotation.apis_second_opinion import SecondOpinionDetailOutput, second_opinion_answer
 from annotation.models import Item, LabelPolicy, Scale, SecondOpinionSource, TaskKind
 from annotation.services.calibration import CalibrationRequired
+from annotation.services.review import analysis_items_create
 from config.api import ListApi
 from config.flags import query_flag
 from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from config.roles import ALL_ROLES, Role, api_permission
-from config.serializers import SharedFields
-from problems.models import Proof
+from config.serializers import DecimalInput, SharedFields
+from problems.models import Proof, VerifierAnalysis
 from rubrics.structure import AwardError
 
 Anyone = api_permission(*ALL_ROLES)
@@ -40,7 +41,7 @@ class GradeSpanInput(SharedFields, serializers.Serializer):
 class GradeSubmitInput(SharedFields, serializers.Serializer):
     """The body of a submission and of a draft (a draft is checked like a submission)."""
 
-    score = serializers.DecimalField(
+    score = DecimalInput(
         max_digits=4,
         decimal_places=2,
         required=False,
@@ -442,6 +443,9 @@ class CampaignCreateApi(APIView):
         return Response(CampaignOutput(campaign).data, status=status.HTTP_201_CREATED)
 
 
+SELECTION_FILTERS = ("proof_ids", "contest", "year", "generator", "problem")
+
+
 class ItemsCreateInput(serializers.Serializer):
     contest = serializers.CharField(required=False, allow_blank=True, default="")
     year = serializers.IntegerField(
@@ -460,6 +464,27 @@ class ItemsCreateInput(serializers.Serializer):
         max_value=REQUIRED_JUDGEMENTS_MAX,
     )
     is_gold = serializers.BooleanField(required=False, default=False)
+    all = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: every proof of the corpus. Otherwise give proof_ids or a filter.",
+    )
+
+    def validate(self, data):
+        filters = [name for name in SELECTION_FILTERS if data.get(name)]
+        if data["all"] and filters:
+            raise ValidationError(
+                {"all": [f"all=true takes the whole corpus: drop {', '.join(filters)}."]}
+            )
+        if not data["all"] and not filters:
+            raise ValidationError(
+                {
+                    "all": [
+                        "Nothing selected: give proof_ids or a filter (contest, year, generator, problem), or all=true for the whole corpus."
+                    ]
+                }
+            )
+        return data
 
 
 class ItemsCreateOutput(serializers.Serializer):
@@ -491,12 +516,20 @@ class ItemsCreateApi(APIView):
                 problem=data["problem"],
             )
         try:
-            result = services.items_create_from_selection(
-                campaign=campaign,
-                proofs=proofs,
-                required_judgements=data["required_judgements"],
-                is_gold=data["is_gold"],
-            )
+            if campaign.task_kind == TaskKind.ANALYSIS_REVIEW:  # as the page does
+                result = analysis_items_create(
+                    campaign=campaign,
+                    analyses=VerifierAnalysis.objects.filter(proof__in=proofs),
+                    required_judgements=data["required_judgements"],
+                    is_gold=data["is_gold"],
+                )
+            else:
+                result = services.items_create_from_selection(
+                    campaign=campaign,
+                    proofs=proofs,
+                    required_judgements=data["required_judgements"],
+                    is_gold=data["is_gold"],
+                )
         except services.GradeError as exc:
             raise ValidationError({"problems": exc.problems}) from exc
         body = {

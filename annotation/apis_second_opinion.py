@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from annotation import opinions, selectors, services
 from annotation.models import Grade, SecondOpinion
 from config.roles import ALL_ROLES, api_permission
+from config.serializers import DecimalInput
 
 Anyone = api_permission(*ALL_ROLES)
 NOT_ENABLED = "This campaign shows no automatic second opinion."
@@ -105,7 +106,7 @@ class SecondOpinionDetailApi(APIView):
 
 
 class SecondOpinionReviseInput(serializers.Serializer):
-    score = serializers.DecimalField(max_digits=4, decimal_places=2)
+    score = DecimalInput(max_digits=4, decimal_places=2)
     reason = serializers.CharField(
         max_length=5000, allow_blank=True, help_text="Why you change your score (required)."
     )

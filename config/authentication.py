@@ -11,6 +11,7 @@ from rest_framework.authtoken.models import Token
 
 from config.roles import remember_roles
 from config.rows import columns, model_from_row
+from config.throttles import failed_authentication_count
 
 User = get_user_model()
 # The user's columns read here, in the model's order (as `from_db` takes them); the others load
@@ -34,6 +35,14 @@ WHERE t.key = %s"""
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
+    def authenticate(self, request):
+        """DRF's, but a refused token counts against its address's rate (config.throttles)."""
+        try:
+            return super().authenticate(request)
+        except exceptions.AuthenticationFailed:
+            failed_authentication_count(request)
+            raise
+
     def authenticate_credentials(self, key):
         with connection.cursor() as cursor:
             cursor.execute(_token_sql(), [key])

@@ -2,17 +2,30 @@
 before a view runs: no such URL, a body over the size limit), and a NUL byte in a path or a
 query string is refused before any view sees it (PostgreSQL cannot store one)."""
 
+import logging
+import sys
+
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
-from django.http import HttpResponseBadRequest, JsonResponse
+from django.db import InterfaceError, OperationalError, connections
+from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.utils.html import escape
 from django.views import defaults
+from kombu.exceptions import OperationalError as KombuOperationalError
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from config import views as pages
+from config.broker import BrokerUnavailable, broker_refusal
 from config.parsers import NUL_REFUSED
 
 API_PREFIX = "/api/"
+logger = logging.getLogger("proofmark.request")
+# what a lost database connection raises (psycopg's errors are wrapped in these by Django)
+DATABASE_DROPPED = (OperationalError, InterfaceError)
+DATABASE_LOST = "The database connection was lost; nothing was saved: try again."
+# A 503 (a service the request needs is away) says when to try again.
+RETRY_AFTER_SECONDS = 5
 
 
 def _is_api(request) -> bool:
@@ -20,7 +33,14 @@ def _is_api(request) -> bool:
 
 
 def api_exception_handler(exc, context):
-    """DRF's handler, plus the body-size refusals Django raises while the body is read."""
+    """DRF's handler, plus the body-size refusals Django raises while the body is read, and 503
+    with `Retry-After` when the job queue is away."""
+    if isinstance(exc, BrokerUnavailable | KombuOperationalError):
+        return Response(
+            {"detail": broker_refusal(exc)},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
     if isinstance(exc, RequestDataTooBig):
         return Response(
             {"detail": "The body is over the size limit."},
@@ -28,7 +48,20 @@ def api_exception_handler(exc, context):
         )
     if isinstance(exc, TooManyFieldsSent):
         return Response({"detail": "Too many fields."}, status=status.HTTP_400_BAD_REQUEST)
-    return exception_handler(exc, context)
+    response = exception_handler(exc, context)
+    if response is not None:
+        response.data = _detail_as_text(response.data)
+    return response
+
+
+def _detail_as_text(data):
+    """The documented error body (config.openapi.ERROR_SCHEMA): an object whose `detail`, when
+    there is one, is a string (a refusal given as a bare list or a list under `detail` is joined)."""
+    if isinstance(data, list):
+        return {"detail": " ".join(str(message) for message in data)}
+    if isinstance(data, dict) and isinstance(data.get("detail"), list):
+        return {**data, "detail": " ".join(str(message) for message in data["detail"])}
+    return data
 
 
 def bad_request(request, exception):
@@ -50,9 +83,54 @@ def page_not_found(request, exception):
 
 
 def server_error(request):
+    """500, unless what was raised means a service is away (raised in a middleware, where
+    UnavailableMiddleware.process_exception does not see it): then 503 as there."""
+    outage = outage_response(request, sys.exc_info()[1])
+    if outage is not None:
+        return outage
     if _is_api(request):
         return JsonResponse({"detail": "Server error."}, status=500)
     return pages.server_error(request)
+
+
+def _close_dead_connections() -> None:
+    """Closes each database connection that no longer answers: the next query opens a new one."""
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and not connection.is_usable():
+            connection.close()
+
+
+def outage_response(request, exception: BaseException | None) -> HttpResponse | None:
+    """503 with the reason when `exception` means a service is away, else None: a dropped
+    database connection (closed, so the next query opens a new one; the answer is marked
+    `retryable` for config.middleware.UnavailableMiddleware) or an unreachable job queue."""
+    if isinstance(exception, DATABASE_DROPPED):
+        _close_dead_connections()
+        logger.warning(
+            "database connection lost during %s %s: %s", request.method, request.path, exception
+        )
+        response = unavailable(request, DATABASE_LOST)
+        response.retryable = True
+        return response
+    if isinstance(exception, BrokerUnavailable | KombuOperationalError):
+        return unavailable(request, broker_refusal(exception))
+    return None
+
+
+def unavailable(request, reason: str) -> HttpResponse:
+    """503 with `Retry-After` and the reason: JSON under /api/, else a bare page (the site's
+    layout may need what is away)."""
+    if _is_api(request):
+        response = JsonResponse({"detail": reason}, status=503)
+    else:
+        response = HttpResponse(
+            "<!doctype html><html lang=en><title>Unavailable</title><h1>Unavailable</h1>"
+            f"<p>{escape(reason)}</p></html>",
+            content_type="text/html; charset=utf-8",
+            status=503,
+        )
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
 
 
 class RejectNulMiddleware:

@@ -23,6 +23,13 @@ keepalive = 5
 # Requests are logged by Django as JSON (config.middleware.RequestLogMiddleware).
 accesslog = None
 errorlog = "-"
+# Requests gunicorn refuses itself, before Django sees them, get its own plain HTML error (the
+# README's "Deploying" lists them): a request line over limit_request_line bytes is a 414, over
+# limit_request_fields headers or a header over limit_request_field_size bytes a 431. The request
+# line is raised to gunicorn's largest (default 4094): a long query string of ids still fits.
+limit_request_line = 8190
+limit_request_fields = 100
+limit_request_field_size = 8190
 # A worker is replaced after this many requests (plus jitter), so that no leak grows for ever.
 max_requests = 5000
 max_requests_jitter = 500

@@ -3,7 +3,9 @@ import re
 import time
 import uuid
 
+from config.errors import outage_response
 from config.logging import log_context
+from config.proxies import client_address
 
 logger = logging.getLogger("proofmark.request")
 # A request id given by a proxy is kept when it looks like one (no spaces, no control characters).
@@ -11,9 +13,10 @@ _GIVEN_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 class RequestLogMiddleware:
-    """One log line per request (method, path, status, duration, user, request id); the id comes
-    from the proxy's `X-Request-ID` or is made here, is on every line logged while the request is
-    served, and goes back in the response's `X-Request-ID`."""
+    """One log line per request (method, path, status, duration, user, client address as the
+    trusted proxies give it, request id); the id comes from the proxy's `X-Request-ID` or is made
+    here, is on every line logged while the request is served, and goes back in the response's
+    `X-Request-ID`."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -39,8 +42,36 @@ class RequestLogMiddleware:
                         "status": response.status_code,
                         "duration_ms": round((time.perf_counter() - started) * 1000, 2),
                         "user_id": user.pk if user is not None and user.is_authenticated else None,
+                        "client": client_address(request),
                     },
                 )
             return response
         finally:
             log_context.reset(token)
+
+
+# --- Outages: a dropped database connection, an unreachable job queue -------------------------
+
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class UnavailableMiddleware:
+    """A database connection dropped during a request (a restarted or failed-over server, a
+    killed backend) is no 500: a read (GET, HEAD, OPTIONS) is run once more on a new connection;
+    anything else, or a read failing again, answers 503 with `Retry-After`. A job queue that
+    cannot be reached answers 503 with the reason too (config.broker)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if getattr(response, "retryable", False) and request.method in IDEMPOTENT:
+            logger.warning(
+                "database connection lost: %s %s run again", request.method, request.path
+            )
+            response = self.get_response(request)
+        return response
+
+    def process_exception(self, request, exception):
+        return outage_response(request, exception)

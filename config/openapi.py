@@ -16,6 +16,7 @@ ERRORS = {
     "413": "The body is over the size limit.",
     "415": "This media type is not accepted.",
     "429": "Too many requests: wait as `Retry-After` says.",
+    "503": "A service the operation needs (database, job queue) is away: retry after `Retry-After`.",
 }
 
 

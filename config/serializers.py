@@ -28,6 +28,14 @@ class SharedFields:
         return fields
 
 
+class DecimalInput(serializers.DecimalField):
+    """A decimal sent by a client, with `-0` read as 0 (a score is never negative zero)."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        return value + 0 if value is not None and value.is_zero() else value
+
+
 class RunStatusOutput(serializers.Serializer):
     """Where a run of language-model calls stands (verifier, labelling and generation runs):
     its status, how many units it has, the tokens spent so far and their cost, when it began and

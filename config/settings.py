@@ -12,6 +12,7 @@ import dj_database_url
 from kombu import Queue
 
 from config.limits import ID_MAX
+from config.proxies import trusted_proxies
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(os.environ.get("PROOFMARK_RUN_DIR", BASE_DIR / ".run"))
@@ -51,6 +52,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "csp",
+    "accounts",
     "problems",
     "rubrics",
     "annotation",
@@ -62,6 +64,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.middleware.RequestLogMiddleware",
+    "config.middleware.UnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "config.errors.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -132,11 +135,18 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 5000},
     }
 }
+# The Redis cache fails open (config/cache.py): while Redis is away, throttles and the other
+# cache users go on without it, and it is tried again after CACHE_RETRY_SECONDS.
+CACHE_RETRY_SECONDS = float(os.environ.get("CACHE_RETRY_SECONDS", "5"))
 if os.environ.get("CACHE_URL", "").startswith("redis://"):
     CACHES["default"] = {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "config.cache.FailOpenRedisCache",
         "LOCATION": os.environ["CACHE_URL"],
     }
+
+# The proxies in front of the app (config/proxies.py): a count, or their addresses/networks.
+# The client address (lockout, throttles, logs) is read from X-Forwarded-For only through them.
+TRUSTED_PROXIES = trusted_proxies(os.environ.get("TRUSTED_PROXIES", ""))
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -203,12 +213,12 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "config.api.PageNumberPagination",
     # Per token (user) and per address (anonymous). Per second, so that a burst of a fast
     # grading script never waits; the history DRF keeps per user stays short.
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.UserRateThrottle",
-        "rest_framework.throttling.AnonRateThrottle",
+        "config.throttles.UserRateThrottle",
+        "config.throttles.AnonRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "user": os.environ.get("API_USER_RATE", "300/s"),
@@ -338,15 +348,18 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
 
 # --- Accounts and browser security -------------------------------------------------------------
-# Password guessing: django-axes locks an account, and separately an address, after
-# AXES_FAILURE_LIMIT failed logins, for AXES_COOLOFF_MINUTES (429 meanwhile).
+# Password guessing: django-axes locks a user name from the address that guessed it, after
+# AXES_FAILURE_LIMIT failed logins, for AXES_COOLOFF_MINUTES (429 meanwhile); the same name from
+# another address, and other names from that address, still log in, so that no one can lock the
+# site's users out. The address is the client's (config/proxies.py).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "config.authentication.ModelBackend",  # Django's, the user read with their roles
 ]
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "config.proxies.client_address"
 AXES_RESET_ON_SUCCESS = True
 
 # Content-Security-Policy (django-csp): scripts only from our own static files, no inline script.
@@ -367,10 +380,11 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # HTTPS=true (with DEBUG off) declares that the site is served over HTTPS: HSTS, redirect of
-# plain HTTP (but /healthz, for probes), secure cookies. `manage.py check --deploy` is clean.
+# plain HTTP (but /healthz and /readyz, for probes and the balancer), secure cookies.
+# `manage.py check --deploy` is clean.
 if not DEBUG and env_bool("HTTPS", False):
     SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", str(365 * 24 * 3600)))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)

@@ -6,7 +6,7 @@ from django import forms
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
-from problems.importers import FORMATS
+from problems.importers import FORMATS, sniff
 
 UPLOAD_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".zip")
 FORMAT_LABELS = {
@@ -28,7 +28,8 @@ def megabytes(size: int) -> str:
 
 
 def check_upload(upload: UploadedFile) -> list[str]:
-    """What is wrong with an uploaded corpus file, in words (shared by the page and the API)."""
+    """What is wrong with an uploaded corpus file's size and name, in words (shared by the page
+    and the API)."""
     problems = []
     limit = settings.PROOFMARK_MAX_UPLOAD_BYTES
     if upload.size > limit:
@@ -44,6 +45,14 @@ def check_upload(upload: UploadedFile) -> list[str]:
             "(a folder such as a MathArena competition goes in a .zip)."
         )
     return problems
+
+
+def sniff_upload(upload: UploadedFile, fmt: str) -> list[str]:
+    """What the start of an upload shows to be wrong (problems.importers.sniff), so that an
+    obviously wrong file is refused at once rather than failing in its job; read for `fmt` (blank:
+    detect). Shared by the page and the API, once the size and name are right."""
+    problem = sniff(upload.file, upload.name, upload.size, fmt)
+    return [f"{Path(upload.name).name}: {problem}"] if problem else []
 
 
 class ImportUploadForm(forms.Form):
@@ -67,3 +76,11 @@ class ImportUploadForm(forms.Form):
         if problems:
             raise forms.ValidationError(problems)
         return upload
+
+    def clean(self):
+        data = super().clean()
+        if data.get("file") is not None and "format" in data:
+            problems = sniff_upload(data["file"], data["format"])
+            if problems:
+                self.add_error("file", problems)
+        return data

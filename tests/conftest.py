@@ -26,6 +26,17 @@ def pytest_configure(config):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def pytest_collection_modifyitems(config, items):
+    """The `nightly` tests run only when `-m` names them (`make nightly`): a plain run, or one
+    selecting other markers, leaves them out."""
+    if "nightly" in (config.option.markexpr or "").replace("not nightly", ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("nightly") is None]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Under CI a skipped test is a failure: whatever it checks went unchecked."""
     if not IN_CI:

@@ -14,32 +14,75 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
+from config.proxies import trusted_proxies
 from tests.factories import UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.django_db
 
 
-def login(client, username, password, address="10.0.0.1"):
+def login(client, username, password, address="10.0.0.1", **headers):
     return client.post(
-        reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address
+        reverse("login"),
+        {"username": username, "password": password},
+        REMOTE_ADDR=address,
+        **headers,
     )
 
 
-def test_guessing_a_password_locks_the_account_then_the_address(client, settings):
-    user = UserFactory(username="target")
-    user.set_password("a-long-right-passphrase")
+def user_with(username, password):
+    user = UserFactory(username=username)
+    user.set_password(password)
     user.save()
+    return user
+
+
+def test_guessing_a_password_locks_that_name_from_that_address_only(client, settings):
+    user_with("target", "a-long-right-passphrase")
+    user_with("bystander", "another-long-passphrase")
     for _ in range(settings.AXES_FAILURE_LIMIT - 1):
         assert login(client, "target", "wrong").status_code == 200
     assert login(client, "target", "wrong").status_code == 429
-    locked = login(client, "target", "a-long-right-passphrase", address="10.0.0.2")
-    assert locked.status_code == 429  # the account, from another address too
-    other = UserFactory(username="bystander")
-    other.set_password("another-long-passphrase")
-    other.save()
-    assert login(client, "bystander", "another-long-passphrase", "10.0.0.1").status_code == 429
-    assert login(client, "bystander", "another-long-passphrase", "10.0.0.3").status_code == 302
+    assert login(client, "target", "a-long-right-passphrase").status_code == 429
+    # one guesser locks out neither the account elsewhere nor anyone else
+    assert login(client, "target", "a-long-right-passphrase", "10.0.0.2").status_code == 302
+    client.logout()
+    assert login(client, "bystander", "another-long-passphrase").status_code == 302
+
+
+def test_behind_a_trusted_proxy_the_lockout_keys_on_the_forwarded_client(client, settings):
+    """Two clients behind one balancer: the guesser is locked out, the other is not. Without
+    the setting, a forged X-Forwarded-For changes nothing: the peer is the client."""
+    user_with("target", "a-long-right-passphrase")
+    balancer, guesser, colleague = "10.9.0.1", "203.0.113.7", "198.51.100.4"
+    settings.TRUSTED_PROXIES = trusted_proxies("10.9.0.0/16")
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        login(client, "target", "wrong", balancer, HTTP_X_FORWARDED_FOR=guesser)
+    assert (
+        login(
+            client, "target", "a-long-right-passphrase", balancer, HTTP_X_FORWARDED_FOR=guesser
+        ).status_code
+        == 429
+    )
+    ok = login(
+        client, "target", "a-long-right-passphrase", balancer, HTTP_X_FORWARDED_FOR=colleague
+    )
+    assert ok.status_code == 302
+    client.logout()
+    # a client that writes the header itself, past the balancer, is still the guesser
+    forged = f"{colleague}, {guesser}"
+    assert (
+        login(
+            client, "target", "a-long-right-passphrase", balancer, HTTP_X_FORWARDED_FOR=forged
+        ).status_code
+        == 429
+    )
+
+    settings.TRUSTED_PROXIES = trusted_proxies("")
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        login(client, "target", "wrong", "192.0.2.9", HTTP_X_FORWARDED_FOR=f"{colleague}")
+    assert login(client, "target", "a-long-right-passphrase", "192.0.2.9").status_code == 429
+    assert login(client, "target", "a-long-right-passphrase", colleague).status_code == 302
 
 
 def test_weak_passwords_are_refused():

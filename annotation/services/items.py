@@ -11,7 +11,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from annotation.models import Campaign, CampaignStatus, Grade, GradeStatus, Item
+from annotation.models import Campaign, CampaignStatus, Grade, GradeStatus, Item, TaskKind
 from annotation.services.grading import GradeError
 from annotation.signals import items_added
 from problems.models import Proof
@@ -66,6 +66,11 @@ ROUND_TAKES_GOLD_ONLY = (
     "calibration round."
 )
 
+REVIEW_TAKES_ANALYSES = (
+    "An analysis review campaign takes the verifier analyses of the selected proofs, not the "
+    "proofs themselves (analysis_items_create)."
+)
+
 
 @transaction.atomic
 def items_create_from_selection(
@@ -84,6 +89,8 @@ def items_create_from_selection(
     against (items added here would get no gold answer and no label)."""
     if campaign.is_calibration:
         raise GradeError(ROUND_TAKES_GOLD_ONLY)
+    if campaign.task_kind == TaskKind.ANALYSIS_REVIEW:
+        raise GradeError(REVIEW_TAKES_ANALYSES)
     proofs = list(proofs)
     result = ItemsCreated()
     existing = set(

@@ -305,6 +305,7 @@ def meta_review_submit(
     returns the review already submitted; a different review of a submitted one is a
     GradeConflict (a revision is asked for by name)."""
     item = _lock_item(item)
+    _review_item(item)  # a proof-grading item takes no review, not even a repeated one
     done = Grade.objects.filter(item=item, expert=expert, status="submitted").first()
     if done is not None:
         return _repeat(item, done, data, submit_key)

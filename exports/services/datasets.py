@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Campaign
+from config.broker import broker_require
 from config.roles import Role, has_role
 from config.storage import stored_file_put, stored_folder_delete
 from config.visibility import blind_to_evaluations
@@ -155,6 +156,7 @@ def export_create(
     )
     from exports.tasks import export_run_task
 
+    broker_require()  # 503 and nothing saved while the job queue is away
     transaction.on_commit(lambda: export_run_task.delay(job.pk))
     return job
 

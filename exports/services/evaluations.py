@@ -23,6 +23,7 @@ from django.utils import timezone
 from adjudication import agreement
 from annotation.models import Campaign, Item
 from annotation.scales import nearest, ternary_of, to_0_7
+from config.broker import broker_require
 from exports import metrics
 from exports.formats import DEFAULT_CUTS, first_references
 from exports.grading import PROMPT_VERSION, OutputError, grading_messages, read_reply
@@ -393,6 +394,7 @@ def evaluation_run_create(
     )
     from exports.tasks import evaluation_run_task
 
+    broker_require()  # 503 and nothing saved while the job queue is away
     transaction.on_commit(lambda: evaluation_run_task.delay(evaluation.pk))
     return evaluation
 
@@ -599,5 +601,6 @@ def evaluation_run_retry(*, evaluation: GraderEvaluation) -> GraderEvaluation:
     evaluation.save(update_fields=["status", "finished_at"])
     from exports.tasks import evaluation_run_task
 
+    broker_require()  # 503 and nothing saved while the job queue is away
     transaction.on_commit(lambda: evaluation_run_task.delay(evaluation.pk))
     return evaluation

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from config.roles import Role, api_permission
 from problems import selectors
-from problems.forms import LICENCE_HELP, check_upload
+from problems.forms import LICENCE_HELP, check_upload, sniff_upload
 from problems.importers import FORMATS
 from problems.services import import_job_create
 
@@ -62,6 +62,12 @@ class ImportCreateInput(serializers.Serializer):
         if problems:
             raise serializers.ValidationError(problems)
         return upload
+
+    def validate(self, data):
+        problems = sniff_upload(data["file"], data["format"])
+        if problems:
+            raise serializers.ValidationError({"file": problems})
+        return data
 
 
 class ImportCreateApi(APIView):

@@ -17,6 +17,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import orjson
 
@@ -55,7 +56,11 @@ LICENCES: dict[str, str] = {
     generic.NAME: generic.LICENCE,
 }
 FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+# A .zip may unpack to MAX_ZIP_BYTES at most, and to MAX_ZIP_RATIO times its own size at most
+# (JSON and CSV compress 5 to 20 times; a bomb, thousands of times).
 MAX_ZIP_BYTES = 2 * 1024**3
+MAX_ZIP_RATIO = 100
+SNIFF_BYTES = 65536
 
 __all__ = [
     "FORMATS",
@@ -70,19 +75,47 @@ __all__ = [
     "Where",
     "detect_format",
     "read_path",
+    "sniff",
     "source_size",
 ]
 
 
-def _first_json_line(path: Path) -> dict | None:
-    with path.open("rb") as handle:
-        for raw in handle:
-            if raw.strip():
-                try:
-                    value = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
-                except orjson.JSONDecodeError:
-                    return None
-                return value if isinstance(value, dict) else None
+def _first_line(lines) -> bytes:
+    """The first line that is not blank (without a UTF-8 BOM), or b""."""
+    for raw in lines:
+        if raw.strip():
+            return raw.removeprefix(b"\xef\xbb\xbf")
+    return b""
+
+
+def _json_object(line: bytes) -> dict | None:
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _format_of_first_line(suffix: str, line: bytes) -> str | None:
+    """The format a .csv's header or a .jsonl's first line tells, or None."""
+    if suffix == ".csv":
+        header = line.decode("utf-8", "replace").lower()
+        if "problem id" in header and "grading guidelines" in header:
+            return imobench.NAME
+        if "problem_id" in header:
+            return proofbench.NAME
+        return None
+    first = _json_object(line)
+    if first is None:
+        return None
+    if "kind" in first:
+        return generic.NAME
+    if "model_prediction" in first:
+        return deepseek.NAME
+    if "reward_model" in first or ("model_id" in first and "prompt" in first):
+        return opc.NAME
+    if "problem_id" in first or "model_solution" in first:
+        return proofbench.NAME
     return None
 
 
@@ -108,25 +141,10 @@ def detect_format(path: Path) -> str | None:
         return proofbench.NAME
     if suffix == ".csv":
         with path.open("rb") as handle:
-            header = handle.readline().decode("utf-8", "replace").lower()
-        if "problem id" in header and "grading guidelines" in header:
-            return imobench.NAME
-        if "problem_id" in header:
-            return proofbench.NAME
-        return None
+            return _format_of_first_line(suffix, handle.readline().removeprefix(b"\xef\xbb\xbf"))
     if suffix == ".jsonl":
-        first = _first_json_line(path)
-        if first is None:
-            return None
-        if "kind" in first:
-            return generic.NAME
-        if "model_prediction" in first:
-            return deepseek.NAME
-        if "reward_model" in first or ("model_id" in first and "prompt" in first):
-            return opc.NAME
-        if "problem_id" in first or "model_solution" in first:
-            return proofbench.NAME
-        return None
+        with path.open("rb") as handle:
+            return _format_of_first_line(suffix, _first_line(handle))
     if suffix == ".json":
         top, first = _json_head(path) or ("", None)
         if top == "{" and "attempts" in first:
@@ -145,13 +163,29 @@ def source_size(path: Path) -> int:
     return path.stat().st_size
 
 
+def archive_problem(archive: zipfile.ZipFile, size: int) -> str | None:
+    """Why a .zip of `size` bytes is not unpacked (too big, or expanding too much), or None."""
+    total = sum(info.file_size for info in archive.infolist())
+    if total > MAX_ZIP_BYTES:
+        return (
+            f"The archive unpacks to {total:,} bytes; the limit is {MAX_ZIP_BYTES:,}: "
+            "import its files one by one."
+        )
+    if total > MAX_ZIP_RATIO * max(size, 1):
+        return (
+            f"The archive unpacks to {total:,} bytes from {size:,}: more than {MAX_ZIP_RATIO} "
+            "times its size, which no corpus file compresses to. Refused (import it unpacked)."
+        )
+    return None
+
+
 @contextmanager
 def _unpacked(path: Path):
     """A .zip unpacked into a temporary folder (sizes checked, no path escapes)."""
     with zipfile.ZipFile(path) as archive, tempfile.TemporaryDirectory() as folder:
-        total = sum(info.file_size for info in archive.infolist())
-        if total > MAX_ZIP_BYTES:
-            raise SourceError(Where(path.name), f"The archive unpacks to {total:,} bytes: too big.")
+        problem = archive_problem(archive, path.stat().st_size)
+        if problem:
+            raise SourceError(Where(path.name), problem)
         root = Path(folder).resolve()
         for info in archive.infolist():
             target = (root / info.filename).resolve()
@@ -229,15 +263,58 @@ def read_path(
 def _encoding_problem(path: Path, name: str) -> Issue | None:
     """A clear message when the start of a text file is not UTF-8 (the readers check the rest)."""
     with path.open("rb") as handle:
-        head = handle.read(65536)
+        return _head_problem(handle.read(SNIFF_BYTES), name)
+
+
+def _complete_lines(head: bytes) -> list[bytes]:
+    """The lines of a file's first SNIFF_BYTES that are whole (the last may be cut)."""
+    lines = head.split(b"\n")
+    return lines[:-1] if len(head) == SNIFF_BYTES else lines
+
+
+def _head_problem(head: bytes, name: str) -> Issue | None:
     try:
         check_start(Where(name), head)
-        lines = head.split(b"\n")
-        complete = lines[:-1] if len(head) == 65536 else lines
-        for number, line in enumerate(complete, start=1):
+        for number, line in enumerate(_complete_lines(head), start=1):
             decode(Where(name, number), line)
     except SourceError as exc:
         return exc.issue
+    return None
+
+
+def sniff(handle: IO[bytes], name: str, size: int, fmt: str = "") -> str | None:
+    """What is obviously wrong with an upload, read from its start before it is accepted: an
+    archive that unpacks too much, a file that is not what its name says (Parquet, JSON, JSON
+    Lines), text that is not UTF-8, a first row no format reads; None when nothing is. The
+    import reads the whole file later and reports the rest line by line."""
+    suffix = Path(name).suffix.lower()
+    head = handle.read(SNIFF_BYTES)
+    handle.seek(0)
+    if suffix == ".zip":
+        try:
+            with zipfile.ZipFile(handle) as archive:
+                return archive_problem(archive, size)
+        except zipfile.BadZipFile:
+            return "Not a readable .zip archive."
+        finally:
+            handle.seek(0)
+    if suffix == ".parquet":
+        return None if head.startswith(b"PAR1") else "Not a Parquet file (no PAR1 at its start)."
+    problem = _head_problem(head, name)
+    if problem:
+        return problem.message
+    first = _first_line(_complete_lines(head))
+    if suffix == ".json":
+        if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"[", b"{")):
+            return "Not JSON: a .json file starts with [ or {."
+        return None
+    if suffix == ".jsonl" and first and _json_object(first) is None:
+        return "Not JSON Lines: the first line is not a JSON object."
+    if not fmt and first and _format_of_first_line(suffix, first) is None:
+        return (
+            f"Cannot tell the format from the first {'row' if suffix == '.csv' else 'line'}: "
+            "choose one of " + ", ".join(FORMATS) + "."
+        )
     return None
 
 

@@ -18,6 +18,7 @@ from django.db import connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from config.broker import broker_require
 from config.storage import stored_file_local
 from problems.models import ImportJob
 from problems.services.corpus import ImportReport, corpus_import
@@ -38,6 +39,7 @@ def import_job_create(
     `licence` is the licence of the whole source (blank: the format's default)."""
     from problems.tasks import import_run
 
+    broker_require()  # 503 and nothing saved while the job queue is away
     job = ImportJob(
         original_name=Path(upload.name).name[:255],
         format=fmt,

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 
+from config.broker import BrokerUnavailable
 from config.roles import Role, role_required
 from config.workers import workers_alive
 from problems import selectors
@@ -28,22 +29,29 @@ def import_upload(request):
         else:
             form = ImportUploadForm(request.POST, request.FILES)
             if form.is_valid():
-                job = import_job_create(
-                    upload=form.cleaned_data["file"],
-                    fmt=form.cleaned_data["format"],
-                    dry_run=form.cleaned_data["dry_run"],
-                    licence=form.cleaned_data["licence"],
-                    created_by=request.user,
-                )
+                try:
+                    job = import_job_create(
+                        upload=form.cleaned_data["file"],
+                        fmt=form.cleaned_data["format"],
+                        dry_run=form.cleaned_data["dry_run"],
+                        licence=form.cleaned_data["licence"],
+                        created_by=request.user,
+                    )
+                except BrokerUnavailable as exc:  # the form stays, with the reason
+                    return _upload_page(request, form, str(exc.detail), 503)
                 return redirect("problems:import-detail", job_id=job.pk)
             status = 400
     else:
         form = ImportUploadForm()
+    return _upload_page(request, form, refused, status)
+
+
+def _upload_page(request, form: ImportUploadForm, refused: str, status: int):
     context = {
         "form": form,
         "refused": refused,
         "jobs": selectors.import_job_list(),
-        "limit": megabytes(limit),
+        "limit": megabytes(settings.PROOFMARK_MAX_UPLOAD_BYTES),
     }
     return render(request, "problems/import_upload.html", context, status=status)
 

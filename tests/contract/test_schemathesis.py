@@ -6,7 +6,9 @@ headers, body). Rules the schema cannot state (a user or endpoint that must exis
 checked as schemathesis's `positive_data_acceptance` would.
 
 Bounded: PROOFMARK_FUZZ_EXAMPLES examples per operation and generation mode (default 6), no
-deadline (the machine is shared), derandomized so that a run is repeatable.
+deadline (the machine is shared), derandomized so that a run is repeatable. The nightly run
+(marker `nightly`, `make nightly`; left out of every other run) sends NIGHTLY_EXAMPLES (50) per
+operation and mode as each of the four roles.
 """
 
 import os
@@ -32,6 +34,7 @@ from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.factories import UserFactory
 
 EXAMPLES = int(os.environ.get("PROOFMARK_FUZZ_EXAMPLES", "6"))
+NIGHTLY_EXAMPLES = 50
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -39,14 +42,17 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
 ]
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    derandomize=True,
-    database=None,
-    phases=[Phase.explicit, Phase.generate, Phase.shrink],
-)
+
+
+def fuzz_settings(examples: int) -> settings:
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+        database=None,
+        phases=[Phase.explicit, Phase.generate, Phase.shrink],
+    )
 
 
 @pytest.fixture
@@ -60,11 +66,11 @@ def wsgi_app(request, settings, tmp_path):
     return get_wsgi_application()
 
 
-def _fuzz(operation, mode: GenerationMode) -> str | None:
+def _fuzz(operation, mode: GenerationMode, examples: int) -> str | None:
     """None when every example passed; otherwise the first failure, as schemathesis says it."""
 
     @given(case=operation.as_strategy(generation_mode=mode))
-    @FUZZ
+    @fuzz_settings(examples)
     def run(case):
         case.call_and_validate(checks=CHECKS)
 
@@ -77,14 +83,12 @@ def _fuzz(operation, mode: GenerationMode) -> str | None:
     return None
 
 
-@pytest.mark.django_db
-@pytest.mark.parametrize("role", ["admin", "expert"])
-def test_api_contract(role, wsgi_app):
+def _contract_failures(role: str, wsgi_app, examples: int) -> list[str]:
     campaign = CampaignFactory(slug="contract")
     expert = expert_in(campaign, username="fuzz-expert")
     for _ in range(3):
         ItemFactory(campaign=campaign)
-    user = expert if role == "expert" else UserFactory(roles=["admin"])
+    user = expert if role == "expert" else UserFactory(roles=[role])
     token, _ = Token.objects.get_or_create(user=user)
     headers = {"Authorization": f"Token {token.key}"}
     schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", wsgi_app, headers=headers)
@@ -95,7 +99,23 @@ def test_api_contract(role, wsgi_app):
     assert len(operations) > 30
     for operation in operations:
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-            failure = _fuzz(operation, mode)
+            failure = _fuzz(operation, mode, examples)
             if failure:
                 failures.append(failure)
+    return failures
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["admin", "expert"])
+def test_api_contract(role, wsgi_app):
+    failures = _contract_failures(role, wsgi_app, EXAMPLES)
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.nightly
+@pytest.mark.timeout(0)  # hours, not minutes: no per-test limit
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["admin", "expert", "adjudicator", "researcher"])
+def test_api_contract_nightly(role, wsgi_app):
+    failures = _contract_failures(role, wsgi_app, NIGHTLY_EXAMPLES)
     assert not failures, "\n\n".join(failures)

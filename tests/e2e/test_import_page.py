@@ -3,6 +3,7 @@ job runs on the real Celery worker, the page polls (htmx) until the progress bar
 shows the per-line report."""
 
 import json
+import zipfile
 
 import pytest
 
@@ -80,4 +81,38 @@ def test_a_bad_file_shows_every_error_and_writes_nothing(
     page.screenshot(path=str(screenshot_dir / "import-failed.png"), full_page=True)
     assert_accessible(page)
     assert Proof.objects.count() == 0
+    ImportJob.objects.get().file.delete(save=False)
+
+
+def test_an_obviously_wrong_file_is_refused_on_the_page_at_once(
+    page, live_server, login, screenshot_dir, tmp_path, assert_accessible
+):
+    """A zip bomb and a UTF-16 file: the form comes back naming the problem by the file field
+    (no job, nothing stored), double click and Enter included; a right file then goes through."""
+    bomb = tmp_path / "corpus.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("rows.jsonl", b" " * (8 * 1024 * 1024))
+    wide = tmp_path / "rows.csv"
+    wide.write_bytes("problem_id,proof\nP1,x\n".encode("utf-16"))
+    login(page, UserFactory(username="admin-e2e3", roles=["admin"]))
+    page.goto(f"{live_server.url}/problems/import/")
+    page.set_input_files("#id_file", str(bomb))
+    page.dblclick("form.import-form button[type=submit]")
+    page.wait_for_selector("form.import-form .errorlist")
+    assert "more than 100 times its size" in page.locator("form.import-form").inner_text()
+    page.screenshot(path=str(screenshot_dir / "import-refused.png"), full_page=True)
+    assert_accessible(page)
+
+    page.set_input_files("#id_file", str(wide))
+    page.locator("#id_licence").press("Enter")
+    page.wait_for_selector("form.import-form .errorlist >> text=UTF-16")
+    page.go_back()
+    assert not ImportJob.objects.exists()
+
+    good = tmp_path / "rows.jsonl"
+    good.write_text(json.dumps(proofbench_row(1)) + "\n", encoding="utf-8")
+    page.goto(f"{live_server.url}/problems/import/")
+    page.set_input_files("#id_file", str(good))
+    page.click("form.import-form button[type=submit]")
+    page.wait_for_url("**/problems/import/*/")
     ImportJob.objects.get().file.delete(save=False)

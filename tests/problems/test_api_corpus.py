@@ -113,7 +113,7 @@ def test_openapi_schema_is_valid_and_lists_the_corpus_endpoints(api):
     for path in ("/api/v1/problems/", "/api/v1/problems/{external_id}/", "/api/v1/proofs/"):
         assert path in schema["paths"]
     parameters = {p["name"] for p in schema["paths"]["/api/v1/proofs/"]["get"]["parameters"]}
-    assert parameters == {"problem", "generator", "page"}
+    assert parameters == {"problem", "generator", "page", "page_size"}
 
 
 def test_api_docs_page_loads_nothing_from_off_the_machine(client, researcher_user):
