@@ -40,7 +40,7 @@ from annotation import scales
 from annotation.models import Assignment, Campaign, Item, ItemOrder, TaskKind
 from annotation.uncertainty import Uncertainty, prediction_on_unit, proof_uncertainty
 from exports.models import GraderPrediction
-from problems.models import VerifierAnalysis
+from problems.models import Proof, VerifierAnalysis
 
 LOOP_SCALE = "0-0.5-1"
 
@@ -59,8 +59,27 @@ class RankResult:
     already_given: int = 0
 
 
+def imported_automatic_ratings(proof_ids: list[int]) -> dict[int, list[tuple[str, float]]]:
+    """Per proof, the automatic ratings its dataset shipped (`Proof.metadata["imported_ratings"]`
+    of kind "automatic"), each as (source, value on 0-1), in one query."""
+    found: dict[int, list[tuple[str, float]]] = defaultdict(list)
+    for proof_id, entries in Proof.objects.filter(
+        pk__in=proof_ids, metadata__has_key="imported_ratings"
+    ).values_list("id", "metadata__imported_ratings"):
+        for entry in entries or []:
+            if not isinstance(entry, dict) or entry.get("kind") != "automatic":
+                continue
+            try:
+                value, maximum = float(entry["value"]), float(entry["max"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if maximum > 0 and 0 <= value <= maximum:
+                found[proof_id].append((str(entry.get("source") or ""), value / maximum))
+    return found
+
+
 def uncertainty_by_proof(proof_ids: list[int]) -> dict[int, Uncertainty]:
-    """The uncertainty of each proof from its stored evidence, in three queries."""
+    """The uncertainty of each proof from its stored evidence, in four queries."""
     scores: dict[int, list[Decimal]] = defaultdict(list)
     analysis_proof: dict[int, int] = {}
     for analysis_id, proof_id, score in VerifierAnalysis.objects.filter(
@@ -79,11 +98,13 @@ def uncertainty_by_proof(proof_ids: list[int]) -> dict[int, Uncertainty]:
         item__proof_id__in=proof_ids
     ).values_list("item__proof_id", "score", "evaluation__prediction_scale"):
         predictions[proof_id].append(prediction_on_unit(score, scale))
+    ratings = imported_automatic_ratings(proof_ids)
     return {
         proof_id: proof_uncertainty(
             verifier_scores=scores[proof_id],
             meta_scores=list(metas[proof_id].values()),
             predictions=predictions[proof_id],
+            ratings=[value for _, value in ratings.get(proof_id, ())],
         )
         for proof_id in proof_ids
     }
