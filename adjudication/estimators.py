@@ -111,6 +111,19 @@ def _e_step(priors, confusion, t, w, y, n_tasks: int, n_classes: int) -> np.ndar
     return likelihood / likelihood.sum(axis=1, keepdims=True)
 
 
+def posterior(
+    priors: Sequence[float], confusions: Sequence[np.ndarray], said: Sequence[int]
+) -> np.ndarray:
+    """P(class | the labels `said[i]` of raters with confusion matrices `confusions[i]`), under
+    a fitted model: the E-step for one item, e.g. an unlabelled proof's automatic judgements."""
+    log_p = np.log(np.clip(np.asarray(priors, dtype=float), EPS, None))
+    for matrix, label in zip(confusions, said, strict=True):
+        log_p = log_p + np.log(np.clip(np.asarray(matrix, dtype=float)[:, label], EPS, None))
+    log_p -= log_p.max()
+    found = np.exp(log_p)
+    return found / found.sum()
+
+
 @dataclass(frozen=True)
 class Interval:
     """A mean and its two-sided interval; sd is the standard deviation the interval's width
@@ -140,20 +153,43 @@ def _z(confidence: float) -> float:
     return NormalDist().inv_cdf(0.5 + confidence / 2)
 
 
+def t_quantile(confidence: float, df: int) -> float:
+    """The two-sided Student t quantile (df degrees of freedom), by the Cornish-Fisher series of
+    Abramowitz and Stegun 26.7.5 (within 5e-3 of the exact value at df 3, 2e-4 from df 9; checked against
+    scipy in the tests). No scipy at run time."""
+    z = _z(confidence)
+    v = float(df)
+    return (
+        z
+        + (z**3 + z) / (4 * v)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * v**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * v**3)
+        + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / (92160 * v**4)
+    )
+
+
 def bootstrap_mean_interval(
     values: Sequence[float],
     *,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     seed: int = 0,
+    small_sample: bool = True,
 ) -> Interval | None:
-    """Percentile bootstrap of the mean of `values` (None with fewer than two)."""
+    """Percentile bootstrap of the mean of `values` (None with fewer than two). small_sample:
+    the expanded percentile bootstrap (Hesterberg 2015): the percentiles are taken at the level
+    whose normal quantile is sqrt(n / (n - 1)) t(n - 1), which the plain percentile interval
+    under-covers by at small n (about 93% at n = 20)."""
     data = np.asarray(values, dtype=float)
-    if len(data) < 2:
+    n = len(data)
+    if n < 2:
         return None
     rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(n_resamples, len(data)))].mean(axis=1)
+    means = data[rng.integers(0, n, size=(n_resamples, n))].mean(axis=1)
     alpha = (1 - confidence) / 2
+    if small_sample:
+        widened = math.sqrt(n / (n - 1)) * t_quantile(confidence, n - 1)
+        alpha = 1 - NormalDist().cdf(widened)
     low, high = np.quantile(means, [alpha, 1 - alpha])
     return Interval(float(data.mean()), float(low), float(high), len(data), float(data.std()))
 
@@ -165,12 +201,15 @@ def ppi_mean_interval(
     *,
     confidence: float = 0.95,
     lam: float | None = None,
+    small_sample: bool = True,
 ) -> Interval | None:
     """PPI++ mean: lam * mean(unlabelled) + mean(gold - lam * predicted), with its normal
     interval. `predicted[i]` is the automatic prediction on the item whose gold value is
     `gold[i]`; `unlabelled` the predictions on items without gold. lam None: the variance-
     minimising value, clipped to [0, 1] (lam 0 is the classical mean of the gold values, lam 1
-    plain PPI). None with fewer than two gold values or no unlabelled item."""
+    plain PPI). None with fewer than two gold values or no unlabelled item. small_sample: the
+    rectifier's standard deviation with n - 1 and a t(n - 1) quantile instead of the normal one
+    (off: exactly ppi-python's interval)."""
     y = np.asarray(gold, dtype=float)
     yhat = np.asarray(predicted, dtype=float)
     unl = np.asarray(unlabelled, dtype=float)
@@ -183,9 +222,9 @@ def ppi_mean_interval(
         lam = _power_tuning(y, yhat, unl)
     mean = float(lam * unl.mean() + (y - lam * yhat).mean())
     imputed = (lam * unl).std() / math.sqrt(big_n)
-    rectifier = (y - lam * yhat).std() / math.sqrt(n)
+    rectifier = (y - lam * yhat).std(ddof=1 if small_sample else 0) / math.sqrt(n)
     se = math.sqrt(imputed**2 + rectifier**2)
-    half = _z(confidence) * se
+    half = (t_quantile(confidence, n - 1) if small_sample else _z(confidence)) * se
     # the sd of one gold label's worth of information: se = sd / sqrt(n) at this n
     return Interval(mean, mean - half, mean + half, n, se * math.sqrt(n))
 

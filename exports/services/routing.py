@@ -40,7 +40,8 @@ from annotation import scales
 from annotation.models import Assignment, Campaign, Item, ItemOrder, TaskKind
 from annotation.uncertainty import Uncertainty, prediction_on_unit, proof_uncertainty
 from exports.models import GraderPrediction
-from problems.models import Proof, VerifierAnalysis
+from exports.services.confidence import automatic_posteriors, imported_automatic_ratings
+from problems.models import VerifierAnalysis
 
 LOOP_SCALE = "0-0.5-1"
 
@@ -59,27 +60,12 @@ class RankResult:
     already_given: int = 0
 
 
-def imported_automatic_ratings(proof_ids: list[int]) -> dict[int, list[tuple[str, float]]]:
-    """Per proof, the automatic ratings its dataset shipped (`Proof.metadata["imported_ratings"]`
-    of kind "automatic"), each as (source, value on 0-1), in one query."""
-    found: dict[int, list[tuple[str, float]]] = defaultdict(list)
-    for proof_id, entries in Proof.objects.filter(
-        pk__in=proof_ids, metadata__has_key="imported_ratings"
-    ).values_list("id", "metadata__imported_ratings"):
-        for entry in entries or []:
-            if not isinstance(entry, dict) or entry.get("kind") != "automatic":
-                continue
-            try:
-                value, maximum = float(entry["value"]), float(entry["max"])
-            except (KeyError, TypeError, ValueError):
-                continue
-            if maximum > 0 and 0 <= value <= maximum:
-                found[proof_id].append((str(entry.get("source") or ""), value / maximum))
-    return found
-
-
-def uncertainty_by_proof(proof_ids: list[int]) -> dict[int, Uncertainty]:
-    """The uncertainty of each proof from its stored evidence, in four queries."""
+def uncertainty_by_proof(
+    proof_ids: list[int], posteriors: dict[int, list[float]] | None = None
+) -> dict[int, Uncertainty]:
+    """The uncertainty of each proof from its stored evidence, in four queries; `posteriors`:
+    the campaign's rater model's posterior per proof (`automatic_posteriors`), where it has
+    one."""
     scores: dict[int, list[Decimal]] = defaultdict(list)
     analysis_proof: dict[int, int] = {}
     for analysis_id, proof_id, score in VerifierAnalysis.objects.filter(
@@ -105,6 +91,7 @@ def uncertainty_by_proof(proof_ids: list[int]) -> dict[int, Uncertainty]:
             meta_scores=list(metas[proof_id].values()),
             predictions=predictions[proof_id],
             ratings=[value for _, value in ratings.get(proof_id, ())],
+            posterior=(posteriors or {}).get(proof_id),
         )
         for proof_id in proof_ids
     }
@@ -182,7 +169,8 @@ def campaign_rank(*, campaign: Campaign) -> RankResult:
     if campaign.item_order != ItemOrder.UNCERTAINTY:
         raise RoutingError("item_order: the campaign does not order its items by uncertainty")
     pool = list(_pool(campaign))
-    evidence = uncertainty_by_proof(sorted({item.proof_id for item in pool}))
+    proof_ids = sorted({item.proof_id for item in pool})
+    evidence = uncertainty_by_proof(proof_ids, automatic_posteriors(campaign, proof_ids))
     pool.sort(key=lambda item: (-evidence[item.proof_id].value, item.pk))
     result = RankResult(ranked=len(pool))
     remaining = len(pool)

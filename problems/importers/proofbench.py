@@ -5,7 +5,7 @@ model_solution, expert_rating (0-7), metadata {contest, contest_year}, response_
 generation_prompt, and licence (Proofmark's exports add it: the licence of the source record;
 a row with the column is Proofmark's own, so a blank cell means "not recorded" and the ProofBench
 default is not applied). The other columns of Proofmark's exports (scheme_version,
-label_source, judgements, campaign, split) are known and not read.
+label_source, label_confidence, judgements, campaign, split) are known and not read.
 """
 
 from collections.abc import Iterator
@@ -48,6 +48,7 @@ COLUMNS = (
     "split",
     "route_rank",
     "route_uncertainty",
+    "label_confidence",
 )
 UNKNOWN_GENERATOR = "unknown"
 

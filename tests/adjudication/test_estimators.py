@@ -11,6 +11,7 @@ from adjudication.estimators import (
     bootstrap_mean_interval,
     dawid_skene,
     labels_needed,
+    posterior,
     ppi_mean_interval,
 )
 
@@ -82,24 +83,50 @@ def test_ppi_matches_ppi_python_and_is_narrower_with_a_good_grader():
     truth = rng.random(600)
     predicted = np.clip(truth + rng.normal(0, 0.1, 600), 0, 1)
     y, yhat, unl = truth[:40], predicted[:40], predicted[40:]
-    ours = ppi_mean_interval(y, yhat, unl)
+    ours = ppi_mean_interval(y, yhat, unl, small_sample=False)
     low, high = ppi_mean_ci(y, yhat, unl, alpha=0.05)
     assert ours.low == pytest.approx(float(low[0]), abs=1e-9)
     assert ours.high == pytest.approx(float(high[0]), abs=1e-9)
     for lam in (0.0, 1.0):
         low, high = ppi_mean_ci(y, yhat, unl, alpha=0.05, lam=lam)
-        fixed = ppi_mean_interval(y, yhat, unl, lam=lam)
+        fixed = ppi_mean_interval(y, yhat, unl, lam=lam, small_sample=False)
         assert (fixed.low, fixed.high) == pytest.approx((float(low[0]), float(high[0])))
-    human = bootstrap_mean_interval(y)
-    assert ours.width < human.width / 2
+    assert ours.width < bootstrap_mean_interval(y).width / 2
+    # the small-sample interval is wider by t(39) / z (and n / (n - 1) under the root)
+    wider = ppi_mean_interval(y, yhat, unl)
+    assert wider.mean == ours.mean and wider.width > ours.width * 1.02
 
 
 def test_bootstrap_interval_and_the_labels_a_width_needs():
     values = [0, 1] * 50
-    interval = bootstrap_mean_interval(values)
+    interval = bootstrap_mean_interval(values, small_sample=False)
     assert interval.mean == 0.5 and interval.low < 0.5 < interval.high
     assert interval.width == pytest.approx(2 * 1.96 * 0.5 / 10, rel=0.15)
     # a quarter of the width takes sixteen times the labels
     assert labels_needed(interval, interval.width / 4) == pytest.approx(1600, rel=0.2)
     assert bootstrap_mean_interval([1]) is None
     assert ppi_mean_interval([1], [1], [1, 0]) is None
+
+
+def test_the_posterior_of_one_item_is_the_fits_e_step():
+    truth, rows = _crowd(4)
+    t, w, y = zip(*rows, strict=True)
+    model = dawid_skene(tasks=t, workers=w, labels=y, n_tasks=80, n_workers=5, n_classes=3)
+    mine = [(worker, said) for task, worker, said in rows if task == 7]
+    found = posterior(model.priors, [model.confusion[k] for k, _ in mine], [s for _, s in mine])
+    assert np.allclose(found, model.posteriors[7], atol=1e-4)
+
+
+def test_t_quantile_and_the_expanded_bootstrap():
+    from scipy.stats import t
+
+    from adjudication.estimators import t_quantile
+
+    assert t_quantile(0.95, 3) == pytest.approx(t.ppf(0.975, 3), abs=5e-3)
+    for df in (9, 19, 49, 500):
+        assert t_quantile(0.95, df) == pytest.approx(t.ppf(0.975, df), abs=2e-4)
+    values = np.random.default_rng(6).normal(0, 1, 20)
+    plain = bootstrap_mean_interval(values, small_sample=False)
+    expanded = bootstrap_mean_interval(values)
+    assert expanded.low < plain.low and expanded.high > plain.high
+    assert expanded.width / plain.width == pytest.approx(1.08, abs=0.05)
