@@ -22,10 +22,12 @@ has no evidence of that kind:
   the largest spread that mean allows: 2 sqrt(p (1 - p)), the standard deviation of pass/fail
   samples with mean p, divided by 0.5 (a mean of 1 or 0 -> 0; 0.5 -> 1); averaged over ratings.
 - model_doubt: where the campaign has a fitted rater model (Dawid-Skene over experts and
-  automatic graders, exports.services.confidence), 1 minus the model's posterior of its most
-  likely class given the proof's automatic judgements, rescaled so that a uniform posterior
-  counts 1. It weighs each grader by its estimated error rates, so graders that agree with each
-  other but are often wrong (an error shared by a proof's samples) no longer look sure.
+  automatic graders, exports.services.confidence), how likely the automatic label is wrong:
+  1 minus the model's posterior, given the proof's automatic judgements, of the class its
+  verifier scores give (the label the loop would apply; without verifier scores, of the most
+  likely class), over 1 - 1/k so that a uniform posterior counts 1. It weighs each grader by
+  its estimated error rates, so a verifier whose samples agree but which is often wrong (an
+  error shared by a proof's samples) no longer looks sure.
 
 The uncertainty is the mean of the components that exist. A proof with no component at all (no
 scored analysis, no meta-verification, fewer than two predictions, no imported automatic rating,
@@ -122,12 +124,16 @@ def rating_doubt_of(ratings: Sequence[float]) -> float | None:
     return sum(min(1.0, 2 * math.sqrt(max(0.0, p * (1 - p)))) for p in ratings) / len(ratings)
 
 
-def model_doubt_of(posterior: Sequence[float] | None) -> float | None:
-    """1 - max posterior, over its largest value (1 - 1/k): 0 sure, 1 uniform."""
+def model_doubt_of(
+    posterior: Sequence[float] | None, label_class: int | None = None
+) -> float | None:
+    """1 - the posterior of `label_class` (None: of the most likely class), over 1 - 1/k:
+    0 sure, 1 as unsure as a uniform posterior (capped at 1)."""
     if posterior is None or len(posterior) < 2:
         return None
     k = len(posterior)
-    return min(1.0, max(0.0, (1.0 - max(posterior)) / (1.0 - 1.0 / k)))
+    p = max(posterior) if label_class is None else posterior[label_class]
+    return min(1.0, max(0.0, (1.0 - p) / (1.0 - 1.0 / k)))
 
 
 def proof_uncertainty(
@@ -137,11 +143,13 @@ def proof_uncertainty(
     predictions: Sequence[float] = (),
     ratings: Sequence[float] = (),
     posterior: Sequence[float] | None = None,
+    label_class: int | None = None,
 ) -> Uncertainty:
     """verifier_scores: the proof's scored analyses (0 / 0.5 / 1); meta_scores: per meta-verified
     analysis, its scored meta-verifications (0 / 0.5 / 1); predictions: grader predictions on
     0-1; ratings: imported automatic ratings on 0-1; posterior: the rater model's posterior over
-    the campaign's classes given the automatic judgements (None without a model)."""
+    the campaign's classes given the automatic judgements (None without a model); label_class:
+    the class the verifier scores give (None: none)."""
     scores = [float(s) for s in verifier_scores]
     preds = [float(p) for p in predictions]
     rated = [float(r) for r in ratings]
@@ -151,7 +159,7 @@ def proof_uncertainty(
     )
     disagreement = disagreement_of(preds)
     rating = rating_doubt_of(rated)
-    model_doubt = model_doubt_of(posterior)
+    model_doubt = model_doubt_of(posterior, label_class)
     present = [
         c for c in (spread, invalidation, disagreement, rating, model_doubt) if c is not None
     ]

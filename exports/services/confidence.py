@@ -196,21 +196,35 @@ def campaign_rater_model_fit(*, campaign_id: int) -> RaterModelFit | None:
     )
 
 
-def automatic_posteriors(campaign: Campaign, proof_ids: list[int]) -> dict[int, list[float]]:
+@dataclass(frozen=True)
+class ProofPosterior:
+    """The rater model's posterior over the scale's classes from a proof's automatic judgements,
+    and the class its verifiers' scores give (their mean, read on the scale; None without)."""
+
+    posterior: list[float]
+    verifier_class: int | None
+
+
+def automatic_posteriors(campaign: Campaign, proof_ids: list[int]) -> dict[int, ProofPosterior]:
     """Per proof with automatic judgements by raters of the campaign's stored fit, the fit's
-    posterior over the scale's classes from those judgements alone (empty without a fit)."""
+    posterior from those judgements alone (empty without a fit, or one on another scale)."""
     fit = RaterModelFit.objects.filter(campaign=campaign).first()
     if fit is None:
         return {}
     values = [float(v) for v in scale_spec(campaign.scale).values]
     if len(fit.classes) != len(values):
-        return {}  # fitted on another scale: stale
+        return {}
     by_key = {rater["key"]: rater for rater in fit.raters}
     found = {}
-    for proof_id, judged in automatic_judgements(campaign, proof_ids, values).items():
-        known = [(by_key[rater.key], klass) for rater, klass in judged if rater.key in by_key]
-        if known:
-            found[proof_id] = posterior(
+    for proof_id, judged in automatic_unit_values(campaign, proof_ids).items():
+        known = [(by_key[r.key], unit_class(v, values)) for r, v in judged if r.key in by_key]
+        if not known:
+            continue
+        verifier = [v for r, v in judged if r.kind == "verifier"]
+        found[proof_id] = ProofPosterior(
+            posterior=posterior(
                 fit.priors, [np.asarray(r["confusion"]) for r, _ in known], [k for _, k in known]
-            ).tolist()
+            ).tolist(),
+            verifier_class=unit_class(sum(verifier) / len(verifier), values) if verifier else None,
+        )
     return found

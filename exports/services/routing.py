@@ -40,7 +40,11 @@ from annotation import scales
 from annotation.models import Assignment, Campaign, Item, ItemOrder, TaskKind
 from annotation.uncertainty import Uncertainty, prediction_on_unit, proof_uncertainty
 from exports.models import GraderPrediction
-from exports.services.confidence import automatic_posteriors, imported_automatic_ratings
+from exports.services.confidence import (
+    ProofPosterior,
+    automatic_posteriors,
+    imported_automatic_ratings,
+)
 from problems.models import VerifierAnalysis
 
 LOOP_SCALE = "0-0.5-1"
@@ -61,7 +65,7 @@ class RankResult:
 
 
 def uncertainty_by_proof(
-    proof_ids: list[int], posteriors: dict[int, list[float]] | None = None
+    proof_ids: list[int], posteriors: dict[int, ProofPosterior] | None = None
 ) -> dict[int, Uncertainty]:
     """The uncertainty of each proof from its stored evidence, in four queries; `posteriors`:
     the campaign's rater model's posterior per proof (`automatic_posteriors`), where it has
@@ -91,7 +95,8 @@ def uncertainty_by_proof(
             meta_scores=list(metas[proof_id].values()),
             predictions=predictions[proof_id],
             ratings=[value for _, value in ratings.get(proof_id, ())],
-            posterior=(posteriors or {}).get(proof_id),
+            posterior=found.posterior if (found := (posteriors or {}).get(proof_id)) else None,
+            label_class=found.verifier_class if found else None,
         )
         for proof_id in proof_ids
     }

@@ -102,3 +102,11 @@ def test_the_rater_models_doubt_counts_where_the_graders_agree():
     assert u.spread == 0.0 and u.model_doubt == pytest.approx(0.6)  # (1 - 0.6) / (2 / 3)
     assert u.value == pytest.approx(0.3)
     assert proof_uncertainty(verifier_scores=[], posterior=[1 / 3] * 3).value == 1.0
+
+
+def test_the_model_doubts_the_verifiers_label_not_its_own():
+    # the model is sure the class is 0 while the verifier's scores say 1 (class 2)
+    sure_elsewhere = proof_uncertainty(
+        verifier_scores=[1, 1], posterior=[0.9, 0.05, 0.05], label_class=2
+    )
+    assert sure_elsewhere.model_doubt == 1.0
