@@ -228,9 +228,14 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     figures = campaign_agreement_cached(campaign)
     model = selectors.rater_model_summary(campaign)
     if model is not None:
+        fit = model["fit"]
+        support = [prior * fit.items for prior in fit.priors]
         for rater in model["raters"]:
             rater["plot"] = rater_confusion_svg(
-                rater["confusion"], model["fit"].classes, title=f"{rater['kind']} {rater['name']}"
+                rater["confusion"],
+                fit.classes,
+                title=f"{rater['kind']} {rater['name']}",
+                support=support,
             )
     context = {
         "campaign": campaign,

@@ -66,11 +66,16 @@ def scores_svg(scores: dict[str, list[Decimal]], *, low: Decimal, high: Decimal)
 
 
 def rater_confusion_svg(
-    confusion: list[list[float]], classes: list[str], *, title: str
+    confusion: list[list[float]],
+    classes: list[str],
+    *,
+    title: str,
+    support: list[float] | None = None,
 ) -> SafeString:
     """One rater's estimated confusion matrix as a heat map: rows the true class, columns the
     class the rater gives, each cell P(gives | true) in percent, darker for more; the diagonal
-    (right) outlined."""
+    (right) outlined. `support[i]`: the expected number of items of true class i; a row under
+    one item says nothing and is drawn empty ("no item of this class")."""
     k = len(classes)
     cell, left, top = 34, 46, 34
     width, height = left + k * cell + 8, top + k * cell + 8
@@ -92,6 +97,15 @@ def rater_confusion_svg(
             f'text-anchor="end" fill="#1d2330">{escape(name)}</text>'
         )
     for i, row in enumerate(confusion):
+        if support is not None and support[i] < 1:
+            y = top + i * cell
+            parts.append(
+                f'<rect x="{left}" y="{y}" width="{k * cell - 2}" height="{cell - 2}" rx="3" '
+                f'fill="#f1f2f5"><title>no item of this class</title></rect>'
+                f'<text x="{left + k * cell / 2}" y="{y + cell / 2 + 4}" font-size="10" '
+                'text-anchor="middle" fill="#5b6473">no item</text>'
+            )
+            continue
         for j, share in enumerate(row):
             light = 97 - int(share * 60)
             ink = "#fff" if share > 0.5 else "#1d2330"

@@ -13,50 +13,19 @@ from django.urls import reverse
 from adjudication.models import FinalLabel, RaterModelFit
 from adjudication.services.labels import final_label_set
 from annotation.models import Item
-from exports.models import GraderEvaluation, GraderPrediction
 from exports.services.confidence import campaign_rater_model_fit
 from exports.services.intervals import campaign_score_intervals
 from exports.services.routing import campaign_routing_set
 from tests.annotation.factories import CampaignFactory, ItemFactory
-from tests.exports.factories import grade
+from tests.exports.factories import graded_by_experts_and_graders
 from tests.factories import UserFactory
-from tests.problems.page_factories import ProofFactory, VerifierAnalysisFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def campaign():
-    """A 0 / 0.5 / 1 campaign of 40 proofs, half right (1) and half wrong (0), by two
-    generators. An expert labelled the first 24. A verifier is confidently wrong: four
-    unanimous analyses of 1 on every proof. A grader is right on 36 of the 40."""
-    campaign = CampaignFactory(scale="0-0.5-1", double_share=Decimal("0"))
-    expert = UserFactory(username="expert-a", roles=["expert"])
-    evaluation = GraderEvaluation.objects.create(
-        campaign=campaign, name="good grader", source="jsonl", prediction_scale="0-1"
-    )
-    campaign.truth = {}
-    for n in range(40):
-        proof = ProofFactory(generator="model-a" if n % 2 else "model-b")
-        item = ItemFactory(campaign=campaign, proof=proof)
-        truth = Decimal(1 if n % 4 < 2 else 0)
-        campaign.truth[item.pk] = truth
-        for sample in range(4):
-            VerifierAnalysisFactory(
-                proof=proof, verifier="overconfident", sample_key=str(sample), score=Decimal(1)
-            )
-        said = truth if n >= 4 else 1 - truth
-        GraderPrediction.objects.create(evaluation=evaluation, item=item, score=float(said))
-        if n < 24:
-            g = grade(item, expert, truth)
-            final_label_set(
-                item=item,
-                value=truth,
-                source="adjudication" if n < 6 else "single",
-                policy="tests",
-                grade_ids=[g.pk],
-            )
-    return campaign
+    return graded_by_experts_and_graders()
 
 
 def test_the_fit_gives_every_label_a_confidence_and_finds_the_confidently_wrong_verifier(
