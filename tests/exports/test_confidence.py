@@ -6,6 +6,7 @@ import io
 from decimal import Decimal
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -137,3 +138,14 @@ def test_a_campaign_without_judgements_fits_nothing():
     ItemFactory(campaign=campaign)
     assert campaign_rater_model_fit(campaign_id=campaign.pk) is None
     assert not RaterModelFit.objects.exists()
+
+
+def test_the_command_fits_named_campaigns_and_names_a_missing_one(campaign):
+    out = io.StringIO()
+    call_command("fit_rater_model", campaign=[campaign.slug], stdout=out)
+    assert "104 judgements of 40 items by 3 raters (6 known)" in out.getvalue()
+    assert (
+        FinalLabel.objects.filter(item__campaign=campaign, confidence__isnull=False).count() == 24
+    )
+    with pytest.raises(CommandError, match="--campaign: no campaign nowhere"):
+        call_command("fit_rater_model", campaign=["nowhere"])
