@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -20,10 +22,11 @@ def rater_model_store(
     gold: int,
     judgements: int,
     iterations: int,
-    confidences: dict[int, float],
+    confidences: dict[int, tuple[Decimal, float]],
 ) -> RaterModelFit:
     """Replaces the campaign's fit and sets each labelled item's confidence (`confidences`:
-    item id -> P(its label's class)); labels of the campaign left out get none."""
+    item id -> (the label value fitted, P(its class))). Labels left out, and labels whose value
+    changed since it was read for the fit, get none (the next fit gives them one)."""
     fit, _ = RaterModelFit.objects.update_or_create(
         campaign_id=campaign_id,
         defaults={
@@ -37,9 +40,14 @@ def rater_model_store(
             "fitted_at": timezone.now(),
         },
     )
-    labels = list(FinalLabel.objects.filter(item__campaign_id=campaign_id).only("pk", "item_id"))
+    labels = list(
+        FinalLabel.objects.filter(item__campaign_id=campaign_id)
+        .select_for_update()
+        .only("pk", "item_id", "value")
+    )
     for label in labels:
-        found = confidences.get(label.item_id)
-        label.confidence = None if found is None else round(min(1.0, max(0.0, found)), 6)
+        value, found = confidences.get(label.item_id, (None, None))
+        fresh = found is not None and value == label.value
+        label.confidence = round(min(1.0, max(0.0, found)), 6) if fresh else None
     FinalLabel.objects.bulk_update(labels, ["confidence"], batch_size=500)
     return fit

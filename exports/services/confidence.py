@@ -144,14 +144,14 @@ def campaign_rater_model_fit(*, campaign_id: int) -> RaterModelFit | None:
     if not observations:
         return None
     labels = {
-        item_id: (float(value), source)
+        item_id: (value, source)
         for item_id, value, source in FinalLabel.objects.filter(
             item__campaign=campaign
         ).values_list("item_id", "value", "source")
     }
     gold_items = {item_id for item_id, _, is_gold in items if is_gold}
     gold = {
-        index[item_id]: values.index(nearest(value, values))
+        index[item_id]: values.index(nearest(float(value), values))
         for item_id, (value, source) in labels.items()
         if source in GOLD_SOURCES or item_id in gold_items
     }
@@ -170,7 +170,10 @@ def campaign_rater_model_fit(*, campaign_id: int) -> RaterModelFit | None:
     for _, key, _ in observations:
         counts[key] += 1
     confidences = {
-        item_id: float(model.posteriors[index[item_id], values.index(nearest(value, values))])
+        item_id: (
+            value,
+            float(model.posteriors[index[item_id], values.index(nearest(float(value), values))]),
+        )
         for item_id, (value, _) in labels.items()
     }
     return rater_model_store(

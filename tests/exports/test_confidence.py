@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from adjudication.models import FinalLabel, RaterModelFit
+from adjudication.services import rater_model_store
 from adjudication.services.labels import final_label_set
 from annotation.models import Item
 from exports.services.confidence import campaign_rater_model_fit
@@ -149,3 +150,20 @@ def test_the_command_fits_named_campaigns_and_names_a_missing_one(campaign):
     )
     with pytest.raises(CommandError, match="--campaign: no campaign nowhere"):
         call_command("fit_rater_model", campaign=["nowhere"])
+
+
+def test_a_label_changed_while_the_model_was_fitted_gets_no_confidence(campaign):
+    label = FinalLabel.objects.filter(item__campaign=campaign).first()
+    stale = Decimal(1) - label.value  # what the fit read before an adjudicator changed it
+    rater_model_store(
+        campaign_id=campaign.pk,
+        classes=["0", "0.5", "1"],
+        priors=[0.5, 0, 0.5],
+        raters=[],
+        items=40,
+        gold=0,
+        judgements=0,
+        iterations=1,
+        confidences={label.item_id: (stale, 0.9)},
+    )
+    assert FinalLabel.objects.get(pk=label.pk).confidence is None
