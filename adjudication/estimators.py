@@ -54,15 +54,20 @@ def dawid_skene(
     n_workers: int,
     n_classes: int,
     gold: Mapping[int, int] | None = None,
+    weights: Sequence[float] | None = None,
     n_iter: int = 100,
     tol: float | None = 1e-7,
 ) -> RaterModel:
     """Fits the model to observations (tasks[m], workers[m], labels[m]), all 0-based indices.
-    `gold` maps task -> its known class (kept fixed). Stops after n_iter rounds, or sooner once
-    no posterior moves by more than `tol` (None: always n_iter rounds)."""
+    `gold` maps task -> its known class (kept fixed). `weights[m]` (default 1) scales an
+    observation's log-likelihood in the E-step: 1/k for each of k raters known to share their
+    errors makes them count as one voice about the item (a tempered product), while each keeps
+    its own confusion matrix. Stops after n_iter rounds, or sooner once no posterior moves by
+    more than `tol` (None: always n_iter rounds)."""
     t = np.asarray(tasks, dtype=np.int64)
     w = np.asarray(workers, dtype=np.int64)
     y = np.asarray(labels, dtype=np.int64)
+    weight = np.ones(len(t)) if weights is None else np.asarray(weights, dtype=float)
     if not (len(t) == len(w) == len(y)):
         raise ValueError("tasks, workers and labels must have one entry per observation")
     if len(y) and (y.min() < 0 or y.max() >= n_classes):
@@ -78,7 +83,7 @@ def dawid_skene(
     confusion = _m_step(posteriors, t, w, y, n_workers, n_classes)
     iterations = 0
     for iterations in range(1, n_iter + 1):  # noqa: B007 (the count is returned)
-        fresh = _e_step(priors, confusion, t, w, y, n_tasks, n_classes)
+        fresh = _e_step(priors, confusion, t, w, y, weight, n_tasks, n_classes)
         _pin(fresh, gold)
         moved = float(np.abs(fresh - posteriors).max()) if n_tasks else 0.0
         posteriors = fresh
@@ -103,22 +108,28 @@ def _m_step(posteriors, t, w, y, n_workers: int, n_classes: int) -> np.ndarray:
     return counts / counts.sum(axis=2, keepdims=True)
 
 
-def _e_step(priors, confusion, t, w, y, n_tasks: int, n_classes: int) -> np.ndarray:
+def _e_step(priors, confusion, t, w, y, weight, n_tasks: int, n_classes: int) -> np.ndarray:
     log_likelihood = np.tile(np.log(np.clip(priors, EPS, None)), (n_tasks, 1))
-    np.add.at(log_likelihood, t, np.log(confusion[w, :, y]))
+    np.add.at(log_likelihood, t, np.log(confusion[w, :, y]) * weight[:, None])
     log_likelihood -= log_likelihood.max(axis=1, keepdims=True)
     likelihood = np.exp(log_likelihood)
     return likelihood / likelihood.sum(axis=1, keepdims=True)
 
 
 def posterior(
-    priors: Sequence[float], confusions: Sequence[np.ndarray], said: Sequence[int]
+    priors: Sequence[float],
+    confusions: Sequence[np.ndarray],
+    said: Sequence[int],
+    weights: Sequence[float] | None = None,
 ) -> np.ndarray:
     """P(class | the labels `said[i]` of raters with confusion matrices `confusions[i]`), under
-    a fitted model: the E-step for one item, e.g. an unlabelled proof's automatic judgements."""
+    a fitted model: the E-step for one item, e.g. an unlabelled proof's automatic judgements
+    (`weights` as in `dawid_skene`)."""
     log_p = np.log(np.clip(np.asarray(priors, dtype=float), EPS, None))
-    for matrix, label in zip(confusions, said, strict=True):
-        log_p = log_p + np.log(np.clip(np.asarray(matrix, dtype=float)[:, label], EPS, None))
+    weights = [1.0] * len(said) if weights is None else weights
+    for matrix, label, weight in zip(confusions, said, weights, strict=True):
+        column = np.asarray(matrix, dtype=float)[:, label]
+        log_p = log_p + weight * np.log(np.clip(column, EPS, None))
     log_p -= log_p.max()
     found = np.exp(log_p)
     return found / found.sum()

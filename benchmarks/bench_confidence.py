@@ -82,7 +82,7 @@ def campaign(rng: np.random.Generator, size: int, shared_sd: float) -> dict:
     return {"truth": truth, "final": final, "gold": gold, "obs": (tasks, workers, labels)}
 
 
-def measure(shared_sd: float, seed: int, size: int = 2000) -> dict:
+def measure(shared_sd: float, seed: int, size: int = 2000, *, one_voice: bool = False) -> dict:
     data = campaign(np.random.default_rng(seed), size, shared_sd)
     tasks, workers, labels = data["obs"]
     model = dawid_skene(
@@ -93,6 +93,7 @@ def measure(shared_sd: float, seed: int, size: int = 2000) -> dict:
         n_workers=11,
         n_classes=3,
         gold=data["gold"],
+        weights=[1 / 3 if w >= 8 else 1.0 for w in workers] if one_voice else None,
     )
     confidence = model.posteriors[np.arange(size), data["final"]]
     right = data["final"] == data["truth"]
@@ -154,6 +155,8 @@ def main() -> int:
     results = [
         ("independent errors", measure(0.0, seed=3)),
         ("error shared by a proof's samples (sd 0.3)", measure(0.3, seed=3)),
+        ("independent, machines as one voice", measure(0.0, seed=3, one_voice=True)),
+        ("shared error, machines as one voice", measure(0.3, seed=3, one_voice=True)),
     ]
     text = section(results, time.perf_counter() - started)
     print(text)

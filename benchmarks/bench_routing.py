@@ -22,7 +22,8 @@ Data with known true scores:
    Each setting is also routed with the rater model (`adjudication.estimators.dawid_skene`, as
    the platform fits it per campaign): fitted without gold over three raters per proof (the
    verifier, its samples' mean read as 0 / 0.5 / 1; each grader, its 0-7 prediction / 7 read the
-   same way), its doubt about the automatic label (1 - P(the verifier's class)) joins the
+   same way; the three as one voice, weight 1/3 each, as the platform fits them), its doubt
+   about the automatic label (1 - P(the verifier's class)) joins the
    uncertainty as the `model_doubt` component (annotation/uncertainty.py). A staged variant
    fits it again once experts graded the first 10% (those labels as gold) and ranks the rest.
 2. The real ratings in ../shared/fixtures/real/deepseek_math_v2/ (read at run time): DeepSeekMath-
@@ -147,6 +148,8 @@ def model_uncertainty(proofs: list[dict], gold: dict[int, int]) -> list[tuple[fl
         n_workers=len(proofs[0]["raters"]),
         n_classes=3,
         gold=gold,
+        # the automatic raters of a proof as one voice, as the platform fits them
+        weights=[1 / len(proofs[0]["raters"])] * len(tasks),
     )
     out = []
     for t, proof in enumerate(proofs):

@@ -12,7 +12,12 @@ An automatic value on 0-1 is put on the campaign scale linearly (min + u x (max 
 as the nearest scale value (halfway: the lower, as everywhere); the model learns how each
 rater's values relate to the truth (a verifier's 0.5 that means 5 on 0-7 is its confusion
 matrix's business), so no map has to be right. Items whose label is gold (adjudicated,
-imported, or marked gold) enter as known classes.
+imported, or marked gold) enter as known classes. The k automatic raters of an item count as
+one voice about it (each observation weighted 1/k in the E-step, each rater keeping its own
+confusion matrix): machines often share their errors (one model family, one set of samples),
+and the plain model then lets their agreement outvote a right expert
+(benchmarks/bench_confidence.py: calibration error 0.15 against 0.04 with one voice; 0.057
+against 0.003 when their errors are in fact independent).
 
 A label's confidence is the posterior of its class. Routing (`automatic_posteriors`) reuses the
 stored fit for proofs no expert has seen: the posterior from their automatic judgements alone.
@@ -126,21 +131,21 @@ def campaign_rater_model_fit(*, campaign_id: int) -> RaterModelFit | None:
     items = list(Item.objects.filter(campaign=campaign).values_list("id", "proof_id", "is_gold"))
     index = {item_id: n for n, (item_id, _, _) in enumerate(items)}
     raters: dict[str, Rater] = {}
-    observations: list[tuple[int, str, int]] = []
+    observations: list[tuple[int, str, int, float]] = []
     for item_id, expert_id, username, score in Grade.objects.filter(
         item__campaign=campaign, status=GradeStatus.SUBMITTED, score__isnull=False
     ).values_list("item_id", "expert_id", "expert__username", "score"):
         rater = raters.setdefault(
             f"expert:{expert_id}", Rater(f"expert:{expert_id}", username, "expert")
         )
-        observations.append(
-            (index[item_id], rater.key, values.index(nearest(float(score), values)))
-        )
+        klass = values.index(nearest(float(score), values))
+        observations.append((index[item_id], rater.key, klass, 1.0))
     automatic = automatic_judgements(campaign, sorted({p for _, p, _ in items}), values)
     for item_id, proof_id, _ in items:
-        for rater, klass in automatic.get(proof_id, ()):
+        judged = automatic.get(proof_id, ())
+        for rater, klass in judged:
             raters.setdefault(rater.key, rater)
-            observations.append((index[item_id], rater.key, klass))
+            observations.append((index[item_id], rater.key, klass, 1 / len(judged)))
     if not observations:
         return None
     labels = {
@@ -158,16 +163,17 @@ def campaign_rater_model_fit(*, campaign_id: int) -> RaterModelFit | None:
     keys = sorted(raters)
     rater_index = {key: n for n, key in enumerate(keys)}
     model = dawid_skene(
-        tasks=[t for t, _, _ in observations],
-        workers=[rater_index[k] for _, k, _ in observations],
-        labels=[c for _, _, c in observations],
+        tasks=[t for t, _, _, _ in observations],
+        workers=[rater_index[k] for _, k, _, _ in observations],
+        labels=[c for _, _, c, _ in observations],
+        weights=[weight for _, _, _, weight in observations],
         n_tasks=len(items),
         n_workers=len(keys),
         n_classes=len(values),
         gold=gold,
     )
     counts = defaultdict(int)
-    for _, key, _ in observations:
+    for _, key, _, _ in observations:
         counts[key] += 1
     confidences = {
         item_id: (
@@ -191,7 +197,7 @@ def campaign_rater_model_fit(*, campaign_id: int) -> RaterModelFit | None:
             }
             for n, key in enumerate(keys)
         ],
-        items=len({t for t, _, _ in observations}),
+        items=len({t for t, _, _, _ in observations}),
         gold=len(gold),
         judgements=len(observations),
         iterations=model.iterations,
@@ -226,7 +232,10 @@ def automatic_posteriors(campaign: Campaign, proof_ids: list[int]) -> dict[int, 
         verifier = [v for r, v in judged if r.kind == "verifier"]
         found[proof_id] = ProofPosterior(
             posterior=posterior(
-                fit.priors, [np.asarray(r["confusion"]) for r, _ in known], [k for _, k in known]
+                fit.priors,
+                [np.asarray(r["confusion"]) for r, _ in known],
+                [k for _, k in known],
+                [1 / len(known)] * len(known),  # one voice, as in the fit
             ).tolist(),
             verifier_class=unit_class(sum(verifier) / len(verifier), values) if verifier else None,
         )

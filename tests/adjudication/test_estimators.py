@@ -130,3 +130,11 @@ def test_t_quantile_and_the_expanded_bootstrap():
     expanded = bootstrap_mean_interval(values)
     assert expanded.low < plain.low and expanded.high > plain.high
     assert expanded.width / plain.width == pytest.approx(1.08, abs=0.05)
+
+
+def test_raters_weighted_as_one_voice_count_once():
+    confusion = np.array([[0.8, 0.2], [0.3, 0.7]])
+    one = posterior([0.5, 0.5], [confusion], [1])
+    twice = posterior([0.5, 0.5], [confusion, confusion], [1, 1])
+    halves = posterior([0.5, 0.5], [confusion, confusion], [1, 1], [0.5, 0.5])
+    assert np.allclose(halves, one) and twice[1] > one[1]
