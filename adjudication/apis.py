@@ -261,6 +261,51 @@ def _reveal(campaign) -> dict | None:
     return body
 
 
+class RaterOutput(serializers.Serializer):
+    key = serializers.CharField(help_text="expert:<user id>, verifier:<name>, grader:<id>, ...")
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["expert", "verifier", "grader", "imported"])
+    judgements = serializers.IntegerField()
+    error_rate = serializers.FloatField(help_text="Estimated P(wrong class), prior-weighted.")
+    confusion = serializers.ListField(
+        child=serializers.ListField(child=serializers.FloatField()),
+        help_text="confusion[true][given] = P(the rater gives `given` | the class is `true`).",
+    )
+
+
+class LeastConfidentOutput(serializers.Serializer):
+    item_id = serializers.IntegerField()
+    value = serializers.DecimalField(max_digits=6, decimal_places=2)
+    source = serializers.CharField()
+    confidence = serializers.FloatField()
+
+
+class RaterModelOutput(serializers.Serializer):
+    """The campaign's last Dawid-Skene fit over experts and automatic graders, and its labels'
+    confidence."""
+
+    fitted_at = serializers.DateTimeField(source="fit.fitted_at")
+    classes = serializers.ListField(child=serializers.CharField(), source="fit.classes")
+    priors = serializers.ListField(child=serializers.FloatField(), source="fit.priors")
+    items = serializers.IntegerField(source="fit.items")
+    gold = serializers.IntegerField(source="fit.gold")
+    judgements = serializers.IntegerField(source="fit.judgements")
+    iterations = serializers.IntegerField(source="fit.iterations")
+    raters = RaterOutput(many=True)
+    labels = serializers.IntegerField()
+    with_confidence = serializers.IntegerField()
+    without_confidence = serializers.IntegerField(help_text="Labels set or changed since the fit.")
+    mean_confidence = serializers.FloatField(allow_null=True)
+    below = serializers.IntegerField(help_text="Labels whose confidence is below `threshold`.")
+    threshold = serializers.FloatField()
+    least_confident = LeastConfidentOutput(many=True)
+
+
+def rater_model_body(campaign) -> dict | None:
+    summary = selectors.rater_model_summary(campaign)
+    return None if summary is None else RaterModelOutput(summary).data
+
+
 class AgreementOutput(serializers.Serializer):
     """A campaign's agreement figures. A figures object holds `n`, one value per figure and
     `ci` (each figure's interval, or null)."""
@@ -290,6 +335,9 @@ class AgreementOutput(serializers.Serializer):
         allow_null=True,
         help_text="After the AI second opinion: how often experts changed and which way (null "
         "when no grade of the campaign was followed by a reveal).",
+    )
+    rater_model = RaterModelOutput(
+        allow_null=True, help_text="Label confidence and each rater's confusion (null: not fitted)."
     )
 
 
@@ -332,5 +380,6 @@ class AgreementApi(APIView):
                     for j in a.fast
                 ],
                 "second_opinion": _reveal(campaign),
+                "rater_model": rater_model_body(campaign),
             }
         )

@@ -171,15 +171,49 @@ class FinalLabel(models.Model):
     case = models.ForeignKey(
         AdjudicationCase, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    confidence = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="P(the label's class | every judgement of the item) from the campaign's rater "
+        "model (RaterModelFit); empty until a fit, and again when the label changes.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["item_id"]
         indexes = [models.Index(fields=["source"], name="final_label_source")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | Q(confidence__gte=0, confidence__lte=1),
+                name="final_label_confidence_unit",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.value} ({self.source}) for item {self.item_id}"
+
+
+class RaterModelFit(models.Model):
+    """The campaign's last Dawid-Skene fit over experts and automatic graders
+    (adjudication.estimators.dawid_skene; fitted by exports.services.confidence). `raters`:
+    one entry per rater, {key, name, kind, judgements, error_rate, confusion}, confusion[true]
+    [said] = P(said | true) over `classes`, the campaign's scale values."""
+
+    campaign = models.OneToOneField(
+        "annotation.Campaign", on_delete=models.CASCADE, related_name="rater_model"
+    )
+    classes = models.JSONField(default=list)
+    priors = models.JSONField(default=list)
+    raters = models.JSONField(default=list)
+    items = models.PositiveIntegerField(default=0)
+    gold = models.PositiveIntegerField(default=0)
+    judgements = models.PositiveIntegerField(default=0)
+    iterations = models.PositiveSmallIntegerField(default=0)
+    fitted_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"rater model of campaign {self.campaign_id} ({self.fitted_at:%Y-%m-%d %H:%M})"
 
 
 # Verifier runs and the automated labelling loop (DeepSeekMath-V2, sections 2.1.2 and 2.3)

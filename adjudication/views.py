@@ -34,6 +34,7 @@ from adjudication.services import (
     item_gold_set,
 )
 from annotation.models import Campaign, Item
+from annotation.plots import rater_confusion_svg
 from config.flags import FlagError, query_flag
 from config.roles import Role, has_role, role_required
 from exports.writers import csv_safe
@@ -230,7 +231,23 @@ def imported_materialise(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = selectors.agreement_campaign_for_user(request.user, slug)
     figures = campaign_agreement_cached(campaign)
-    context = {"campaign": campaign, "a": figures, "reveal": second_opinion_figures(campaign)}
+    model = selectors.rater_model_summary(campaign)
+    if model is not None:
+        fit = model["fit"]
+        support = [prior * fit.items for prior in fit.priors]
+        for rater in model["raters"]:
+            rater["plot"] = rater_confusion_svg(
+                rater["confusion"],
+                fit.classes,
+                title=f"{rater['kind']} {rater['name']}",
+                support=support,
+            )
+    context = {
+        "campaign": campaign,
+        "a": figures,
+        "reveal": second_opinion_figures(campaign),
+        "model": model,
+    }
     return render(request, "adjudication/dashboard.html", context)
 
 

@@ -63,3 +63,59 @@ def scores_svg(scores: dict[str, list[Decimal]], *, low: Decimal, high: Decimal)
         )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 (every text above is escaped)
+
+
+def rater_confusion_svg(
+    confusion: list[list[float]],
+    classes: list[str],
+    *,
+    title: str,
+    support: list[float] | None = None,
+) -> SafeString:
+    """One rater's estimated confusion matrix as a heat map: rows the true class, columns the
+    class the rater gives, each cell P(gives | true) in percent, darker for more; the diagonal
+    (right) outlined. `support[i]`: the expected number of items of true class i; a row under
+    one item says nothing and is drawn empty ("no item of this class")."""
+    k = len(classes)
+    cell, left, top = 34, 46, 34
+    width, height = left + k * cell + 8, top + k * cell + 8
+    parts = [
+        f'<svg class="chart heatmap rater-confusion" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>{escape(title)}: true class (rows) against the class given (columns), "
+        "percent of the row</title>",
+        f'<text x="{left + k * cell / 2}" y="11" font-size="11" text-anchor="middle" '
+        'fill="#5b6473">gives</text>',
+        f'<text x="10" y="{top + k * cell / 2}" font-size="11" text-anchor="middle" '
+        f'fill="#5b6473" transform="rotate(-90 10 {top + k * cell / 2})">true</text>',
+    ]
+    for j, name in enumerate(classes):
+        parts.append(
+            f'<text x="{left + j * cell + cell / 2}" y="{top - 6}" font-size="11" '
+            f'text-anchor="middle" fill="#1d2330">{escape(name)}</text>'
+            f'<text x="{left - 6}" y="{top + j * cell + cell / 2 + 4}" font-size="11" '
+            f'text-anchor="end" fill="#1d2330">{escape(name)}</text>'
+        )
+    for i, row in enumerate(confusion):
+        if support is not None and support[i] < 1:
+            y = top + i * cell
+            parts.append(
+                f'<rect x="{left}" y="{y}" width="{k * cell - 2}" height="{cell - 2}" rx="3" '
+                f'fill="#f1f2f5"><title>no item of this class</title></rect>'
+                f'<text x="{left + k * cell / 2}" y="{y + cell / 2 + 4}" font-size="10" '
+                'text-anchor="middle" fill="#5b6473">no item</text>'
+            )
+            continue
+        for j, share in enumerate(row):
+            light = 97 - int(share * 60)
+            ink = "#fff" if share > 0.5 else "#1d2330"
+            x, y = left + j * cell, top + i * cell
+            edge = ' stroke="#1f7a4d" stroke-width="2"' if i == j else ""
+            parts.append(
+                f'<rect x="{x}" y="{y}" width="{cell - 2}" height="{cell - 2}" rx="3" '
+                f'fill="hsl(222, 64%, {light}%)"{edge}/>'
+                f'<text x="{x + cell / 2 - 1}" y="{y + cell / 2 + 4}" font-size="10" '
+                f'text-anchor="middle" fill="{ink}">{round(share * 100)}</text>'
+            )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 (every text above is escaped)

@@ -16,12 +16,22 @@ Data with known true scores:
    automatic label is the verifier scores' mean, put on the nearest of 0 / 0.5 / 1. Two settings:
    difficulty varying from proof to proof (Beta(2, 5): most proofs easy, a few hard), and the same
    difficulty for every proof (the noise is then the same everywhere: the case where routing
-   should help least).
+   should help least). A third setting adds a verifier error shared by a proof's four samples
+   (normal, sd 0.3, on 0-1, over the varying difficulty): averaging samples no longer removes
+   it, the samples agree and are wrong together, and their spread says nothing.
+   Each setting is also routed with the rater model (`adjudication.estimators.dawid_skene`, as
+   the platform fits it per campaign): fitted without gold over three raters per proof (the
+   verifier, its samples' mean read as 0 / 0.5 / 1; each grader, its 0-7 prediction / 7 read the
+   same way; the three as one voice, weight 1/3 each, as the platform fits them), its doubt
+   about the automatic label (1 - P(the verifier's class)) joins the
+   uncertainty as the `model_doubt` component (annotation/uncertainty.py). A staged variant
+   fits it again once experts graded the first 10% (those labels as gold) and ranks the rest.
 2. The real ratings in ../shared/fixtures/real/deepseek_math_v2/ (read at run time): DeepSeekMath-
    V2's outputs carry, per proof, the mean automatic rating (0-1) and the human rating (0-7, or
    0-10 / 0-21 for Putnam / CMO, normalised to 0-7, then 7 -> 1, 5-6 -> 0.5, 0-4 -> 0). Only the
-   mean is stored, so the verifier scores are rebuilt as 128 pass/fail draws with that mean (the
-   largest spread a mean allows). Six proofs: an illustration, not a measurement.
+   mean is stored; the platform reads it as the `rating` component (the largest spread that
+   mean allows, as pass/fail samples), and so does this benchmark. Six proofs: an illustration,
+   not a measurement; no rater model (one rater).
 
 Usage: python benchmarks/bench_routing.py [--write] (--write appends the section to RESULTS.md;
 the plot benchmarks/routing_curves.svg is written on every run). Needs no database.
@@ -44,6 +54,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from adjudication.estimators import dawid_skene  # noqa: E402
 from annotation.scales import nearest, to_ternary  # noqa: E402
 from annotation.uncertainty import proof_uncertainty  # noqa: E402
 
@@ -63,14 +74,15 @@ def ternary(value: float) -> float:
 # --- the generated corpus -----------------------------------------------------------------------
 
 
-def generated_corpus(*, size: int, seed: int, varying: bool) -> list[dict]:
+def generated_corpus(*, size: int, seed: int, varying: bool, shared_sd: float = 0.0) -> list[dict]:
     rng = random.Random(seed)
     proofs = []
     for _ in range(size):
         truth = rng.choices([0.0, 0.5, 1.0], weights=[0.45, 0.15, 0.40])[0]
         difficulty = rng.betavariate(2, 5) if varying else 2 / 7
         noise = 0.3 + 2.0 * difficulty
-        scores = [ternary(truth + 0.1 + rng.gauss(0, 0.3 * noise)) for _ in range(4)]
+        shared = rng.gauss(0, shared_sd) if shared_sd else 0.0
+        scores = [ternary(truth + 0.1 + shared + rng.gauss(0, 0.3 * noise)) for _ in range(4)]
         metas = []
         for score in scores:
             if score >= 1:
@@ -95,12 +107,76 @@ def generated_corpus(*, size: int, seed: int, varying: bool) -> list[dict]:
             {
                 "truth": truth,
                 "auto": ternary(sum(scores) / len(scores)),
-                "uncertainty": proof_uncertainty(
-                    verifier_scores=scores, meta_scores=metas, predictions=predictions
-                ).value,
+                "evidence": {
+                    "verifier_scores": scores,
+                    "meta_scores": metas,
+                    "predictions": predictions,
+                },
+                "raters": [ternary(sum(scores) / len(scores)), *map(ternary, predictions)],
             }
         )
+    return with_uncertainty(proofs)
+
+
+CLASSES = [0.0, 0.5, 1.0]
+
+
+def with_uncertainty(proofs: list[dict]) -> list[dict]:
+    """Each proof's uncertainty without the rater model, and with it fitted over the corpus
+    without gold (the raters' labels are all a campaign knows before experts grade)."""
+    for proof in proofs:
+        proof["uncertainty"] = proof_uncertainty(**proof["evidence"]).value
+    for proof, (value, doubt) in zip(proofs, model_uncertainty(proofs, {}), strict=True):
+        proof["with_model"], proof["model_only"] = value, doubt
     return proofs
+
+
+def model_uncertainty(proofs: list[dict], gold: dict[int, int]) -> list[tuple[float, float]]:
+    """(uncertainty with the model's doubt, the doubt alone) per proof, the model fitted with
+    `gold` (proof index -> class) as known values."""
+    tasks, workers, labels = [], [], []
+    for t, proof in enumerate(proofs):
+        for w, value in enumerate(proof["raters"]):
+            tasks.append(t)
+            workers.append(w)
+            labels.append(CLASSES.index(value))
+    model = dawid_skene(
+        tasks=tasks,
+        workers=workers,
+        labels=labels,
+        n_tasks=len(proofs),
+        n_workers=len(proofs[0]["raters"]),
+        n_classes=3,
+        gold=gold,
+        # the automatic raters of a proof as one voice, as the platform fits them
+        weights=[1 / len(proofs[0]["raters"])] * len(tasks),
+    )
+    out = []
+    for t, proof in enumerate(proofs):
+        found = proof_uncertainty(
+            **proof["evidence"],
+            posterior=model.posteriors[t].tolist(),
+            label_class=CLASSES.index(proof["auto"]),
+        )
+        out.append((found.value, found.model_doubt))
+    return out
+
+
+FIRST_SHARE = 0.1
+
+
+def staged_order(proofs: list[dict]) -> list[int]:
+    """As the platform is meant to be used: experts grade the first tenth in the order with the
+    model; the model is fitted again with their labels as gold (the agreement page's button,
+    or the fit after labelling), and the rest is ranked again by its uncertainty."""
+    first = uncertainty_order(proofs, "with_model")[: round(FIRST_SHARE * len(proofs))]
+    gold = {t: CLASSES.index(proofs[t]["truth"]) for t in first}
+    refit = model_uncertainty(proofs, gold)
+    taken = set(first)
+    rest = sorted(
+        (t for t in range(len(proofs)) if t not in taken), key=lambda t: (-refit[t][0], t)
+    )
+    return first + rest
 
 
 # --- the real ratings ---------------------------------------------------------------------------
@@ -120,8 +196,6 @@ def real_corpus() -> list[dict]:
             on_seven = Decimal(prediction["human_rating"]) * 7 / native_max
             truth = float(to_ternary(nearest(on_seven, [Decimal(v) for v in range(8)])))
             mean = float(prediction["average_automatic_rating"])
-            passes = round(mean * 128)
-            draws = [1.0] * passes + [0.0] * (128 - passes)
             proofs.append(
                 {
                     "name": name,
@@ -129,7 +203,8 @@ def real_corpus() -> list[dict]:
                     "mean": mean,
                     "truth": truth,
                     "auto": ternary(mean),
-                    "uncertainty": proof_uncertainty(verifier_scores=draws).value,
+                    # as the platform reads an imported mean rating (the `rating` component)
+                    "uncertainty": proof_uncertainty(verifier_scores=[], ratings=[mean]).value,
                 }
             )
     return proofs
@@ -154,13 +229,16 @@ def needed(curve: list[float], target: float) -> int:
     return next(k for k, accuracy in enumerate(curve) if accuracy >= target - 1e-12)
 
 
-def uncertainty_order(proofs: list[dict]) -> list[int]:
-    return sorted(range(len(proofs)), key=lambda i: (-proofs[i]["uncertainty"], i))
+def uncertainty_order(proofs: list[dict], key: str = "uncertainty") -> list[int]:
+    return sorted(range(len(proofs)), key=lambda i: (-proofs[i][key], i))
 
 
 def measure(proofs: list[dict], *, seed: int) -> dict:
     size = len(proofs)
     routed = accuracy_curve(proofs, uncertainty_order(proofs))
+    modelled = "with_model" in proofs[0]
+    model = accuracy_curve(proofs, uncertainty_order(proofs, "with_model")) if modelled else None
+    alone = accuracy_curve(proofs, staged_order(proofs)) if modelled else None
     rng = random.Random(seed)
     randoms = []
     for _ in range(RANDOM_ORDERS):
@@ -173,18 +251,22 @@ def measure(proofs: list[dict], *, seed: int) -> dict:
     targets = {}
     for target in TARGETS:
         if routed[0] >= target:
-            targets[target] = (0, 0.0, 0)
+            targets[target] = (0, 0.0, 0, 0 if modelled else None, 0 if modelled else None)
             continue
         random_needs = [needed(c, target) for c in randoms]
         targets[target] = (
             needed(routed, target),
             sum(random_needs) / len(random_needs),
             needed(oracle, target),
+            needed(model, target) if modelled else None,
+            needed(alone, target) if modelled else None,
         )
     return {
         "size": size,
         "automatic_accuracy": routed[0],
         "routed": routed,
+        "model": model,
+        "alone": alone,
         "random": random_mean,
         "oracle": oracle,
         "targets": targets,
@@ -197,9 +279,17 @@ def at_fraction(curve: list[float], fraction: float) -> float:
 
 # --- plot ---------------------------------------------------------------------------------------
 
-COLOURS = {"routed": "#2d5bd1", "random": "#a86200", "oracle": "#1f7a4d"}
+COLOURS = {
+    "routed": "#2d5bd1",
+    "model": "#7b2cbf",
+    "alone": "#c2185b",
+    "random": "#a86200",
+    "oracle": "#1f7a4d",
+}
 LABELS = {
     "routed": "Most uncertain first",
+    "model": "… with the rater model",
+    "alone": "… refitted with the first 10% as gold",
     "random": "Random order (mean of 50)",
     "oracle": "Oracle: wrong labels first",
 }
@@ -249,8 +339,10 @@ def svg_plot(panels: list[tuple[str, dict]]) -> str:
             f'<text x="{x0 + plot_w / 2}" y="{top + plot_h + 30}" text-anchor="middle">'
             "share of proofs graded by experts</text>"
         )
-        for name in ("oracle", "random", "routed"):
+        for name in ("oracle", "random", "routed", "model", "alone"):
             curve = result[name]
+            if curve is None:
+                continue
             n = len(curve) - 1
             stride = max(1, n // 200)
             points = " ".join(xy(k / n, curve[k]) for k in [*range(0, n, stride), n])
@@ -259,8 +351,8 @@ def svg_plot(panels: list[tuple[str, dict]]) -> str:
                 f'<polyline points="{points}" fill="none" stroke="{COLOURS[name]}" '
                 f'stroke-width="2"{dash}/>'
             )
-    for i, name in enumerate(("routed", "random", "oracle")):
-        x = 20 + i * 220
+    for i, name in enumerate(("routed", "model", "alone", "random", "oracle")):
+        x = 10 + i * 150
         parts.append(
             f'<line x1="{x}" y1="{height - 8}" x2="{x + 24}" y2="{height - 8}" '
             f'stroke="{COLOURS[name]}" stroke-width="2"/>'
@@ -287,19 +379,30 @@ def section(results: list[tuple[str, dict]], real: list[dict], seconds: float) -
         "",
         f"![Label accuracy against the share of proofs graded by experts]({SVG.name})",
         "",
+        "Assumptions (the docstring of `bench_routing.py` has them whole): true labels 0 / 0.5 / 1 "
+        "(45 / 15 / 40%); four verifier samples per proof, each the truth + 0.1 bias + noise "
+        "growing with a hidden difficulty (Beta(2, 5), or fixed), read as 0 / 0.5 / 1; two "
+        "meta-verifications of each analysis reporting an issue; two graders on 0-7 with biases "
+        "+0.8 / -0.5 and noises 1.0 / 1.5; the automatic label is the samples' mean on 0 / 0.5 / "
+        "1; experts are right. The correlated setting adds to every sample of a proof the same "
+        "error (normal, sd 0.3). The rater model: Dawid-Skene over the verifier and the two "
+        "graders, no gold (then, staged, the first 10% graded as gold).",
+        "",
         "Human grades needed to reach a target label accuracy (share of the corpus):",
         "",
-        "| corpus | proofs | automatic only | target | most uncertain first | random order "
-        "| oracle |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| corpus | proofs | automatic only | target | most uncertain first | with the rater "
+        "model | … refitted with the first 10% as gold | random order | oracle |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for title, result in results:
         size = result["size"]
-        for target, (routed, random_mean, oracle) in result["targets"].items():
+        for target, (routed, random_mean, oracle, model, alone) in result["targets"].items():
+            with_model = "–" if model is None else f"{model} ({model / size:.1%})"
+            with_model += " | " + ("–" if alone is None else f"{alone} ({alone / size:.1%})")
             lines.append(
                 f"| {title} | {size} | {result['automatic_accuracy']:.1%} | {target:.0%} "
-                f"| {routed} ({routed / size:.1%}) | {random_mean:.0f} ({random_mean / size:.1%}) "
-                f"| {oracle} ({oracle / size:.1%}) |"
+                f"| {routed} ({routed / size:.1%}) | {with_model} "
+                f"| {random_mean:.0f} ({random_mean / size:.1%}) | {oracle} ({oracle / size:.1%}) |"
             )
     lines += [
         "",
@@ -309,7 +412,9 @@ def section(results: list[tuple[str, dict]], real: list[dict], seconds: float) -
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for title, result in results:
-        for name in ("routed", "random"):
+        for name in ("routed", "model", "alone", "random"):
+            if result[name] is None:
+                continue
             cells = " | ".join(
                 f"{at_fraction(result[name], f):.1%}" for f in (0, 0.1, 0.2, 0.3, 0.5, 0.7, 1)
             )
@@ -347,6 +452,10 @@ def main() -> int:
         (
             "generated, uniform difficulty",
             measure(generated_corpus(size=args.size, seed=17, varying=False), seed=1),
+        ),
+        (
+            "generated, verifier error shared by a proof's samples (sd 0.3)",
+            measure(generated_corpus(size=args.size, seed=17, varying=True, shared_sd=0.3), seed=1),
         ),
     ]
     real = real_corpus()  # empty in a clone without ../shared: the generated corpora only

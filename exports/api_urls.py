@@ -1,6 +1,6 @@
 from django.urls import path
 
-from exports import apis, apis_routing
+from exports import apis, apis_routing, apis_scores
 
 urlpatterns = [
     path("exports/", apis.ExportCreateApi.as_view(), name="api-export-create"),
@@ -24,5 +24,15 @@ urlpatterns = [
         "campaigns/<slug:slug>/routing/queue/",
         apis_routing.RoutingQueueApi.as_view(),
         name="api-routing-queue",
+    ),
+    path(
+        "campaigns/<slug:slug>/scores/",
+        apis_scores.ScoreIntervalsApi.as_view(),
+        name="api-score-intervals",
+    ),
+    path(
+        "campaigns/<slug:slug>/rater-model/",
+        apis_scores.RaterModelFitApi.as_view(),
+        name="api-rater-model-fit",
     ),
 ]

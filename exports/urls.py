@@ -1,6 +1,6 @@
 from django.urls import path
 
-from exports.views import evaluations, jobs, routing
+from exports.views import evaluations, jobs, routing, scores
 
 app_name = "exports"
 urlpatterns = [
@@ -22,4 +22,7 @@ urlpatterns = [
         name="evaluation_json",
     ),
     path("routing/<slug:slug>/", routing.campaign_routing, name="routing"),
+    path("scores/<slug:slug>/", scores.campaign_scores, name="scores"),
+    path("scores/<slug:slug>.csv", scores.campaign_scores_csv, name="scores_csv"),
+    path("rater-model/<slug:slug>/", scores.rater_model_fit, name="rater_model_fit"),
 ]

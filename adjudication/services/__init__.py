@@ -3,6 +3,7 @@ detection (labels or cases from judgements), cases (assign, return, comment, res
 (the one writer of FinalLabel), imported (dataset ratings as judgements), gold."""
 
 from adjudication.services.cases import case_assign, case_comment, case_resolve, case_return
+from adjudication.services.confidence import rater_model_store
 from adjudication.services.detection import (
     AdjudicationError,
     case_open_manual,
@@ -31,4 +32,5 @@ __all__ = [
     "imported_on_scale",
     "imported_ratings_materialise",
     "item_gold_set",
+    "rater_model_store",
 ]

@@ -59,6 +59,7 @@ _REPLACED = [
     "case",
     "native_value",
     "native_max",
+    "confidence",  # a new label's confidence is unknown until the rater model is fitted again
 ]
 
 

@@ -189,6 +189,12 @@ COMMON_TAIL = KEY_FIELDS + [
     ),
     Field("campaign", "string", "Campaign slug."),
     Field("licence", "string", "Licence of the source record, where the import recorded one."),
+    Field(
+        "label_confidence",
+        "float",
+        "P(the label's class | every judgement of the item) from the campaign's rater model "
+        "(Dawid-Skene over experts and automatic graders); null until fitted after the label.",
+    ),
 ]
 # Why the item was chosen, in a campaign that routes expert effort by uncertainty
 # (exports.services.routing): empty for items never ranked.
@@ -412,6 +418,7 @@ LABEL_COLUMNS: dict[str, str | Expression] = {
     "_pk": "id",
     "value": "value",
     "source": "source",
+    "label_confidence": "confidence",
     "judgements": Coalesce(
         Subquery(
             Grade.objects.filter(item_id=OuterRef("item_id"), status=GradeStatus.SUBMITTED)
@@ -461,6 +468,7 @@ def _stream(
             row["judgements"] = raw["judgements"]
             row["campaign"] = campaign.slug
             row["licence"] = raw["proof_licence"] or problem.licence
+            row["label_confidence"] = raw["label_confidence"]
             row["route_rank"] = raw["route_rank"]
             row["route_uncertainty"] = raw["route_uncertainty"]
             if options.test_fraction is not None:

@@ -34,6 +34,7 @@ from exports.models import (
     JobStatus,
     PredictionSource,
 )
+from exports.services.confidence import campaign_rater_model_fit
 from llm.client import LLMClient, LLMError, Usage
 from rubrics.matching import ProofMatch, proofs_match
 from rubrics.models import LLMEndpoint
@@ -211,6 +212,7 @@ def evaluation_import(
     evaluation.status = JobStatus.SUCCEEDED
     evaluation.finished_at = timezone.now()
     evaluation.save()
+    campaign_rater_model_fit(campaign_id=campaign.pk)  # a new grader: every label's confidence
     return evaluation
 
 
@@ -338,11 +340,61 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
             "note": reward_note,
         },
         "confusion_matrix": agreement.confusion_matrix(expert, predicted, categories),
+        "intervals": _metric_intervals(pairs, categories, reward_expert, reward_pred),
         # A.4's baselines over the first n proofs; the random-subset average as an option
         "best_of_n": _best_of_n(pairs, "first_n"),
         "best_of_n_subsets": _best_of_n(pairs, "subsets"),
     }
     return report
+
+
+METRIC_RESAMPLES = 400
+
+
+def _metric_intervals(
+    pairs: list[metrics.Pair],
+    categories: list[float],
+    reward_expert: list[float],
+    reward_pred: list[float],
+) -> dict[str, list[float] | None]:
+    """95% percentile-bootstrap intervals of the headline metrics (ProofBench reports mean
+    +- 95% CI), resampling problems: a problem's proofs move together, as they share its
+    difficulty. Seeded; None where fewer than two problems or the metric is undefined in most
+    resamples."""
+    units: dict = defaultdict(list)
+    for pair, e, p in zip(pairs, reward_expert, reward_pred, strict=True):
+        units[pair.problem].append((pair, e, p))
+
+    def flat(sample) -> list[metrics.Pair]:
+        return [
+            metrics.Pair((n, pair.problem), pair.expert, pair.predicted, pair.order)
+            for n, unit in enumerate(sample)
+            for pair, _, _ in unit
+        ]
+
+    def pooled(sample):
+        flattened = flat(sample)
+        return metrics.pooled_metrics(
+            [p.expert for p in flattened], [p.predicted for p in flattened], categories
+        )
+
+    statistics = {
+        "proofbench_mae": lambda sample: metrics.macro_metrics(flat(sample)).mae,
+        "proofbench_tau_b_a3": lambda sample: metrics.macro_metrics(flat(sample)).tau_b_a3,
+        "refgrader_pearson": lambda sample: pooled(sample).pearson,
+        "refgrader_mae": lambda sample: pooled(sample).mae,
+        "refgrader_qwk": lambda sample: pooled(sample).qwk,
+        "score_reward": lambda sample: metrics.mean_score_reward(
+            [e for unit in sample for _, e, _ in unit], [p for unit in sample for _, _, p in unit]
+        ),
+    }
+    found = agreement.bootstrap_cis(
+        list(units.values()), statistics, n_resamples=METRIC_RESAMPLES, seed=0
+    )
+    return {
+        name: None if ci is None else [round(ci[0], 6), round(ci[1], 6)]
+        for name, ci in found.items()
+    }
 
 
 def _best_of_n(pairs: list[metrics.Pair], baselines: str) -> list[dict]:
@@ -508,6 +560,8 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
         evaluation.status = JobStatus.SUCCEEDED
         evaluation.report = evaluation_report(evaluation)
     evaluation.save()
+    if done:
+        campaign_rater_model_fit(campaign_id=evaluation.campaign_id)
     return evaluation
 
 

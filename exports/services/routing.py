@@ -40,6 +40,11 @@ from annotation import scales
 from annotation.models import Assignment, Campaign, Item, ItemOrder, TaskKind
 from annotation.uncertainty import Uncertainty, prediction_on_unit, proof_uncertainty
 from exports.models import GraderPrediction
+from exports.services.confidence import (
+    ProofPosterior,
+    automatic_posteriors,
+    imported_automatic_ratings,
+)
 from problems.models import VerifierAnalysis
 
 LOOP_SCALE = "0-0.5-1"
@@ -59,8 +64,12 @@ class RankResult:
     already_given: int = 0
 
 
-def uncertainty_by_proof(proof_ids: list[int]) -> dict[int, Uncertainty]:
-    """The uncertainty of each proof from its stored evidence, in three queries."""
+def uncertainty_by_proof(
+    proof_ids: list[int], posteriors: dict[int, ProofPosterior] | None = None
+) -> dict[int, Uncertainty]:
+    """The uncertainty of each proof from its stored evidence, in four queries; `posteriors`:
+    the campaign's rater model's posterior per proof (`automatic_posteriors`), where it has
+    one."""
     scores: dict[int, list[Decimal]] = defaultdict(list)
     analysis_proof: dict[int, int] = {}
     for analysis_id, proof_id, score in VerifierAnalysis.objects.filter(
@@ -79,11 +88,15 @@ def uncertainty_by_proof(proof_ids: list[int]) -> dict[int, Uncertainty]:
         item__proof_id__in=proof_ids
     ).values_list("item__proof_id", "score", "evaluation__prediction_scale"):
         predictions[proof_id].append(prediction_on_unit(score, scale))
+    ratings = imported_automatic_ratings(proof_ids)
     return {
         proof_id: proof_uncertainty(
             verifier_scores=scores[proof_id],
             meta_scores=list(metas[proof_id].values()),
             predictions=predictions[proof_id],
+            ratings=[value for _, value in ratings.get(proof_id, ())],
+            posterior=found.posterior if (found := (posteriors or {}).get(proof_id)) else None,
+            label_class=found.verifier_class if found else None,
         )
         for proof_id in proof_ids
     }
@@ -161,7 +174,8 @@ def campaign_rank(*, campaign: Campaign) -> RankResult:
     if campaign.item_order != ItemOrder.UNCERTAINTY:
         raise RoutingError("item_order: the campaign does not order its items by uncertainty")
     pool = list(_pool(campaign))
-    evidence = uncertainty_by_proof(sorted({item.proof_id for item in pool}))
+    proof_ids = sorted({item.proof_id for item in pool})
+    evidence = uncertainty_by_proof(proof_ids, automatic_posteriors(campaign, proof_ids))
     pool.sort(key=lambda item: (-evidence[item.proof_id].value, item.pk))
     result = RankResult(ranked=len(pool))
     remaining = len(pool)

@@ -7,8 +7,8 @@ a row with the column is Proofmark's own, so a blank cell means "not recorded" a
 default is not applied). From Proofmark's exports it also reads `scheme_format` (the scheme's
 format, default proofbench_markdown), `scheme_version` (the version number the scheme gets when
 that number is free, and the one the rating was given under) and `sample_key` (the proof's
-sample key, default `response_number`); their other columns (label_source, judgements,
-campaign, item_id, split, ...) are known and not read.
+sample key, default `response_number`); their other columns (label_source, label_confidence,
+judgements, campaign, item_id, split, ...) are known and not read.
 """
 
 import hashlib
@@ -56,6 +56,7 @@ COLUMNS = (
     "split",
     "route_rank",
     "route_uncertainty",
+    "label_confidence",
 )
 UNKNOWN_GENERATOR = "unknown"
 

@@ -22,9 +22,12 @@ def test_no_evidence_is_the_most_uncertain_and_says_so():
         "spread": None,
         "invalidation": None,
         "disagreement": None,
+        "rating": None,
+        "model_doubt": None,
         "verifier_scores": 0,
         "meta_verified": 0,
         "predictions": 0,
+        "ratings": 0,
     }
 
 
@@ -83,3 +86,27 @@ def test_predictions_are_put_on_0_1_by_their_scale():
     assert prediction_on_unit(7, "0-7") == 1.0
     assert prediction_on_unit(3.5, "0-7") == 0.5
     assert prediction_on_unit(0.25, "0-1") == 0.25
+
+
+def test_an_imported_mean_rating_counts_with_the_largest_spread_it_allows():
+    assert proof_uncertainty(verifier_scores=[], ratings=[1.0]).value == 0.0
+    assert proof_uncertainty(verifier_scores=[], ratings=[0.5]).value == 1.0
+    u = proof_uncertainty(verifier_scores=[], ratings=[0.9])
+    assert u.rating == pytest.approx(0.6) and u.ratings == 1  # 2 sqrt(0.09)
+    assert u.has_evidence
+
+
+def test_the_rater_models_doubt_counts_where_the_graders_agree():
+    # four unanimous verifier scores (spread 0), but the model trusts them little
+    u = proof_uncertainty(verifier_scores=[1, 1, 1, 1], posterior=[0.2, 0.2, 0.6])
+    assert u.spread == 0.0 and u.model_doubt == pytest.approx(0.6)  # (1 - 0.6) / (2 / 3)
+    assert u.value == pytest.approx(0.3)
+    assert proof_uncertainty(verifier_scores=[], posterior=[1 / 3] * 3).value == 1.0
+
+
+def test_the_model_doubts_the_verifiers_label_not_its_own():
+    # the model is sure the class is 0 while the verifier's scores say 1 (class 2)
+    sure_elsewhere = proof_uncertainty(
+        verifier_scores=[1, 1], posterior=[0.9, 0.05, 0.05], label_class=2
+    )
+    assert sure_elsewhere.model_doubt == 1.0

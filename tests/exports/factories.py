@@ -5,8 +5,10 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 from adjudication.models import FinalLabel
+from adjudication.services.labels import final_label_set
 from annotation.models import Campaign, ErrorSpan, Grade, GradeRevision, Item
-from tests.annotation.factories import approved_scheme
+from exports.models import GraderEvaluation, GraderPrediction
+from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme
 from tests.factories import UserFactory
 from tests.problems.page_factories import (
     ProblemFactory,
@@ -151,3 +153,36 @@ def reviewed_campaign(slug: str = "golden-review") -> Corpus:
         label(item, meta, "single", [g], "0-0.5-1")
         items.append(item)
     return Corpus(campaign=campaign, items=items, experts=[expert])
+
+
+def graded_by_experts_and_graders():
+    """A 0 / 0.5 / 1 campaign of 40 proofs, half right (1) and half wrong (0), by two
+    generators. An expert labelled the first 24. A verifier is confidently wrong: four
+    unanimous analyses of 1 on every proof. A grader is right on 36 of the 40."""
+    campaign = CampaignFactory(scale="0-0.5-1", double_share=Decimal("0"))
+    expert = UserFactory(username="expert-a", roles=["expert"])
+    evaluation = GraderEvaluation.objects.create(
+        campaign=campaign, name="good grader", source="jsonl", prediction_scale="0-1"
+    )
+    campaign.truth = {}
+    for n in range(40):
+        proof = ProofFactory(generator="model-a" if n % 2 else "model-b")
+        item = ItemFactory(campaign=campaign, proof=proof)
+        truth = Decimal(1 if n % 4 < 2 else 0)
+        campaign.truth[item.pk] = truth
+        for sample in range(4):
+            VerifierAnalysisFactory(
+                proof=proof, verifier="overconfident", sample_key=str(sample), score=Decimal(1)
+            )
+        said = truth if n >= 4 else 1 - truth
+        GraderPrediction.objects.create(evaluation=evaluation, item=item, score=float(said))
+        if n < 24:
+            g = grade(item, expert, truth)
+            final_label_set(
+                item=item,
+                value=truth,
+                source="adjudication" if n < 6 else "single",
+                policy="tests",
+                grade_ids=[g.pk],
+            )
+    return campaign

@@ -7,7 +7,7 @@ import orjson
 import pytest
 from django.urls import reverse
 
-from adjudication.models import FinalLabel
+from adjudication.models import FinalLabel, RaterModelFit
 from annotation.models import Campaign, Item
 from exports import metrics
 from exports.models import GraderEvaluation
@@ -65,6 +65,12 @@ def test_proofgrader_predictions_with_k_runs_give_the_report(researcher):
     assert report["confusion_matrix"][2][3] == 1 and report["confusion_matrix"][7][7] == 1
     # Score reward on 0/0.5/1 by cuts 5, 7: experts 0.5, 0, 1; grader 0.5, 0, 1.
     assert report["score_reward"]["mean"] == pytest.approx(1.0)
+    # intervals resample problems: PILOT-1 alone (MAE 0.5), PILOT-2 alone (0), or both (0.25)
+    assert report["intervals"]["proofbench_mae"] == [0.0, 0.5]
+    assert report["intervals"]["score_reward"] == [1.0, 1.0]
+    # a new grader: the campaign's rater model is fitted again with it among the raters
+    fit = RaterModelFit.objects.get(campaign=corpus.campaign)
+    assert f"grader:{evaluation.pk}" in {rater["key"] for rater in fit.raters}
     assert [p["n"] for p in report["best_of_n"]] == [1, 2]
     # A.4: PILOT-1's first proof (model-a, 5) and PILOT-2's (7) at n = 1
     assert report["best_of_n"][0]["oracle"] == report["best_of_n"][0]["mean"] == 6
@@ -162,6 +168,7 @@ def test_report_page_draws_the_charts_and_downloads_json(client, researcher):
     assert "judge &lt;b&gt;" in page
     assert "Kendall τ<sub>b</sub> as ProofBench A.3" in page
     assert page.count('data-count="') == 64  # 8 x 8 cells
+    assert "95% bootstrap intervals, resampling problems" in page and 'class="figure-ci"' in page
     download = client.get(reverse("exports:evaluation_json", args=[evaluation.pk]))
     assert download["Content-Disposition"].startswith("attachment")
     assert json.loads(download.content)["aggregation"] == "median"

@@ -26,6 +26,8 @@ from exports.services.routing import (
     parse_budget,
     uncertainty_by_proof,
 )
+from problems.models import Proof
+from problems.services.corpus import corpus_import
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.factories import UserFactory
 from tests.metaverify import replies
@@ -96,13 +98,38 @@ def test_grader_predictions_of_the_proof_count_as_disagreement(campaign):
     assert found.value == pytest.approx(0.5)
 
 
-def test_gathering_the_evidence_takes_three_queries_whatever_the_number_of_proofs(campaign):
+def test_gathering_the_evidence_takes_four_queries_whatever_the_number_of_proofs(campaign):
     for _ in range(5):
         scored(ItemFactory(campaign=campaign).proof, Decimal("1"), Decimal("0"), metas=[[], [1]])
     ids = list(campaign.items.values_list("proof_id", flat=True))
     with CaptureQueriesContext(connection) as queries:
         found = uncertainty_by_proof(ids)
-    assert len(found) == 9 and len(queries) == 3
+    assert len(found) == 9 and len(queries) == 4
+
+
+def test_the_real_deepseek_proofs_are_ranked_by_their_imported_automatic_ratings(real_fixtures):
+    """Their datasets ship one mean automatic rating per proof and no analysis: before, every
+    one had uncertainty 1 and the order fell back to ids."""
+    corpus_import(path=real_fixtures / "deepseek_math_v2")
+    campaign = CampaignFactory(scale="0-7", double_share=Decimal("0"))
+    for proof in Proof.objects.order_by("pk"):
+        ItemFactory(campaign=campaign, proof=proof)
+    campaign_routing_set(campaign=campaign, item_order="uncertainty", budget=None)
+    ranked = list(
+        Item.objects.filter(campaign=campaign)
+        .order_by("route_rank")
+        .values_list("proof__metadata", "route_uncertainty", "route_components")
+    )
+    assert len(ranked) == 6
+    means = []
+    for metadata, uncertainty, components in ranked:
+        (rating,) = [r for r in metadata["imported_ratings"] if r["kind"] == "automatic"]
+        means.append(rating["value"])
+        assert components["ratings"] == 1
+        assert uncertainty == pytest.approx(2 * (rating["value"] * (1 - rating["value"])) ** 0.5)
+    assert min(u for _, u, _ in ranked) == 0.0  # a unanimous rating (0 or 1) is sure
+    # nearest to 0.5 first
+    assert [abs(m - 0.5) for m in means] == sorted(abs(m - 0.5) for m in means)
 
 
 def test_next_item_follows_the_rank_and_the_created_order_otherwise(campaign):
