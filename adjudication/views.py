@@ -14,6 +14,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from adjudication import selectors
@@ -79,6 +80,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     return response
 
 
+@never_cache  # Back to a case after deciding it shows it decided, not a stale form
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     _require_adjudicator(request)
     return _case_page(request, selectors.case_for_adjudicator(request.user, pk))
