@@ -12,7 +12,7 @@ from config.roles import ALL_ROLES, role_required
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/", include("problems.account_urls")),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("problems/", include("problems.urls")),
