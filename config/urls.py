@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularAPIView
 
 from config import (
+    api_docs,
     converters,  # noqa: F401 (registers <id:...>, used by every app's URLs)
     views,
 )
@@ -25,9 +26,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",
-        login_required(
-            role_required(*ALL_ROLES)(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
-        ),
+        login_required(role_required(*ALL_ROLES)(api_docs.api_docs)),
         name="api-docs",
     ),
     path("healthz", login_not_required(views.healthz), name="healthz"),
