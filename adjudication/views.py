@@ -36,6 +36,7 @@ from adjudication.services import (
 )
 from annotation.models import Campaign, Item
 from config.roles import Role, has_role, role_required
+from exports.charts import error_series_chart
 from exports.writers import csv_safe
 
 QUEUE_PAGE = 200
@@ -227,7 +228,23 @@ def imported_materialise(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = selectors.agreement_campaign_for_user(request.user, slug)
     figures = campaign_agreement_cached(campaign)
-    context = {"campaign": campaign, "a": figures, "reveal": second_opinion_figures(campaign)}
+    drift_charts = [
+        (
+            expert["name"],
+            error_series_chart(
+                expert["drift"],
+                f"{expert['name']}: bias and mean absolute error against the final labels, by week",
+            ),
+        )
+        for expert in figures.experts
+        if expert.get("drift")  # an entry cached before drift was computed has none
+    ]
+    context = {
+        "campaign": campaign,
+        "a": figures,
+        "drift_charts": drift_charts,
+        "reveal": second_opinion_figures(campaign),
+    }
     return render(request, "adjudication/dashboard.html", context)
 
 

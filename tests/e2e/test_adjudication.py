@@ -134,6 +134,9 @@ def test_admin_reads_the_dashboard_marks_gold_and_exports(
     page.wait_for_selector("#confusion")
     assert "calibration round" in page.inner_text("h1")
     assert page.locator("#pairs tbody tr").count() == 3
+    # each expert's bias and error against the final labels, by week: a table and its plots
+    assert page.locator("#drift-table tbody tr").count() == 3
+    assert page.locator("#drift svg.chart").count() == 3
     page.screenshot(path=str(screenshot_dir / "adjudication-dashboard.png"), full_page=True)
     assert_accessible(page)
     with page.expect_download() as download:
