@@ -1,17 +1,26 @@
 """Every page each demo role reaches, checked by axe-core (WCAG 2 A and AA): the demo data, set up
-as after a first hour (an LLM endpoint, so the forms that need one appear, and a verifier run
-that went through it), then for each role a walk that follows the links of every page it
-reaches, one page per kind of address (ids and slugs set aside)."""
+as after a first hour (an LLM endpoint, so the forms that need one appear; a verifier run, a
+labelling loop, an export and a grader evaluation that went through it; a case returned to its
+experts), then for each role a walk that follows the links of every page it reaches, one page
+per kind of address (ids and slugs set aside)."""
 
 import re
 from io import StringIO
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import override_settings
 
+from adjudication.labelling import labelling_run_start
+from adjudication.models import AdjudicationCase
+from adjudication.services import case_return
 from adjudication.verifier_runs import verifier_run_start
+from annotation.demo import GRADING_SLUG
+from annotation.models import Campaign
+from exports.services.datasets import export_create
+from exports.services.evaluations import evaluation_run_create
 from problems.models import Proof
 from tests.rubrics.generation_factories import LLMEndpointFactory
 
@@ -29,26 +38,43 @@ def kind_of(path: str) -> str:
 
 
 @pytest.fixture
-def first_hour(settings, fake_llm):
+def first_hour(settings, fake_llm) -> dict[str, list[str]]:
+    """The demo, an endpoint and what went through it; the pages of what was made, by the role
+    that reads them (the walk finds the rest by following links)."""
     with override_settings(DEBUG=True):
         call_command("demo_setup", stdout=StringIO())
     endpoint = LLMEndpointFactory(name="local-model", base_url=fake_llm.base_url, api_key_env="")
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.LLM_BACKOFF_SECONDS = 0
-    verifier_run_start(
-        kind="verify",
-        endpoint=endpoint,
-        targets=list(Proof.objects.all()[:2]),
-        samples=1,
-        user=None,
+    proofs = list(Proof.objects.all()[:2])
+    verifier_run_start(kind="verify", endpoint=endpoint, targets=proofs, samples=1, user=None)
+    loop = labelling_run_start(
+        proofs=proofs, verifier=endpoint, meta_verifier=endpoint, n=1, m=1, k=1, user=None
     )
+    users = {u.username: u for u in get_user_model().objects.all()}
+    campaign = Campaign.objects.get(slug=GRADING_SLUG)
+    job = export_create(
+        user=users["researcher"], campaign=campaign, fmt="proofbench", file_type="jsonl", filters={}
+    )
+    evaluation = evaluation_run_create(
+        user=users["researcher"], campaign=campaign, endpoint=endpoint, name="local grader"
+    )
+    case = AdjudicationCase.objects.get(item__campaign=campaign, resolved_at__isnull=True)
+    case_return(case=case, user=users["adjudicator"], question="Which step lacks a reason?")
     settings.CELERY_TASK_ALWAYS_EAGER = False
+    seeds = {
+        "admin": [f"/adjudication/verification/loops/{loop.pk}/"],
+        "researcher": [f"/exports/{job.pk}/", f"/exports/evaluations/{evaluation.pk}/"],
+    }
+    for grade in case.item.grades.select_related("expert"):
+        seeds[grade.expert.username] = [f"/adjudication/cases/{case.pk}/discussion/"]
+    return seeds
 
 
-def walk(page, base: str, check) -> tuple[list[str], list[str]]:
-    """Visits every kind of page reachable from the home page; the pages seen and what axe
-    found on them."""
-    seen_kinds, queue, visited, found = set(), ["/"], [], []
+def walk(page, base: str, check, seeds: list[str]) -> tuple[list[str], list[str]]:
+    """Visits every kind of page reachable from the home page and the seeds; the pages seen and
+    what axe found on them."""
+    seen_kinds, queue, visited, found = set(), ["/", *seeds], [], []
     while queue and len(visited) < MAX_PAGES:
         path = queue.pop(0)
         kind = kind_of(path)
@@ -71,9 +97,7 @@ def walk(page, base: str, check) -> tuple[list[str], list[str]]:
     return visited, found
 
 
-def test_every_page_of_every_role_passes_axe(
-    first_hour, browser, live_server, assert_accessible, screenshot_dir
-):
+def test_every_page_of_every_role_passes_axe(first_hour, browser, live_server, assert_accessible):
     report, problems = {}, []
     for role in ROLES:
         context = browser.new_context(viewport={"width": 1366, "height": 900})
@@ -84,13 +108,21 @@ def test_every_page_of_every_role_passes_axe(
         page.fill("#id_password", f"{role}-demo-pass")
         page.click("button[type=submit]")
         page.wait_for_url(f"{live_server.url}/")
-        visited, found = walk(page, live_server.url, assert_accessible)
+        visited, found = walk(page, live_server.url, assert_accessible, first_hour.get(role, []))
         report[role] = visited
         problems += found
         context.close()
     kinds = {kind_of(path) for paths in report.values() for path in paths}
     # the pages that appear only after set-up are among them
-    assert {"/exports/evaluations/", "/adjudication/verification/", "/api/docs/"} <= kinds
-    assert "/adjudication/verification/runs/*/" in kinds
+    assert {
+        "/api/docs/",
+        "/exports/evaluations/",
+        "/adjudication/verification/",
+        "/adjudication/verification/runs/*/",
+        "/adjudication/verification/loops/*/",
+        "/adjudication/cases/*/discussion/",
+        "/exports/*/",
+        "/exports/evaluations/*/",
+    } <= kinds, sorted(kinds)
     assert len(report["admin"]) >= 25, report["admin"]
     assert not problems, "\n\n".join(problems)
