@@ -94,3 +94,15 @@ def test_a_key_in_a_field_is_typed_not_a_decision(page, live_server, login):
     assert page.input_value("#accept-rationale") == "b\n"
     assert not page.locator('#accept-form input[data-accept="b"]').is_checked()
     assert not FinalLabel.objects.filter(item=case.item).exists()
+
+
+def test_the_case_page_runs_under_the_policy(strict_page, live_server, login):
+    """The spans laid over the typeset proof and the keys are the page's own script: nothing
+    is blocked by the Content-Security-Policy."""
+    case = disputed_case()
+    login(strict_page, UserFactory(username="adj-csp", roles=["adjudicator"]))
+    strict_page.goto(f"{live_server.url}/adjudication/cases/{case.pk}/")
+    strict_page.wait_for_selector("#proof-typeset mark.layer-b")
+    strict_page.keyboard.press("a")
+    assert strict_page.locator('#accept-form input[data-accept="a"]').is_checked()
+    assert strict_page.csp_errors == []
