@@ -57,6 +57,9 @@ def test_the_decision_is_in_the_first_viewport_and_keys_decide(
     page.screenshot(path=str(screenshot_dir / "adjudication-glance.png"))
     assert_accessible(page)
 
+    page.keyboard.press("s")
+    assert page.evaluate("document.activeElement.id") == "new-score"
+    page.keyboard.press("Escape")  # keys.js: Escape leaves a field
     page.keyboard.press("b")
     assert page.locator('#accept-form input[data-accept="b"]').is_checked()
     assert page.evaluate("document.activeElement.id") == "accept-button"
