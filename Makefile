@@ -34,8 +34,9 @@ $(NPM_STAMP): package.json package-lock.json
 
 deps: $(DEPS_STAMP) $(NPM_STAMP)
 
-run: deps
-	@bash scripts/serve.sh
+# PROOFMARK_T0: when `make run` started, for serve.sh's "first page answered after" line.
+run:
+	@T0=$$(date +%s%N) && $(MAKE) --no-print-directory deps && PROOFMARK_T0=$$T0 bash scripts/serve.sh
 
 services:
 	@bash scripts/services.sh

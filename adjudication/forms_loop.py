@@ -7,9 +7,10 @@ from django import forms
 
 from adjudication import loop_selectors
 from annotation.selectors import proof_selection
+from config.forms import OneChoicePreselected
 
 
-class ProofSelectionForm(forms.Form):
+class ProofSelectionForm(OneChoicePreselected, forms.Form):
     contest = forms.CharField(required=False)
     year = forms.IntegerField(required=False, min_value=1, max_value=9999)
     generator = forms.CharField(required=False)
@@ -65,7 +66,7 @@ class LabellingRunForm(ProofSelectionForm):
     )
 
 
-class AuditForm(forms.Form):
+class AuditForm(OneChoicePreselected, forms.Form):
     campaign = forms.ModelChoiceField(
         queryset=loop_selectors.grading_campaigns(), label="Expert campaign"
     )

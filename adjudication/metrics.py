@@ -212,6 +212,11 @@ def campaign_agreement(
         )
         gold = [(j.score, float(gold_values[j.item_id])) for j in own if j.item_id in gold_values]
         counts = [sum(1 for j in own if j.score == label) for label in labels]
+        by_week: dict[str, list[tuple[float, float]]] = defaultdict(list)
+        for j in own:
+            if j.item_id in final and j.submitted_at:
+                year, week, _ = j.submitted_at.isocalendar()
+                by_week[f"{year}-W{week:02d}"].append((j.score, float(final[j.item_id])))
         distribution_max = max([distribution_max, *counts])
         expert_rows.append(
             {
@@ -226,6 +231,17 @@ def campaign_agreement(
                     [x for x, _ in gold], [y for _, y in gold]
                 ),
                 "distribution": counts,
+                "drift": [  # against the final labels, by ISO week of the judgement
+                    {
+                        "key": key,
+                        "n": len(rows),
+                        "bias": agreement.bias([x for x, _ in rows], [y for _, y in rows]),
+                        "mae": agreement.mean_absolute_difference(
+                            [x for x, _ in rows], [y for _, y in rows]
+                        ),
+                    }
+                    for key, rows in sorted(by_week.items())
+                ],
                 "fast": sum(1 for j in own if j.seconds < campaign.fast_seconds),
             }
         )

@@ -202,7 +202,8 @@ def eligible_adjudicators(*, campaign_id: int, item_id: int) -> list[AbstractBas
 
 def case_sheet(case: AdjudicationCase) -> dict:
     """What the case page shows, anonymised: judgements side by side (Expert A, B, ...), the
-    checkpoint awards with the differing rows marked, every expert's spans over the proof; a
+    checkpoint awards with the differing rows marked, every expert's spans over the proof (as
+    segments of its source, and as `marks` that the page lays over the rendered proof); a
     band scheme (IMO-ProofBench guidelines) as its bands, which its raw text does not show."""
     grades = list(case.item.submitted_grades)
     names = anonymous_names(grades)
@@ -266,7 +267,13 @@ def case_sheet(case: AdjudicationCase) -> dict:
         "events": events,
         "judgements": judgements,
         "award_rows": award_rows,
+        "differing_rows": [row for row in award_rows if row["differs"]],
         "segments": overlay(case.item.proof.text, layers),
+        "marks": [
+            {"start": m.start, "end": m.end, "layer": layer, "title": m.title}
+            for layer, found in layers.items()
+            for m in found
+        ],
         "leaves": scheme.leaves() if scheme else [],
         "band_scheme": scheme if scheme and scheme.bands else None,
         "taxonomy": case.item.campaign.error_taxonomy,

@@ -14,6 +14,7 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.cache import patch_vary_headers
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from adjudication import selectors
@@ -37,6 +38,7 @@ from annotation.models import Campaign, Item
 from annotation.plots import rater_confusion_svg
 from config.flags import FlagError, query_flag
 from config.roles import Role, has_role, role_required
+from exports.charts import error_series_chart
 from exports.writers import csv_safe
 
 QUEUE_PAGE = 200
@@ -85,6 +87,7 @@ def queue(request: HttpRequest) -> HttpResponse:
     return response
 
 
+@never_cache  # Back to a case after deciding it shows it decided, not a stale form
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
     _require_adjudicator(request)
     return _case_page(request, selectors.case_for_adjudicator(request.user, pk))
@@ -242,9 +245,21 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
                 title=f"{rater['kind']} {rater['name']}",
                 support=support,
             )
+    drift_charts = [
+        (
+            expert["name"],
+            error_series_chart(
+                expert["drift"],
+                f"{expert['name']}: bias and mean absolute error against the final labels, by week",
+            ),
+        )
+        for expert in figures.experts
+        if expert.get("drift")  # an entry cached before drift was computed has none
+    ]
     context = {
         "campaign": campaign,
         "a": figures,
+        "drift_charts": drift_charts,
         "reveal": second_opinion_figures(campaign),
         "model": model,
     }

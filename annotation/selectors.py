@@ -333,6 +333,22 @@ class Progress:
     held: int = 0  # held back by the routing budget (exports.services.routing)
 
 
+def generator_score_rows(
+    scores_by_generator: dict[str, list[Decimal]], values: tuple[Decimal, ...]
+) -> list[dict]:
+    """The table beside the plot of scores per generator: each generator's number of submitted
+    scores, their mean, and how many fell on each value of the scale (`values`)."""
+    return [
+        {
+            "generator": generator,
+            "n": len(scores),
+            "mean": statistics.fmean(float(s) for s in scores),
+            "counts": [sum(1 for s in scores if s == value) for value in values],
+        }
+        for generator, scores in scores_by_generator.items()
+    ]
+
+
 def campaign_progress(campaign: Campaign) -> Progress:
     """Items done (all judgements submitted) / in progress (some work or a lease) / waiting,
     per-expert counts, median time and queues, scores per generator: a fixed number of

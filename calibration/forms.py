@@ -3,6 +3,7 @@ from decimal import Decimal
 from django import forms
 
 from annotation.models import Campaign
+from config.forms import OneChoicePreselected
 
 
 class RoundForm(forms.Form):
@@ -18,7 +19,7 @@ class RoundForm(forms.Form):
     )
 
 
-class RequirementForm(forms.Form):
+class RequirementForm(OneChoicePreselected, forms.Form):
     round = forms.ModelChoiceField(
         queryset=Campaign.objects.filter(is_calibration=True).order_by("name"),
         label="Calibration round",

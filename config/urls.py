@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularAPIView
 
 from config import (
+    api_docs,
     converters,  # noqa: F401 (registers <id:...>, used by every app's URLs)
     views,
 )
@@ -12,7 +13,7 @@ from config.roles import ALL_ROLES, role_required
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/", include("problems.account_urls")),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("problems/", include("problems.urls")),
@@ -25,9 +26,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",
-        login_required(
-            role_required(*ALL_ROLES)(SpectacularSwaggerSplitView.as_view(url_name="api-schema"))
-        ),
+        login_required(role_required(*ALL_ROLES)(api_docs.api_docs)),
         name="api-docs",
     ),
     path("healthz", login_not_required(views.healthz), name="healthz"),

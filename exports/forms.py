@@ -2,11 +2,12 @@
 
 from django import forms
 
+from config.forms import OneChoicePreselected
 from exports.formats import LABEL_SOURCES
 from exports.models import ExportFormat, FileType
 
 
-class ExportForm(forms.Form):
+class ExportForm(OneChoicePreselected, forms.Form):
     campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
     format = forms.ChoiceField(choices=ExportFormat.choices)
     file_type = forms.ChoiceField(choices=FileType.choices)

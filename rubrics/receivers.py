@@ -1,7 +1,15 @@
 """Receivers of lower apps' events; each only calls one service."""
 
+from rubrics.generation import llm_endpoint_from_settings, settings_endpoint_available
+from rubrics.models import LLMEndpoint
 from rubrics.services import ImportCounts, schemes_import_for_problems
 
 
 def on_corpus_imported(sender, problem_ids: list[int], **kwargs) -> ImportCounts:
     return schemes_import_for_problems(problem_ids=problem_ids)
+
+
+def on_migrated(sender, **kwargs) -> LLMEndpoint | None:
+    """After every migrate (`make run`, a deployment's release): an endpoint given by
+    LLM_BASE_URL and LLM_MODEL is there as the endpoint "settings", without a manual step."""
+    return llm_endpoint_from_settings() if settings_endpoint_available() else None

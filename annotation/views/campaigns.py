@@ -87,6 +87,10 @@ def campaign_detail(request, slug):
             "campaign": campaign,
             "progress": progress,
             "plot": scores_svg(progress.scores_by_generator, low=min(spec.min, 0), high=spec.max),
+            "scale_values": spec.values,
+            "generator_rows": selectors.generator_score_rows(
+                progress.scores_by_generator, spec.values
+            ),
             "members": selectors.campaign_members(campaign),
             "member_form": MemberForm(),
             "assign_form": AssignForm(),

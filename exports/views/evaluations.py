@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRefresh
 
+from config.forms import OneChoicePreselected
 from config.roles import Role, role_required
 from exports import charts, selectors
 from exports.metrics import AGGREGATIONS
@@ -25,7 +26,7 @@ READERS = (Role.ADMIN, Role.RESEARCHER)
 MAX_PREDICTIONS_BYTES = 50 * 1024 * 1024
 
 
-class PredictionsForm(forms.Form):
+class PredictionsForm(OneChoicePreselected, forms.Form):
     campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
     name = forms.CharField(max_length=200, label="Grader name")
     source = forms.ChoiceField(
@@ -51,7 +52,7 @@ class PredictionsForm(forms.Form):
         return upload
 
 
-class EndpointRunForm(forms.Form):
+class EndpointRunForm(OneChoicePreselected, forms.Form):
     campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
     name = forms.CharField(max_length=200, label="Grader name")
     endpoint = forms.ModelChoiceField(queryset=LLMEndpoint.objects.order_by("name"))
@@ -61,10 +62,9 @@ class EndpointRunForm(forms.Form):
     )
 
     def __init__(self, *args, campaigns, **kwargs):
+        kwargs.setdefault("auto_id", "run_%s")  # beside PredictionsForm on one page
         super().__init__(*args, **kwargs)
         self.fields["campaign"].queryset = campaigns
-        for name in self.fields:
-            self.fields[name].widget.attrs["id"] = f"run_{name}"
 
 
 def _list_page(request, *, form=None, run_form=None, status=200):

@@ -124,6 +124,16 @@ def demo_corpus_load() -> dict[str, int]:
     return counts
 
 
+def demo_accounts_loaded() -> list[DemoAccount]:
+    """The demo accounts that `demo_setup` made and that are still there (one query)."""
+    present = set(
+        User.objects.filter(
+            username__in=[a.username for a in DEMO_ACCOUNTS], email__endswith="@proofmark.invalid"
+        ).values_list("username", flat=True)
+    )
+    return [account for account in DEMO_ACCOUNTS if account.username in present]
+
+
 @transaction.atomic
 def demo_accounts_ensure() -> tuple[DemoAccount, ...]:
     """Creates the role groups and one account per demo role, resetting their passwords to

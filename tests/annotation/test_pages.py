@@ -390,6 +390,10 @@ def test_dashboard_plots_scores_per_generator_and_history(client, admin_user):
     client.force_login(admin_user)
     html = client.get(reverse("annotation:campaign", args=[campaign.slug])).content.decode()
     assert "<svg" in html and "gen-&lt;b&gt;" in html and "<circle" in html
+    # beside the plot, its numbers: one score of 3 (the revision), mean 3.00
+    table = html[html.index('id="generator-scores"') :]
+    table = table[: table.index("</table>")]
+    assert "<td>gen-&lt;b&gt;</td><td>1</td><td>3.00</td>" in table
     assert 'id="items-done">1<' in html
     assert "score" in html and ">4<" in html and ">3<" in html
 

@@ -41,9 +41,14 @@ def test_adjudicator_resolves_a_case_with_a_new_score(
     login(page, UserFactory(username="adj-e2e", roles=["adjudicator"]))
     page.click("nav.mainnav >> text=Adjudication")
     page.click(f"#case-queue >> text=#{disputed_case.pk}")
-    page.wait_for_selector("#proof-source")
+    page.wait_for_selector("#proof-typeset")
     assert page.locator(".judgement").count() == 2
     assert page.locator("#awards tr.differs").count() == 1
+    # both experts' spans on the one rendered copy; the source, with the same spans, on demand
+    assert page.locator("#proof-typeset mark.layer-a").count() >= 1
+    assert page.locator("#proof-typeset mark.layer-b").count() >= 1
+    assert not page.locator("#proof-source").is_visible()
+    page.click("#proof-source-pane > summary")
     assert page.locator("#proof-source mark.layer-a").count() >= 1
     assert page.locator("#proof-source mark.layer-b").count() >= 1
     page.screenshot(path=str(screenshot_dir / "adjudication-case.png"), full_page=True)
@@ -53,7 +58,7 @@ def test_adjudicator_resolves_a_case_with_a_new_score(
     target = "Hence for every odd"
     page.evaluate(
         """(target) => {
-            const box = document.getElementById("proof-source");
+            const box = document.getElementById("proof-typeset");
             const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
             let node;
             while ((node = walker.nextNode())) {
@@ -105,7 +110,7 @@ def test_expert_answers_a_returned_case(
     login(page, grade.expert)
     page.click("nav.mainnav >> text=Discussions")
     page.click(f"text=#{disputed_case.pk}")
-    page.wait_for_selector("#proof-source")
+    page.wait_for_selector("#proof-typeset")
     assert "Complete apart from style." in page.inner_text("body")  # the other judgement
     assert "Expert A (you)" in page.inner_text("body")
     page.fill("#reply", "The second factor is only shown even, not divisible by 4.")
@@ -129,6 +134,9 @@ def test_admin_reads_the_dashboard_marks_gold_and_exports(
     page.wait_for_selector("#confusion")
     assert "calibration round" in page.inner_text("h1")
     assert page.locator("#pairs tbody tr").count() == 3
+    # each expert's bias and error against the final labels, by week: a table and its plots
+    assert page.locator("#drift-table tbody tr").count() == 3
+    assert page.locator("#drift svg.chart").count() == 3
     page.screenshot(path=str(screenshot_dir / "adjudication-dashboard.png"), full_page=True)
     assert_accessible(page)
     with page.expect_download() as download:

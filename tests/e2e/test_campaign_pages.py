@@ -86,3 +86,23 @@ def test_a_refused_page_is_in_the_layout_with_a_way_back(
     assert_accessible(page)
     page.click("text=Back to the page you came from")
     page.wait_for_url(f"{live_server.url}/problems/")
+
+
+def test_scores_per_generator_table_beside_their_plot(
+    page, live_server, login, screenshot_dir, assert_accessible
+):
+    from tests.adjudication.factories import CampaignFactory, ItemFactory, judge
+
+    campaign = CampaignFactory(name="Generators compared")
+    for generator, scores in [("model-a", (7, 6)), ("model-a", (5, 5)), ("model-b", (1, 2))]:
+        judge(ItemFactory(campaign=campaign, proof=ProofFactory(generator=generator)), *scores)
+    login(page, UserFactory(username="gen-admin", roles=["admin"]))
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
+    rows = page.locator("#generator-scores tbody tr")
+    assert rows.count() == 2
+    assert rows.first.locator("td").nth(1).inner_text() == "4"  # model-a: 7, 6, 5, 5
+    assert rows.first.locator("td").nth(2).inner_text() == "5.75"
+    assert page.locator(".plot-beside svg").count() == 1
+    page.locator("#generator-scores").scroll_into_view_if_needed()
+    page.screenshot(path=str(screenshot_dir / "campaign-scores-per-generator.png"))
+    assert_accessible(page)

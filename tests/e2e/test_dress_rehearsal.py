@@ -108,7 +108,7 @@ def open_the_case(page, shots, name: str):
     cases = page.locator("#case-queue a", has_text="#")
     assert cases.count() == 1
     cases.first.click()
-    page.wait_for_selector("#proof-source")
+    page.wait_for_selector("#proof-typeset")
     assert page.locator(".judgement").count() == 2
     page.screenshot(path=str(shots / f"{name}.png"))
 

@@ -298,6 +298,20 @@ def test_endpoint_from_the_settings(admin_client, settings):
     assert endpoint.api_key_env == "LLM_API_KEY"  # names the variable, never holds a value
 
 
+def test_an_endpoint_in_the_environment_is_there_after_migrate(admin_client, settings):
+    """`make run` (and a release) migrates: the endpoint of LLM_BASE_URL and LLM_MODEL is then
+    there, with no button to press; without them nothing is made."""
+    from django.core.management.sql import emit_post_migrate_signal
+
+    settings.LLM_BASE_URL, settings.LLM_MODEL = "", ""
+    emit_post_migrate_signal(verbosity=0, interactive=False, db="default")
+    assert not LLMEndpoint.objects.exists()
+    settings.LLM_BASE_URL, settings.LLM_MODEL = "http://127.0.0.1:8000/v1", "deepseek-math-v2"
+    emit_post_migrate_signal(verbosity=0, interactive=False, db="default")
+    body = admin_client.get(reverse("rubrics:generate")).content.decode()
+    assert "A language model is needed" not in body and "deepseek-math-v2" in body
+
+
 def test_a_link_can_preselect_one_problem(admin_client):
     LLMEndpointFactory()
     wanted = problem_with_solutions("S", external_id="PB-Basic-002")
