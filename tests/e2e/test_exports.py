@@ -60,8 +60,8 @@ def test_researcher_exports_downloads_and_reads_a_grader_report(
     page.wait_for_selector("svg.heatmap")
     assert page.locator("svg.bon polyline").count() == 3
     assert (
-        page.locator("table.proofbench td").first.inner_text() == "1.500"
-    )  # per problem: (1 + 1) / 2 and 2, averaged
+        page.locator("table.proofbench td").first.inner_text() == "1.500 [1.000, 2.000]"
+    )  # per problem: (1 + 1) / 2 and 2, averaged; its 95% interval over the problems
     page.screenshot(path=str(screenshot_dir / "exports-grader-report.png"), full_page=True)
     assert_accessible(page)
     assert "Oracle, first n" in page.text_content("svg.bon")  # A.4's baselines by default
