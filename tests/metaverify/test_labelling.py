@@ -301,22 +301,6 @@ def test_the_audit_reads_expert_means_between_values(fake_llm, endpoints, admin)
     assert "halfway as the lower" in report.conversion
 
 
-@pytest.fixture
-def dead_broker():
-    """The Celery app pointed at a port where no broker listens (restored afterwards)."""
-    from config.celery import app
-
-    saved = (app.conf.broker_write_url, app.conf.task_publish_retry)
-    app.conf.broker_write_url = "redis://127.0.0.1:1/0"
-    app.conf.task_publish_retry = False
-    app._pool = None
-    app.amqp._producer_pool = None
-    yield
-    app.conf.broker_write_url, app.conf.task_publish_retry = saved
-    app._pool = None
-    app.amqp._producer_pool = None
-
-
 def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
     endpoints, admin, dead_broker, django_capture_on_commit_callbacks
 ):

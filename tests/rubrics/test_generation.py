@@ -383,22 +383,6 @@ def test_the_job_succeeds_when_the_provider_recovers(fake_llm, endpoint, admin_u
     assert [e["status"] for e in fake_llm.log] == [500, 500, 200]
 
 
-@pytest.fixture
-def dead_broker():
-    """The Celery app pointed at a port where no broker listens (restored afterwards)."""
-    from config.celery import app
-
-    saved = (app.conf.broker_write_url, app.conf.task_publish_retry)
-    app.conf.broker_write_url = "redis://127.0.0.1:1/0"
-    app.conf.task_publish_retry = False
-    app._pool = None
-    app.amqp._producer_pool = None
-    yield
-    app.conf.broker_write_url, app.conf.task_publish_retry = saved
-    app._pool = None
-    app.amqp._producer_pool = None
-
-
 def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
     endpoint, admin_user, dead_broker, django_capture_on_commit_callbacks
 ):
