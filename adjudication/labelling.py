@@ -235,8 +235,7 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
         if outcome.outcome in FINAL_OUTCOMES:
             return outcome
         outcome.outcome = LoopOutcome.RUNNING
-        outcome.attempts += 1
-        outcome.save(update_fields=["outcome", "attempts", "updated_at"])
+        outcome.save(update_fields=["outcome", "updated_at"])
         _run_refresh(outcome.run_id)
     outcome = LabellingOutcome.objects.select_related(
         "run__verifier", "run__meta_verifier", "proof__problem"

@@ -326,10 +326,9 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
         run_id,
         status=JobStatus.RUNNING,
         started_at=run.started_at or timezone.now(),
-        attempts=run.attempts + 1,
         error="",
     )
-    attempt = run.attempts + 1
+    attempt = run.attempts  # this run's, counted by its claim (jobs.services._take)
     usage = Usage(run.prompt_tokens, run.completion_tokens, 0)
     done = failed = 0
     failures: list[str] = []

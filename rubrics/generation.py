@@ -278,11 +278,10 @@ def generation_task_execute(*, task_id: int, final_attempt: bool = True) -> Gene
         if task is None or task.status == TaskStatus.DONE:
             return task
         task.status = TaskStatus.RUNNING
-        task.attempts += 1
         task.started_at = timezone.now()
         task.error = ""
         task.raw_responses = []
-        task.save(update_fields=["status", "attempts", "started_at", "error", "raw_responses"])
+        task.save(update_fields=["status", "started_at", "error", "raw_responses"])
         _run_refresh(task.run_id)
     task = GenerationTask.objects.select_related("run__config__endpoint", "problem").get(pk=task_id)
     workflow = Workflow(task)

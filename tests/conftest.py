@@ -231,3 +231,14 @@ def dead_broker():
     ) = saved
     app._pool = None
     app.amqp._producer_pool = None
+
+
+def as_job(kind_name: str, pk: int, body):
+    """Runs a job's service as a worker does: claimed first by the job runner
+    (jobs.services.job_run: status running, attempts + 1). Returns what `body` returned, or None
+    when the claim found the job finished or alive elsewhere."""
+    from jobs.services import job_run
+
+    result = []
+    job_run(kind_name, pk, lambda: result.append(body()))
+    return result[0] if result else None

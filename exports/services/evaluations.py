@@ -445,9 +445,7 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
     )
     if evaluation.status == JobStatus.SUCCEEDED:
         return evaluation
-    GraderEvaluation.objects.filter(pk=evaluation.pk).update(
-        status=JobStatus.RUNNING, attempts=F("attempts") + 1, error=""
-    )
+    GraderEvaluation.objects.filter(pk=evaluation.pk).update(status=JobStatus.RUNNING, error="")
     client = LLMClient(llm_config(evaluation.endpoint, evaluation.parameters))
     prompt = evaluation.parameters.get("prompt") or PROMPT_VERSION
     done = set(evaluation.predictions.values_list("item_id", "run_index"))

@@ -15,7 +15,6 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connections, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from config.storage import stored_file_local
@@ -117,7 +116,6 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         status=ImportJob.Status.RUNNING,
         started_at=timezone.now(),
         processed=0,
-        attempts=F("attempts") + 1,
     )
     writer = _ProgressWriter(job_id, job.total or 0)
     try:

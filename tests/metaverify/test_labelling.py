@@ -10,6 +10,7 @@ from adjudication.models import FinalLabel, LabellingOutcome, MetaVerification
 from annotation.models import Item
 from problems.models import VerifierAnalysis
 from tests.annotation.factories import CampaignFactory
+from tests.conftest import as_job
 from tests.factories import UserFactory
 from tests.llm.fake_openai import status, text, unclosed_think
 from tests.metaverify import replies
@@ -38,7 +39,11 @@ def proof(label: str):
 
 def run_loop(run):
     for outcome in run.outcomes.order_by("id"):
-        labelling.labelling_outcome_execute(outcome_id=outcome.pk)
+        as_job(
+            "labelling",
+            outcome.pk,
+            lambda pk=outcome.pk: labelling.labelling_outcome_execute(outcome_id=pk),
+        )
     run.refresh_from_db()
     return {o.proof_id: o for o in run.outcomes.all()}
 
@@ -51,7 +56,7 @@ def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, adm
     run = verifier_runs.verifier_run_start(
         kind="verify", endpoint=verifier, targets=[good, bad], samples=2, user=admin
     )
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     # a reply without a score is a failed sample, like a refused call
     assert (run.status, run.total, run.done_count, run.failed_count) == ("failed", 4, 2, 2)
     failures = " | ".join(run.failures)  # in whichever order the two calls came back
@@ -69,7 +74,8 @@ def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, adm
     calls = len(fake_llm.log)
     fake_llm.on(bad.text, text(replies.FATAL))
     fake_llm.rules.pop(1)
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = verifier_runs.verifier_run_retry(run=run)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     assert run.status == "done" and run.done_count == 4
     assert len(fake_llm.log) == calls + 2  # only the two failed samples were asked for again
     assert VerifierAnalysis.objects.filter(proof=bad, score=None).count() == 1  # raw reply kept
@@ -90,7 +96,7 @@ def test_meta_verifier_run_rates_analyses(fake_llm, endpoints, admin):
     run = verifier_runs.verifier_run_start(
         kind="meta_verify", endpoint=meta, targets=[analysis], samples=3, user=admin
     )
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     assert (run.status, run.done_count, run.failed_count) == ("failed", 2, 1)
     scores = sorted(
         (m.score, m.kept_contract) for m in MetaVerification.objects.all() if m.score is not None
@@ -203,10 +209,18 @@ def test_a_transient_error_is_raised_for_a_job_retry_then_recorded(fake_llm, end
     )
     outcome = run.outcomes.get()
     with pytest.raises(Exception, match="503"):
-        labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=False)
+        as_job(
+            "labelling",
+            outcome.pk,
+            lambda: labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=False),
+        )
     outcome.refresh_from_db()
     assert outcome.outcome == "pending" and "retrying later" in outcome.reason
-    outcome = labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=True)
+    outcome = as_job(
+        "labelling",
+        outcome.pk,
+        lambda: labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=True),
+    )
     assert outcome.outcome == "failed" and "503" in outcome.reason
 
 
@@ -349,7 +363,7 @@ def test_an_incomplete_or_malformed_analysis_is_a_failed_sample(
     run = verifier_runs.verifier_run_start(
         kind="verify", endpoint=verifier, targets=[target], samples=1, user=admin
     )
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     assert (run.status, run.done_count, run.failed_count) == ("failed", 0, 1)
     assert reason in run.failures[0]
     stored = VerifierAnalysis.objects.get(proof=target)
@@ -374,7 +388,7 @@ def test_an_incomplete_or_malformed_meta_analysis_is_a_failed_sample(
     run = verifier_runs.verifier_run_start(
         kind="meta_verify", endpoint=meta, targets=[analysis], samples=1, user=admin
     )
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     assert (run.status, run.done_count, run.failed_count) == ("failed", 0, 1)
     stored = MetaVerification.objects.get(analysis=analysis)
     assert (stored.score, stored.kept_contract) == (None, False)
@@ -383,7 +397,7 @@ def test_an_incomplete_or_malformed_meta_analysis_is_a_failed_sample(
     fake_llm.rules.clear()
     replies.script_meta(fake_llm, "divides by", replies.CONFIRM)
     run = verifier_runs.verifier_run_retry(run=run)
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     assert (run.status, run.done_count, run.failed_count) == ("done", 1, 0)
     assert len(fake_llm.log) == 2
     assert MetaVerification.objects.filter(analysis=analysis).count() == 2
@@ -424,7 +438,9 @@ def test_runs_cost_each_endpoints_tokens_at_its_prices(client, fake_llm, endpoin
     vrun = verifier_runs.verifier_run_start(
         kind="verify", endpoint=verifier, targets=[flawed], samples=1, user=admin
     )
-    vrun = verifier_runs.verifier_run_execute(run_id=vrun.pk)
+    vrun = as_job(
+        "verifier_run", vrun.pk, lambda: verifier_runs.verifier_run_execute(run_id=vrun.pk)
+    )
     page = client.get(reverse("adjudication:verifier-run", args=[vrun.pk])).content.decode()
     assert f"{vrun.prompt_tokens} prompt + {vrun.completion_tokens} completion tokens" in page
     assert 'id="run-cost"' in page and "a million output tokens" in page

@@ -16,6 +16,7 @@ from rubrics.models import (
     TaskStatus,
 )
 from rubrics.structure import Scheme, format_points
+from tests.conftest import as_job
 from tests.llm import replies
 from tests.llm.fake_openai import slow, status, text, truncated, unclosed_think
 from tests.rubrics.generation_factories import (
@@ -49,7 +50,11 @@ def start(endpoint, method, problems, admin_user, **kwargs):
 
 def execute_all(run, **kwargs):
     return [
-        generation.generation_task_execute(task_id=task.pk, **kwargs)
+        as_job(
+            "scheme_generation",
+            task.pk,
+            lambda task=task: generation.generation_task_execute(task_id=task.pk, **kwargs),
+        )
         for task in run.tasks.order_by("id")
     ]
 
@@ -262,6 +267,7 @@ def test_a_done_task_runs_once(fake_llm, endpoint, admin_user):
     replies.script_proofbench(fake_llm)
     run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
     (task,) = execute_all(run)
+    assert as_job("scheme_generation", task.pk, lambda: 1 / 0) is None  # done: not run again
     again = generation.generation_task_execute(task_id=task.pk)
     assert again.scheme_id == task.scheme_id and again.attempts == 1
     assert MarkingScheme.objects.count() == 1 and len(fake_llm.log) == 1
