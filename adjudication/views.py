@@ -34,8 +34,8 @@ from adjudication.services import (
     item_gold_set,
 )
 from annotation.models import Campaign, Item
+from config.cells import csv_safe
 from config.roles import Role, has_role, role_required
-from exports.writers import csv_safe
 
 QUEUE_PAGE = 200
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TypeVar
 
+from config.numbers import shown  # noqa: F401 (scales.shown: the one way a score is printed)
+
 N = TypeVar("N", Decimal, float)
 
 
@@ -112,12 +114,6 @@ def scale_spec(scale: str) -> ScaleSpec:
         return SCALES[scale]
     except KeyError as exc:
         raise ScaleError(f"unknown scale {scale!r}: use one of {', '.join(SCALES)}") from exc
-
-
-def shown(value: Decimal | int | float | str) -> str:
-    """A score printed one way everywhere: no trailing zeros, no exponent ("0.5", "1", "3.5")."""
-    number = value if isinstance(value, Decimal) else _d(value)
-    return format(number.normalize(), "f")
 
 
 def check_value(value: Decimal | int | str, scale: str) -> Decimal:

@@ -9,9 +9,10 @@ from config import (
     views,
 )
 from config.roles import ALL_ROLES, role_required
+from problems.views.home import home
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

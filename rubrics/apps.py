@@ -6,7 +6,19 @@ class RubricsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from jobs.kinds import JobKind, job_kind_register
         from problems.signals import corpus_imported
+        from rubrics.generation import generation_task_fail
         from rubrics.receivers import on_corpus_imported
+
+        job_kind_register(
+            JobKind(
+                "scheme_generation",
+                "rubrics.GenerationTask",
+                "rubrics.tasks.generate_scheme",
+                ("pending", "retrying"),
+                fail=lambda pk, reason: generation_task_fail(task_id=pk, reason=reason),
+            )
+        )
 
         corpus_imported.connect(on_corpus_imported, dispatch_uid="rubrics.schemes_import")
