@@ -5,15 +5,15 @@ allows, with a reason. One view serves the panel's page and its fragment."""
 from __future__ import annotations
 
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from annotation import opinions, scales, selectors, services
 from annotation.apis_second_opinion import NOT_SUBMITTED, submit_answer
 from annotation.page import scale_options
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import ALL_ROLES, role_required
 
 
@@ -78,13 +78,16 @@ def second_opinion(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
     if not services.second_opinion_enabled(view.item):
         raise Http404("This campaign shows no automatic second opinion.")
-    fragment = bool(request.htmx) and not request.htmx.history_restore_request
-    template = "annotation/_second_opinion.html" if fragment else "annotation/second_opinion.html"
+    fragment = wants_fragment(request)
+    templates = {
+        "page": "annotation/second_opinion.html",
+        "fragment": "annotation/_second_opinion.html",
+    }
     grade = view.grade
     if grade is None or not grade.is_submitted:
-        response = render(request, template, _context(view, None, NOT_SUBMITTED), status=409)
-        patch_vary_headers(response, ["HX-Request"])
-        return response
+        return page_or_fragment(
+            request, **templates, context=_context(view, None, NOT_SUBMITTED), status=409
+        )
     error, status = "", 200
     if request.method == "POST":
         try:
@@ -100,6 +103,4 @@ def second_opinion(request, item_id):
             if not fragment:  # a plain form post: back to the page by GET
                 return redirect(request.path)
     row = services.second_opinion_reveal(grade=grade)
-    response = render(request, template, _context(view, row, error), status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(request, **templates, context=_context(view, row, error), status=status)
