@@ -1,6 +1,6 @@
 """The corpus: problems, reference solutions, candidate proofs and verifier analyses.
 
-Every row has a natural key so that imports are idempotent upserts (see ../DESIGN.md).
+Every row has a natural key so that imports are idempotent upserts (docs/ARCHITECTURE.md).
 """
 
 from decimal import Decimal
