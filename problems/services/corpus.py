@@ -1,5 +1,5 @@
 """The one import service: `corpus_import` streams records from the readers into batched
-upserts on the natural keys (DESIGN.md), inside one transaction.
+upserts on the natural keys (problems/models.py), inside one transaction.
 
 Each batch fetches the existing rows of its keys, merges, and writes only what differs: new
 and changed rows go in one `INSERT ... ON CONFLICT DO UPDATE` per model (bulk_create with
