@@ -112,3 +112,29 @@ def test_a_receiver_that_raises_leaves_a_committed_import_succeeded(admin_user, 
     assert Problem.objects.filter(external_id="P-1").exists()
     (note,) = [issue for issue in job.report if "the follow-up broke" in issue["message"]]
     assert note["level"] == "warning" and "the import itself is committed" in note["message"]
+
+
+def test_a_running_import_shows_its_progress_on_the_embedded_default_too(
+    client, admin_user, settings, tmp_path
+):
+    """SQLite has one writer, held by the import: the progress goes through the run folder."""
+    from problems.services.jobs import _ProgressWriter
+    from problems.services.report import ImportReport
+
+    settings.MEDIA_ROOT, settings.RUN_DIR = tmp_path / "media", tmp_path / "run"
+    job = job_for(
+        admin_user, b'{"kind": "problem", "id": "P-1", "statement": "S"}\n' * 40, "r.jsonl"
+    )
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING)
+    report = ImportReport()
+    report.counts["problems"]["created"] = 12
+    writer = _ProgressWriter(job.pk, job.total)
+    writer(job.total // 2, report)
+    client.force_login(admin_user)
+    url = reverse("problems:import-detail", args=[job.pk])
+    shown = client.get(url, headers={"HX-Request": "true"}).content.decode()
+    assert 'aria-valuenow="50"' in shown
+    writer.close()
+    assert not (settings.RUN_DIR / "progress").exists() or not any(
+        (settings.RUN_DIR / "progress").iterdir()
+    )
