@@ -320,7 +320,7 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
     tokens and failures on the run row. Idempotent. A transient provider error is raised for the
     job to retry later (unless this is the final attempt); other failures are recorded."""
     run = VerifierRun.objects.select_related("endpoint").get(pk=run_id)
-    if run.status == JobStatus.DONE:
+    if run.status == JobStatus.SUCCEEDED:
         return run
     _progress(
         run_id,
@@ -364,7 +364,7 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
         raise transient
     _progress(
         run_id,
-        status=JobStatus.FAILED if failed else JobStatus.DONE,
+        status=JobStatus.FAILED if failed else JobStatus.SUCCEEDED,
         failures=failures,
         error=f"{failed} sample(s) failed" if failed else "",
         finished_at=timezone.now(),

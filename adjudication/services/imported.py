@@ -33,6 +33,7 @@ from annotation.models import (
     Grade,
     GradeStatus,
     Item,
+    Scale,
     default_error_taxonomy,
 )
 from annotation.services import campaign_create
@@ -235,7 +236,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                 report.grades += 1
             native = sum(v for v, _ in ratings) / len(ratings)
             value = sum(values) / len(values)
-            if scale == "0-7":
+            if scale == Scale.ZERO_TO_SEVEN:
                 value = value.quantize(Decimal(1), rounding=ROUND_HALF_UP)
             final_label_set(
                 item=item,

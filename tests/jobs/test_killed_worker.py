@@ -184,8 +184,8 @@ def test_jobs_survive_a_worker_killed_mid_job(
 
     assert finished == {
         "import": ("succeeded", 2),
-        "scheme_generation": ("done", 2),
-        "verifier_run": ("done", 2),
+        "scheme_generation": ("succeeded", 2),
+        "verifier_run": ("succeeded", 2),
         "labelling": ("labelled", 2),
         "grader_evaluation": ("succeeded", 2),
         "export": ("succeeded", 2),

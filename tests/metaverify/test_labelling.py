@@ -76,7 +76,7 @@ def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, adm
     fake_llm.rules.pop(1)
     run = verifier_runs.verifier_run_retry(run=run)
     run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
-    assert run.status == "done" and run.done_count == 4
+    assert run.status == "succeeded" and run.done_count == 4
     assert len(fake_llm.log) == calls + 2  # only the two failed samples were asked for again
     assert VerifierAnalysis.objects.filter(proof=bad, score=None).count() == 1  # raw reply kept
 
@@ -147,7 +147,7 @@ def test_the_loop_labels_routes_and_fails_proofs(fake_llm, endpoints, admin):
         broken.pk: ("failed", None),
     }
     assert (run.status, run.labelled_count, run.routed_count, run.failed_count) == (
-        "done",
+        "succeeded",
         3,
         1,
         1,
@@ -330,7 +330,7 @@ def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
     outcome = run.outcomes.get()
     assert outcome.outcome == "failed" and "could not be queued" in outcome.reason
     run.refresh_from_db()
-    assert run.status == "done" and run.failed_count == 1
+    assert run.status == "succeeded" and run.failed_count == 1
     vrun.refresh_from_db()
     assert vrun.status == "failed" and "could not be queued" in vrun.error
 
@@ -398,7 +398,7 @@ def test_an_incomplete_or_malformed_meta_analysis_is_a_failed_sample(
     replies.script_meta(fake_llm, "divides by", replies.CONFIRM)
     run = verifier_runs.verifier_run_retry(run=run)
     run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
-    assert (run.status, run.done_count, run.failed_count) == ("done", 1, 0)
+    assert (run.status, run.done_count, run.failed_count) == ("succeeded", 1, 0)
     assert len(fake_llm.log) == 2
     assert MetaVerification.objects.filter(analysis=analysis).count() == 2
 
