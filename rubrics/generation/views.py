@@ -10,10 +10,10 @@ from django.views.decorators.http import require_POST
 from config.htmx import page_or_fragment, wants_fragment
 from config.roles import Role, role_required
 from problems.selectors import ProblemFilters, problem_filter_choices
-
-from . import generation, generation_selectors
-from .generation_forms import GenerationStartForm
-from .models import GenerationTask, GeneratorConfig
+from rubrics import generation
+from rubrics.generation import selectors as generation_selectors
+from rubrics.generation.forms import GenerationStartForm
+from rubrics.models import GenerationTask, GeneratorConfig
 
 
 def _filters_from(request) -> ProblemFilters:

@@ -23,8 +23,7 @@ from kombu.exceptions import OperationalError
 from llm import parsers, prompts
 from llm.client import LLMClient, LLMError, LLMTransientError, Usage
 from problems.models import Problem
-
-from .models import (
+from rubrics.models import (
     GENERATION_METHODS,
     GenerationRun,
     GenerationTask,
@@ -33,8 +32,8 @@ from .models import (
     LLMEndpoint,
     MarkingScheme,
 )
-from .services import scheme_version_create
-from .workflows import (
+from rubrics.services import scheme_version_create
+from rubrics.workflows import (
     GeneratedScheme,
     GenerationError,
     Workflow,
@@ -199,7 +198,7 @@ def generation_run_retry_failed(*, run: GenerationRun) -> int:
 def _enqueue_on_commit(task_ids: Sequence[int]) -> None:
     """Sends one job per task once the transaction commits. A task whose job cannot be queued
     (broker unreachable) is recorded as failed, to be retried from the page."""
-    from .tasks import generate_scheme
+    from rubrics.tasks import generate_scheme
 
     def send() -> None:
         for task_id in task_ids:
