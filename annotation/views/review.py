@@ -6,7 +6,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.apis_review import MetaReviewSubmitInput
+from annotation.apis.review import MetaReviewSubmitInput
 from annotation.review_page import review_page_context, review_view_for_user
 from annotation.services import GradeError
 from annotation.services.review import (

@@ -11,7 +11,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from annotation import opinions, scales, selectors, services
-from annotation.apis_second_opinion import NOT_SUBMITTED, submit_answer
+from annotation.apis.second_opinion import NOT_SUBMITTED, submit_answer
 from annotation.page import scale_options
 from config.htmx import page_or_fragment, wants_fragment
 from config.roles import ALL_ROLES, role_required
