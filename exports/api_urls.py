@@ -1,6 +1,7 @@
 from django.urls import path
 
-from exports import apis, apis_routing
+from exports import apis
+from exports.apis import routing as apis_routing
 
 urlpatterns = [
     path("exports/", apis.ExportCreateApi.as_view(), name="api-export-create"),
