@@ -9,6 +9,10 @@ LOCK := requirements.lock
 NPM_STAMP := node_modules/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/proofmark
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
+# pytest-xdist workers, each with its own test database, Redis database (15, 14, ...), queue and
+# run folder (tests/suite.py); the tests that need the real Celery worker share one xdist worker.
+TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
 .PHONY: run test nightly lint format bench deps lock services chromium clean
 
@@ -48,10 +52,11 @@ test: deps services chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
-		$(PY) -m pytest -m "not nightly" $(PYTEST_ARGS)
+		$(PY) -m pytest $(XDIST) -m "not nightly" $(PYTEST_ARGS)
 	@echo "The database tests again on the embedded default (SQLite, filesystem broker):"
 	env -u DATABASE_URL -u CELERY_BROKER_URL PROOFMARK_RUN_DIR=$(CURDIR)/.run/test-sqlite DEBUG=true \
-		$(PY) -m pytest --ignore=tests/e2e -m "not e2e and not worker and not postgresql" $(PYTEST_ARGS)
+		$(PY) -m pytest $(XDIST) --database-tests-only --ignore=tests/e2e \
+		-m "not e2e and not worker and not postgresql" $(PYTEST_ARGS)
 
 # The long schemathesis run (tests/contract, marker `nightly`): 50 examples per operation, each role.
 nightly: deps services

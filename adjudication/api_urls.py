@@ -1,6 +1,7 @@
 from django.urls import path
 
-from adjudication import apis, apis_loop
+from adjudication import apis
+from adjudication.verification import apis as apis_loop
 
 urlpatterns = [
     path("adjudication/cases/", apis.CaseListApi.as_view(), name="api-case-list"),

@@ -7,8 +7,31 @@ class AdjudicationConfig(AppConfig):
 
     def ready(self) -> None:
         from adjudication import receivers
+        from adjudication.labelling import labelling_outcome_fail
+        from adjudication.verifier_runs import verifier_run_fail
         from annotation.signals import item_judged
+        from jobs.kinds import JobKind, job_kind_register
         from problems.signals import corpus_imported
+
+        job_kind_register(
+            JobKind(
+                "verifier_run",
+                "adjudication.VerifierRun",
+                "adjudication.tasks.verifier_run_job",
+                ("pending",),
+                fail=lambda pk, reason: verifier_run_fail(run_id=pk, reason=reason),
+            )
+        )
+        job_kind_register(
+            JobKind(
+                "labelling",
+                "adjudication.LabellingOutcome",
+                "adjudication.tasks.labelling_outcome_job",
+                ("pending",),
+                fail=lambda pk, reason: labelling_outcome_fail(outcome_id=pk, reason=reason),
+                status_field="outcome",
+            )
+        )
 
         item_judged.connect(receivers.on_item_judged, dispatch_uid="adjudication.item_judged")
         corpus_imported.connect(

@@ -47,7 +47,7 @@ from adjudication.verifier_runs import (
     slots_fill,
 )
 from annotation import scales
-from annotation.models import Campaign, Item, TaskKind
+from annotation.models import Campaign, Item, Scale, TaskKind
 from annotation.services import campaign_create, items_create_from_selection
 from llm import prompts
 from llm.client import LLMError, Usage
@@ -123,11 +123,11 @@ def labelling_run_start(
             )[:200],
             slug=f"auto-labels-{uuid.uuid4().hex[:10]}",
             created_by=user,
-            scale="0-0.5-1",
+            scale=Scale.TERNARY,
             double_share=Decimal("0"),
             guidelines="Final labels of the automated labelling loop (source automatic).",
         )
-    elif auto_campaign.scale != "0-0.5-1" or auto_campaign.task_kind != TaskKind.PROOF_GRADING:
+    elif auto_campaign.scale != Scale.TERNARY or auto_campaign.task_kind != TaskKind.PROOF_GRADING:
         raise LabellingError(
             "auto_campaign: automatic labels need a proof grading campaign on 0 / 0.5 / 1"
         )
@@ -210,7 +210,7 @@ def _run_refresh(run_id: int) -> LabellingRun:
     run.meta_prompt_tokens = counts["meta_prompt"] or 0
     run.meta_completion_tokens = counts["meta_completion"] or 0
     if run.finished_count == run.total:
-        run.status = JobStatus.DONE
+        run.status = JobStatus.SUCCEEDED
         run.finished_at = run.finished_at or timezone.now()
     else:
         run.status = JobStatus.RUNNING if counts["started"] else JobStatus.PENDING
@@ -235,8 +235,7 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
         if outcome.outcome in FINAL_OUTCOMES:
             return outcome
         outcome.outcome = LoopOutcome.RUNNING
-        outcome.attempts += 1
-        outcome.save(update_fields=["outcome", "attempts", "updated_at"])
+        outcome.save(update_fields=["outcome", "updated_at"])
         _run_refresh(outcome.run_id)
     outcome = LabellingOutcome.objects.select_related(
         "run__verifier", "run__meta_verifier", "proof__problem"
@@ -446,7 +445,7 @@ def labelling_audit_agreement(run: LabellingRun) -> AuditAgreement:
         if outcome.audit_item_id not in expert:
             continue
         scale = outcome.audit_item.campaign.scale
-        if scale != "0-0.5-1":
+        if scale != Scale.TERNARY:
             conversion = (
                 f"expert labels on {scale} mapped to 0-7, then 7 -> 1, 5-6 -> 0.5, 0-4 -> 0 "
                 "(a label between two values counts as the nearest, halfway as the lower)"

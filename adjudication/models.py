@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from jobs.models import JobLiveness
+from jobs.models import JobLiveness, JobStatus
 from rubrics.models import TokenSpend, token_spend
 
 
@@ -219,13 +219,6 @@ class RaterModelFit(models.Model):
 # Verifier runs and the automated labelling loop (DeepSeekMath-V2, sections 2.1.2 and 2.3)
 
 TERNARY = [Decimal("0"), Decimal("0.5"), Decimal("1")]
-
-
-class JobStatus(models.TextChoices):
-    PENDING = "pending", "Waiting"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
 
 
 class VerifierRunKind(models.TextChoices):

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from adjudication import views, views_loop
+from adjudication import views
+from adjudication.verification import views as views_loop
 
 app_name = "adjudication"
 urlpatterns = [

@@ -320,16 +320,15 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
     tokens and failures on the run row. Idempotent. A transient provider error is raised for the
     job to retry later (unless this is the final attempt); other failures are recorded."""
     run = VerifierRun.objects.select_related("endpoint").get(pk=run_id)
-    if run.status == JobStatus.DONE:
+    if run.status == JobStatus.SUCCEEDED:
         return run
     _progress(
         run_id,
         status=JobStatus.RUNNING,
         started_at=run.started_at or timezone.now(),
-        attempts=run.attempts + 1,
         error="",
     )
-    attempt = run.attempts + 1
+    attempt = run.attempts  # this run's, counted by its claim (jobs.services._take)
     usage = Usage(run.prompt_tokens, run.completion_tokens, 0)
     done = failed = 0
     failures: list[str] = []
@@ -365,7 +364,7 @@ def verifier_run_execute(*, run_id: int, final_attempt: bool = True) -> Verifier
         raise transient
     _progress(
         run_id,
-        status=JobStatus.FAILED if failed else JobStatus.DONE,
+        status=JobStatus.FAILED if failed else JobStatus.SUCCEEDED,
         failures=failures,
         error=f"{failed} sample(s) failed" if failed else "",
         finished_at=timezone.now(),

@@ -13,7 +13,6 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -36,10 +35,11 @@ from adjudication.services import (
 )
 from annotation.models import Campaign, Item
 from annotation.plots import rater_confusion_svg
+from config.cells import csv_safe
 from config.flags import FlagError, query_flag
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import Role, has_role, role_required
 from exports.charts import error_series_chart
-from exports.writers import csv_safe
 
 QUEUE_PAGE = 200
 
@@ -72,9 +72,7 @@ def queue(request: HttpRequest) -> HttpResponse:
         "page": Paginator(cases, QUEUE_PAGE).get_page(request.GET.get("page")),
         "query": query.urlencode(),
     }
-    if request.htmx and not request.htmx.history_restore_request:
-        response = render(request, "adjudication/_case_results.html", context)
-    else:
+    if not wants_fragment(request):
         context |= {
             "statuses": CaseStatus.choices,
             "status": status,
@@ -82,9 +80,12 @@ def queue(request: HttpRequest) -> HttpResponse:
             "campaign_id": campaign_id,
             "mine": mine,
         }
-        response = render(request, "adjudication/queue.html", context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(
+        request,
+        page="adjudication/queue.html",
+        fragment="adjudication/_case_results.html",
+        context=context,
+    )
 
 
 @never_cache  # Back to a case after deciding it shows it decided, not a stale form

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from annotation import apis, apis_review, apis_second_opinion
+from annotation import apis
+from annotation.apis import review as apis_review
+from annotation.apis import second_opinion as apis_second_opinion
 
 urlpatterns = [
     path("campaigns/", apis.CampaignCreateApi.as_view(), name="api-campaign-create"),

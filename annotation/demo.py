@@ -15,7 +15,7 @@ from decimal import Decimal
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.models import Campaign, Grade, GradeStatus, Item, MemberRole, TaskKind
+from annotation.models import Campaign, Grade, GradeStatus, Item, MemberRole, Scale, TaskKind
 from annotation.services import (
     GradeInput,
     SpanInput,
@@ -271,7 +271,7 @@ def demo_load() -> str:
             admin,
             name="Demo: grading the demo proofs",
             task_kind=TaskKind.PROOF_GRADING,
-            scale="0-7",
+            scale=Scale.ZERO_TO_SEVEN,
             double_share=Decimal("0.40"),
             sample_seed=2024,
             tolerance=Decimal(1),
@@ -296,7 +296,7 @@ def demo_load() -> str:
             admin,
             name="Demo: reviewing the verifier's analyses",
             task_kind=TaskKind.ANALYSIS_REVIEW,
-            scale="0-0.5-1",
+            scale=Scale.TERNARY,
             double_share=Decimal("0.40"),
             sample_seed=2025,
             tolerance=Decimal(0),

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from annotation.models import Grade, Item, SecondOpinion, SecondOpinionSource
+from annotation.models import Grade, Item, Scale, SecondOpinion, SecondOpinionSource
 from problems.models import VerifierAnalysis
 
 # Analyses shown at most (the newest first where a source has an order): a reveal is read in
@@ -76,7 +76,7 @@ def verifier_opinion(item: Item, only: str) -> Opinion | None:
     mean = statistics.fmean(float(row["score"]) for row in rows)
     return Opinion(
         score=as_decimal(mean),
-        scale="0-0.5-1",
+        scale=Scale.TERNARY,
         origin=f"{', '.join(verifiers)}: mean of {len(rows)} scored "
         f"analys{'is' if len(rows) == 1 else 'es'}",
         analyses=[

@@ -9,7 +9,7 @@ from decimal import Decimal
 from functools import lru_cache
 
 from annotation import scales
-from annotation.models import Grade
+from annotation.models import Grade, Scale
 from annotation.selectors import GradingView
 from annotation.services.grading import grade_snapshot, not_graded_reason
 from annotation.spans import split_steps
@@ -129,7 +129,7 @@ def checklist(scheme: Scheme) -> dict:
 
 
 def _key_for(value: Decimal, scale: str) -> str:
-    if scale == "0-0.5-1" and value == Decimal("0.5"):
+    if scale == Scale.TERNARY and value == Decimal("0.5"):
         return "h"
     return format_points(value)
 
@@ -208,7 +208,9 @@ def grading_page_context(view: GradingView) -> dict:
     scheme = None
     if item.scheme_id and item.scheme.structure:
         scheme = Scheme.from_dict(item.scheme.structure)
-    uses_checklist = scheme is not None and not scheme.is_empty and campaign.scale == "0-7"
+    uses_checklist = (
+        scheme is not None and not scheme.is_empty and campaign.scale == Scale.ZERO_TO_SEVEN
+    )
     steps = proof_steps(item.proof.text)
     grade = view.grade
     editable = (
@@ -233,7 +235,7 @@ def grading_page_context(view: GradingView) -> dict:
         and grade.scheme_id is not None
         and grade.scheme_id != item.scheme_id,
         "scale_options": scale_options(campaign.scale),
-        "scale_is_ternary": campaign.scale == "0-0.5-1",
+        "scale_is_ternary": campaign.scale == Scale.TERNARY,
         "citation_rule": scales.CITATION_RULE,
         "steps": steps,
         "grade": grade,

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TypeVar
 
+from config.numbers import shown  # noqa: F401 (scales.shown: the one way a score is printed)
+
 N = TypeVar("N", Decimal, float)
 
 
@@ -119,12 +121,6 @@ def floor_to_scale(value: Decimal, scale: str) -> Decimal:
     final score a computed checklist total gives (6.5 on 0-7 -> 6)."""
     spec = scale_spec(scale)
     return max((v for v in spec.values if v <= value), default=spec.min)
-
-
-def shown(value: Decimal | int | float | str) -> str:
-    """A score printed one way everywhere: no trailing zeros, no exponent ("0.5", "1", "3.5")."""
-    number = value if isinstance(value, Decimal) else _d(value)
-    return format(number.normalize(), "f")
 
 
 def check_value(value: Decimal | int | str, scale: str) -> Decimal:

@@ -1,4 +1,4 @@
-"""Events of the annotation app that higher apps react to (see ../shared/DESIGN.md)."""
+"""Events of the annotation app that higher apps react to (docs/ARCHITECTURE.md: signals and receivers)."""
 
 from django.dispatch import Signal
 

@@ -42,6 +42,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from annotation.models import Scale
+
 SINGLE_SCORE_SPREAD = 0.5
 NO_EVIDENCE = 1.0
 
@@ -180,4 +182,4 @@ def proof_uncertainty(
 
 def prediction_on_unit(score: float, prediction_scale: str) -> float:
     """A grader prediction put on 0-1 ("0-7" divided by 7; "0-1" as it is)."""
-    return score / 7.0 if prediction_scale == "0-7" else float(score)
+    return score / 7.0 if prediction_scale == Scale.ZERO_TO_SEVEN else float(score)

@@ -11,7 +11,6 @@ from django.contrib.auth import get_user_model
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -20,20 +19,11 @@ from annotation.models import CalibrationRequirement, Campaign
 from annotation.services.calibration import calibration_requirement_remove
 from calibration import selectors, services
 from calibration.forms import RequirementForm, RoundForm
+from config.htmx import page_or_fragment
 from config.roles import ALL_ROLES, Role, has_role, role_required
 from exports.charts import error_series_chart
 
 User = get_user_model()
-
-
-def _htmx_or_page(request, fragment: str, page: str, context: dict) -> HttpResponse:
-    """One view, page and fragment: an htmx request gets the fragment only."""
-    if request.htmx and not request.htmx.history_restore_request:
-        response = render(request, fragment, context)
-    else:
-        response = render(request, page, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 @role_required(*ALL_ROLES)
@@ -100,8 +90,11 @@ def feedback(request, item_id):
     """The gold answer after the expert's own submission: a fragment on the grading page (htmx)
     or a page of its own."""
     context = {"feedback": selectors.gold_feedback_for_user(item_id=item_id, user=request.user)}
-    return _htmx_or_page(
-        request, "calibration/_feedback.html", "calibration/feedback.html", context
+    return page_or_fragment(
+        request,
+        page="calibration/feedback.html",
+        fragment="calibration/_feedback.html",
+        context=context,
     )
 
 

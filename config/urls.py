@@ -10,9 +10,10 @@ from config import (
     views,
 )
 from config.roles import ALL_ROLES, role_required
+from problems.views.home import home
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", home, name="home"),
     path("accounts/", include("problems.account_urls")),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

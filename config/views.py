@@ -5,17 +5,6 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 
 from config.broker import broker_problem
-from config.roles import user_roles
-from problems.selectors import corpus_counts
-
-
-def home(request):
-    """The landing page: what each of the user's roles can do from here."""
-    return render(
-        request,
-        "home.html",
-        {"held_roles": sorted(user_roles(request.user)), "counts": corpus_counts()},
-    )
 
 
 def healthz(request):

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from exports import apis, apis_routing, apis_scores
+from exports import apis
+from exports.apis import routing as apis_routing
+from exports.apis import scores as apis_scores
 
 urlpatterns = [
     path("exports/", apis.ExportCreateApi.as_view(), name="api-export-create"),

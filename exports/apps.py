@@ -8,7 +8,33 @@ class ExportsConfig(AppConfig):
     def ready(self) -> None:
         from adjudication.signals import proof_labelled_by_loop
         from annotation.signals import items_added
+        from config.storage import stored_folder_delete
         from exports import opinions, receivers
+        from exports.services.datasets import export_fail
+        from exports.services.evaluations import evaluation_fail
+        from jobs.kinds import JobKind, job_kind_register
+
+        job_kind_register(
+            JobKind(
+                "grader_evaluation",
+                "exports.GraderEvaluation",
+                "exports.evaluation_run",
+                ("pending",),
+                fail=lambda pk, reason: evaluation_fail(evaluation_id=pk, reason=reason),
+            )
+        )
+        # a re-run starts from nothing: whatever the dead run stored goes (each run writes in a
+        # scratch folder of its own and stores its files only when they are complete)
+        job_kind_register(
+            JobKind(
+                "export",
+                "exports.ExportJob",
+                "exports.export_run",
+                ("pending",),
+                fail=lambda pk, reason: export_fail(job_id=pk, reason=reason),
+                reset=lambda pk: stored_folder_delete(f"exports/{pk}"),
+            )
+        )
 
         opinions.connect()
         items_added.connect(receivers.on_items_added, dispatch_uid="exports.items_added")

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from jobs.models import JobLiveness
+from jobs.models import JobLiveness, JobStatus
 from rubrics.models import TokenSpend, token_spend
 
 
@@ -23,13 +23,6 @@ class FileType(models.TextChoices):
     JSONL = "jsonl", "JSON Lines"
     CSV = "csv", "CSV"
     PARQUET = "parquet", "Parquet"
-
-
-class JobStatus(models.TextChoices):
-    PENDING = "pending", "Waiting"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Done"
-    FAILED = "failed", "Failed"
 
 
 class ExportJob(JobLiveness):

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import orjson
 
+from config.cells import csv_safe
+
 SCHEMA_VERSION = 1
 FILE_TYPES = ("jsonl", "csv", "parquet")
 DEFAULT_ROW_GROUP = 5000
@@ -142,18 +144,6 @@ def _write_jsonl(rows, fields, temp, row_group_size, on_progress) -> int:
                 on_progress(count)
     on_progress(count)
     return count
-
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(value: object) -> object:
-    """A text cell that a spreadsheet would read as a formula (it starts with =, +, -, @, tab
-    or carriage return) gets a leading apostrophe, as OWASP advises against CSV injection.
-    Numbers are written as they are; JSONL and Parquet keep text exact."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
 
 
 def _csv_cell(field: Field, value: object) -> object:

@@ -20,3 +20,13 @@ class JobLiveness(models.Model):
 
     class Meta:
         abstract = True
+
+
+class JobStatus(models.TextChoices):
+    """The one status vocabulary of every job kind (and of the runs that group jobs)."""
+
+    PENDING = "pending", "Waiting"
+    RUNNING = "running", "Running"
+    RETRYING = "retrying", "Waiting to retry"
+    SUCCEEDED = "succeeded", "Done"
+    FAILED = "failed", "Failed"

@@ -21,7 +21,7 @@ from celery import current_app
 from celery.exceptions import Retry
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 from kombu.exceptions import ChannelError, OperationalError
 
@@ -38,25 +38,22 @@ def stale_after() -> timedelta:
 
 
 def _take(kind: JobKind, pk: int) -> bool:
-    """Claims the job for this run: False when it is finished (or gone) or running elsewhere with
-    a fresh heartbeat (a second copy of its message); otherwise its heartbeat starts now."""
+    """The one claim of every job kind: a compare-and-set of the row to running, attempts + 1,
+    heartbeat now, in one UPDATE that holds only while the job waits, or runs with a stale
+    heartbeat (its worker died). False when it is finished (or gone) or running elsewhere with a
+    fresh heartbeat: of two copies of one message, the second finds the row changed and does
+    nothing (PostgreSQL re-reads a row another transaction updated before it updates it; SQLite
+    writes one at a time)."""
     now = timezone.now()
-    with transaction.atomic():
-        row = (
-            kind.model.objects.select_for_update()
-            .filter(pk=pk)
-            .values(kind.status_field, "heartbeat_at")
-            .first()
-        )
-        if row is None:
-            return False
-        status, beat = row[kind.status_field], row["heartbeat_at"]
-        if status == RUNNING and beat is not None and beat >= now - stale_after():
-            return False
-        if status != RUNNING and status not in kind.waiting:
-            return False
-        kind.model.objects.filter(pk=pk).update(heartbeat_at=now)
-    return True
+    status = kind.status_field
+    claimable = Q(**{f"{status}__in": kind.waiting}) | Q(
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - stale_after()),
+        **{status: RUNNING},
+    )
+    claimed = kind.model.objects.filter(claimable, pk=pk).update(
+        **{status: RUNNING}, attempts=F("attempts") + 1, heartbeat_at=now
+    )
+    return claimed == 1
 
 
 class _Heartbeat(threading.Thread):

@@ -1,6 +1,6 @@
 """The corpus: problems, reference solutions, candidate proofs and verifier analyses.
 
-Every row has a natural key so that imports are idempotent upserts (see ../DESIGN.md).
+Every row has a natural key so that imports are idempotent upserts (docs/ARCHITECTURE.md).
 """
 
 from decimal import Decimal
@@ -8,7 +8,7 @@ from decimal import Decimal
 from django.db import models
 from django.db.models import Q
 
-from jobs.models import JobLiveness
+from jobs.models import JobLiveness, JobStatus
 
 
 class Topic(models.TextChoices):
@@ -131,11 +131,7 @@ class VerifierAnalysis(models.Model):
 class ImportJob(JobLiveness):
     """One import from the upload page or the API: the row its page reads for progress."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Done"
-        FAILED = "failed", "Failed"
+    Status = JobStatus  # jobs.models.JobStatus, the one vocabulary of every job kind
 
     file = models.FileField(upload_to="imports/%Y/%m/")
     original_name = models.CharField(max_length=255)

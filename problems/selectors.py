@@ -12,6 +12,7 @@ from django.db.models.functions import Coalesce, Substr
 from django.shortcuts import get_object_or_404
 
 from problems.models import ImportJob, Problem, Proof, ReferenceSolution, Topic, VerifierAnalysis
+from problems.progress import import_progress_read
 
 STATEMENT_START_LENGTH = 400
 
@@ -162,4 +163,9 @@ def import_job_list(*, limit: int = 20) -> QuerySet[ImportJob]:
 
 
 def import_job_detail(*, job_id: int) -> ImportJob:
-    return get_object_or_404(ImportJob.objects.select_related("created_by"), pk=job_id)
+    """The job, with the progress of a running import laid over it where the database could not
+    take it yet (problems.progress: the embedded SQLite mode)."""
+    job = get_object_or_404(ImportJob.objects.select_related("created_by"), pk=job_id)
+    if job.status == ImportJob.Status.RUNNING and (progress := import_progress_read(job_id=job.pk)):
+        job.processed, job.counts = progress["processed"], progress["counts"]
+    return job

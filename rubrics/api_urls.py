@@ -1,6 +1,7 @@
 from django.urls import path
 
-from rubrics import apis, generation_apis
+from rubrics import apis
+from rubrics.generation import apis as generation_apis
 
 urlpatterns = [
     path("schemes/", apis.SchemeListApi.as_view(), name="api-scheme-list"),

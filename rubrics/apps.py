@@ -8,8 +8,20 @@ class RubricsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
+        from jobs.kinds import JobKind, job_kind_register
         from problems.signals import corpus_imported
+        from rubrics.generation import generation_task_fail
         from rubrics.receivers import on_corpus_imported, on_migrated
+
+        job_kind_register(
+            JobKind(
+                "scheme_generation",
+                "rubrics.GenerationTask",
+                "rubrics.tasks.generate_scheme",
+                ("pending", "retrying"),
+                fail=lambda pk, reason: generation_task_fail(task_id=pk, reason=reason),
+            )
+        )
 
         corpus_imported.connect(on_corpus_imported, dispatch_uid="rubrics.schemes_import")
         post_migrate.connect(on_migrated, sender=self, dispatch_uid="rubrics.settings_endpoint")

@@ -8,7 +8,7 @@ from django.core.validators import URLValidator
 from django.db import models
 from django.db.models import Q
 
-from jobs.models import JobLiveness
+from jobs.models import JobLiveness, JobStatus
 
 MILLION = Decimal(1_000_000)
 
@@ -263,13 +263,6 @@ class GeneratorConfig(models.Model):
         return self.frozen_at is not None
 
 
-class RunStatus(models.TextChoices):
-    PENDING = "pending", "Waiting"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Finished with failures"
-
-
 class GenerationRun(models.Model):
     """One launch of a generator configuration over a selection of problems."""
 
@@ -283,7 +276,7 @@ class GenerationRun(models.Model):
         default=True, help_text="Reuse cached workflow steps instead of calling the model again."
     )
     status = models.CharField(
-        max_length=20, choices=RunStatus.choices, default=RunStatus.PENDING, db_index=True
+        max_length=20, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True
     )
     total = models.PositiveIntegerField(default=0)
     done_count = models.PositiveIntegerField(default=0)
@@ -304,7 +297,7 @@ class GenerationRun(models.Model):
 
     @property
     def finished(self) -> bool:
-        return self.status in (RunStatus.DONE, RunStatus.FAILED)
+        return self.status in (JobStatus.SUCCEEDED, JobStatus.FAILED)
 
     @property
     def percent(self) -> int:
@@ -325,14 +318,6 @@ class GenerationRun(models.Model):
         return token_spend((self.config.endpoint, self.prompt_tokens, self.completion_tokens))
 
 
-class TaskStatus(models.TextChoices):
-    PENDING = "pending", "Waiting"
-    RUNNING = "running", "Running"
-    RETRYING = "retrying", "Waiting to retry"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-
-
 class GenerationTask(JobLiveness):
     """One problem of a run: one Celery job, its attempts, the raw replies and the scheme."""
 
@@ -341,7 +326,7 @@ class GenerationTask(JobLiveness):
         "problems.Problem", on_delete=models.CASCADE, related_name="generation_tasks"
     )
     status = models.CharField(
-        max_length=20, choices=TaskStatus.choices, default=TaskStatus.PENDING, db_index=True
+        max_length=20, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True
     )
     error = models.TextField(blank=True)
     raw_responses = models.JSONField(

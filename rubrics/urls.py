@@ -1,6 +1,7 @@
 from django.urls import path
 
-from rubrics import generation_views, views
+from rubrics import views
+from rubrics.generation import views as generation_views
 
 app_name = "rubrics"
 

@@ -7,9 +7,9 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import ALL_ROLES, Role, has_role, role_required
 from rubrics import selectors, services
 from rubrics.forms import EditForm, RateForm, SchemeFilterForm
@@ -34,13 +34,14 @@ def scheme_list(request):
         "query": query.urlencode(),
         "show_means": selectors.scheme_rating_means_visible(user=request.user),
     }
-    if request.htmx and not request.htmx.history_restore_request:
-        response = render(request, "rubrics/_scheme_results.html", context)
-    else:
+    if not wants_fragment(request):
         context["contests"] = selectors.scheme_filter_choices()["contests"]
-        response = render(request, "rubrics/scheme_list.html", context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(
+        request,
+        page="rubrics/scheme_list.html",
+        fragment="rubrics/_scheme_results.html",
+        context=context,
+    )
 
 
 def _ratings_context(request, scheme, rate_form=None) -> dict:

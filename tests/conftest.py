@@ -126,15 +126,15 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     import redis
 
     redis.Redis.from_url(broker).flushdb()
-    (ROOT / ".run").mkdir(exist_ok=True)
-    log = (ROOT / ".run" / "test-worker.log").open("w")  # noqa: SIM115 (closed at teardown)
+    settings.RUN_DIR.mkdir(parents=True, exist_ok=True)  # one per xdist worker (tests/suite.py)
+    log = (settings.RUN_DIR / "test-worker.log").open("w")  # noqa: SIM115 (closed at teardown)
     proc = celery_process("worker", env={"CELERY_BROKER_URL": broker}, log=log)
     from config.celery import app
 
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError("the Celery worker exited at start: see .run/test-worker.log")
+            raise RuntimeError(f"the Celery worker exited at start: see {log.name}")
         if app.control.ping(timeout=0.5):
             break
     else:
@@ -203,10 +203,53 @@ def fake_llm():
 
     from tests.llm.fake_openai import FakeOpenAI
 
-    server = HTTPServer(host="127.0.0.1", port=0, threaded=True)
+    class QuickHTTPServer(HTTPServer):
+        """Stops at once: serve_forever's default half-second poll made every stop wait 0.5 s."""
+
+        def thread_target(self) -> None:
+            self.server.serve_forever(poll_interval=0.01)
+
+    server = QuickHTTPServer(host="127.0.0.1", port=0, threaded=True)
     server.start()
     fake = FakeOpenAI(server)
     yield fake
     fake.release()
     server.clear()
     server.stop()
+
+
+@pytest.fixture
+def dead_broker():
+    """The Celery app pointed at a port where no broker listens, failing at once: neither Celery
+    (task_publish_retry) nor the Redis client (max_retries) retries (restored afterwards)."""
+    from config.celery import app
+
+    saved = (
+        app.conf.broker_write_url,
+        app.conf.task_publish_retry,
+        app.conf.broker_transport_options,
+    )
+    app.conf.broker_write_url = "redis://127.0.0.1:1/0"
+    app.conf.task_publish_retry = False
+    app.conf.broker_transport_options = {**saved[2], "max_retries": 0}
+    app._pool = None
+    app.amqp._producer_pool = None
+    yield
+    (
+        app.conf.broker_write_url,
+        app.conf.task_publish_retry,
+        app.conf.broker_transport_options,
+    ) = saved
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+def as_job(kind_name: str, pk: int, body):
+    """Runs a job's service as a worker does: claimed first by the job runner
+    (jobs.services.job_run: status running, attempts + 1). Returns what `body` returned, or None
+    when the claim found the job finished or alive elsewhere."""
+    from jobs.services import job_run
+
+    result = []
+    job_run(kind_name, pk, lambda: result.append(body()))
+    return result[0] if result else None

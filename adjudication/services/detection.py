@@ -22,7 +22,7 @@ from adjudication.models import (
     Resolution,
 )
 from adjudication.services.labels import DERIVED_SOURCES, label_write
-from annotation.models import Campaign, Grade, GradeStatus, Item
+from annotation.models import Campaign, Grade, GradeStatus, Item, Scale
 from annotation.scales import scale_spec
 
 
@@ -32,7 +32,7 @@ class AdjudicationError(ValueError):
 
 def effective_tolerance(*, scale: str, tolerance: Decimal) -> Decimal:
     """The campaign's tolerance; on 0 / 0.5 / 1 only exact agreement counts."""
-    return Decimal(0) if scale == "0-0.5-1" else Decimal(tolerance)
+    return Decimal(0) if scale == Scale.TERNARY else Decimal(tolerance)
 
 
 def _unresolved_case(item: Item) -> AdjudicationCase | None:

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, AssignmentStatus, Campaign, Item, ItemOrder
 from annotation.services.calibration import calibration_gate_check
+from annotation.slots import item_open, item_open_sql, slot_taken, slot_taken_sql
 
 MANUAL_LEASE = timedelta(days=14)
 
@@ -42,13 +43,8 @@ class AssignmentError(Exception):
     """An assignment that cannot be made or changed; the message says why, in words."""
 
 
-def taken_filter(now) -> Q:
-    """Assignments that hold one of an item's judgement slots at `now`."""
-    return Q(status=AssignmentStatus.DONE) | Q(status=AssignmentStatus.ACTIVE, leased_until__gt=now)
-
-
 def _taken_count(item_id: int, now, *, exclude_expert_id: int | None = None) -> int:
-    qs = Assignment.objects.filter(taken_filter(now), item_id=item_id)
+    qs = Assignment.objects.filter(slot_taken(now), item_id=item_id)
     if exclude_expert_id is not None:
         qs = qs.exclude(expert_id=exclude_expert_id)
     return qs.count()
@@ -155,21 +151,19 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 # item held back by its routing budget (walked along the partial index item_ranked_queue).
 # The third column is `_lease_commit_fast` without a round trip of its own: when a candidate is
 # found, this transaction (which will write the lease) commits without waiting for the WAL flush.
-_CANDIDATE_SQL = """
+_CANDIDATE_SQL = f"""
 SELECT i.id, i.required_judgements, set_config('synchronous_commit', 'off', true)
 FROM annotation_item i
-WHERE i.campaign_id = %(campaign)s AND i.needs_work AND NOT i.is_final AND NOT i.is_gold
-  AND NOT i.route_held
+WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")}
   AND NOT (i.id = ANY(%(skip)s))
   AND NOT EXISTS (
     SELECT 1 FROM annotation_assignment own WHERE own.item_id = i.id AND own.expert_id = %(expert)s
   )
   AND (
     SELECT count(*) FROM annotation_assignment a
-    WHERE a.item_id = i.id
-      AND (a.status = 'done' OR (a.status = 'active' AND a.leased_until > %(now)s))
+    WHERE a.item_id = i.id AND {slot_taken_sql("a")}
   ) < i.required_judgements
-ORDER BY i.submitted_count DESC, {rank} i.id
+ORDER BY i.submitted_count DESC, {{rank}} i.id
 LIMIT 1
 FOR UPDATE OF i SKIP LOCKED
 """
@@ -183,14 +177,13 @@ def _by_uncertainty(campaign: Campaign) -> bool:
 # Under the item's row lock, a new statement (a fresh READ COMMITTED snapshot that sees every
 # commit of earlier lock holders) recounts the taken slots and inserts the lease only if one is
 # still free.
-_LEASE_SQL = """
+_LEASE_SQL = f"""
 INSERT INTO annotation_assignment
   (item_id, expert_id, leased_until, status, assigned_by_id, created_at, updated_at)
 SELECT %(item)s, %(expert)s, %(until)s, 'active', NULL, %(now)s, %(now)s
 WHERE (
   SELECT count(*) FROM annotation_assignment a
-  WHERE a.item_id = %(item)s
-    AND (a.status = 'done' OR (a.status = 'active' AND a.leased_until > %(now)s))
+  WHERE a.item_id = %(item)s AND {slot_taken_sql("a")}
 ) < %(required)s
 RETURNING id
 """
@@ -201,7 +194,7 @@ def _take_normal_portable(*, campaign: Campaign, expert: AbstractBaseUser) -> As
     transaction holds the whole database, so there is no row to skip)."""
     now = timezone.now()
     taken = (
-        Assignment.objects.filter(taken_filter(now), item_id=OuterRef("pk"))
+        Assignment.objects.filter(slot_taken(now), item_id=OuterRef("pk"))
         .order_by()
         .values("item_id")
         .annotate(n=Count("pk"))
@@ -209,13 +202,7 @@ def _take_normal_portable(*, campaign: Campaign, expert: AbstractBaseUser) -> As
     )
     with transaction.atomic():
         item = (
-            Item.objects.filter(
-                campaign=campaign,
-                needs_work=True,
-                is_final=False,
-                is_gold=False,
-                route_held=False,
-            )
+            Item.objects.filter(item_open(), campaign=campaign)
             .exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
             .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), 0))
             .filter(taken__lt=F("required_judgements"))

@@ -18,6 +18,7 @@ from annotation.models import (
     CampaignStatus,
     LabelPolicy,
     MemberRole,
+    Scale,
     SecondOpinionSource,
     TaskKind,
     default_error_taxonomy,
@@ -60,7 +61,7 @@ def _check(campaign: Campaign) -> None:
         raise CampaignError(f"scale: {campaign.scale!r} is not one of {', '.join(scales.SCALES)}")
     if campaign.task_kind not in TaskKind.values:
         raise CampaignError(f"task_kind: {campaign.task_kind!r} is not known")
-    if campaign.task_kind == TaskKind.ANALYSIS_REVIEW and campaign.scale != "0-0.5-1":
+    if campaign.task_kind == TaskKind.ANALYSIS_REVIEW and campaign.scale != Scale.TERNARY:
         raise CampaignError("scale: an analysis review campaign rates analyses on 0 / 0.5 / 1")
     if campaign.label_policy not in LabelPolicy.values:
         raise CampaignError(f"label_policy: {campaign.label_policy!r} is not known")

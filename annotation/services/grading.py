@@ -31,6 +31,7 @@ from annotation.models import (
     GradeRevision,
     GradeStatus,
     Item,
+    Scale,
 )
 from annotation.services.assignment import _taken_count
 from annotation.signals import item_judged, judgement_submitted
@@ -225,7 +226,7 @@ def _clean(rules: _Rules, data: GradeInput, *, final: bool) -> _Checked:
     computed: Decimal | None = None
     score = data.score
     scheme = rules.scheme
-    checklist = scheme is not None and rules.scale == "0-7"
+    checklist = scheme is not None and rules.scale == Scale.ZERO_TO_SEVEN
     if checklist:
         award_problems = check_awards(scheme, data.awards, data.deductions)
         if award_problems:

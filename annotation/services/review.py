@@ -26,6 +26,7 @@ from annotation.models import (
     Item,
     MetaDefect,
     MetaReview,
+    Scale,
     TaskKind,
 )
 from annotation.services.grading import (
@@ -381,7 +382,7 @@ def analysis_items_create(
     seeded sample decides which are double-scored unless `required_judgements` fixes it."""
     if campaign.task_kind != TaskKind.ANALYSIS_REVIEW:
         raise GradeError("Analysis items belong in an analysis review campaign.")
-    if campaign.scale != "0-0.5-1":
+    if campaign.scale != Scale.TERNARY:
         raise GradeError("An analysis review campaign rates on 0 / 0.5 / 1.")
     analyses = list(analyses)
     result = ItemsCreated()

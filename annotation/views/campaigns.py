@@ -6,7 +6,6 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, selectors_flow, services
@@ -16,6 +15,7 @@ from annotation.plots import scores_svg
 from annotation.scales import scale_spec
 from annotation.services.calibration import CalibrationRequired
 from annotation.services.review import analysis_items_create
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import ALL_ROLES, Role, has_role, role_required
 from problems.models import VerifierAnalysis
 
@@ -71,13 +71,14 @@ def campaign_detail(request, slug):
             "campaign": campaign,
             "page": Paginator(grades, OWN_GRADES_PAGE).get_page(request.GET.get("page")),
         }
-        if request.htmx and not request.htmx.history_restore_request:
-            response = render(request, "annotation/_own_grades.html", context)
-        else:
+        if not wants_fragment(request):
             context["totals"] = selectors.expert_totals(campaign=campaign, expert=request.user)
-            response = render(request, "annotation/campaign_expert.html", context)
-        patch_vary_headers(response, ["HX-Request"])
-        return response
+        return page_or_fragment(
+            request,
+            page="annotation/campaign_expert.html",
+            fragment="annotation/_own_grades.html",
+            context=context,
+        )
     progress = selectors.campaign_progress(campaign)
     spec = scale_spec(campaign.scale)
     return render(

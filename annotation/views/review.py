@@ -1,5 +1,5 @@
 """The analysis review page (meta-verification). Its script (static/js/review.js) saves and
-submits through the API's review operations (annotation/apis_review.py); the lease and skip are
+submits through the API's review operations (annotation/apis/review.py); the lease and skip are
 the grading page's (an analysis review is a grade)."""
 
 from django.shortcuts import render

@@ -1,21 +1,20 @@
 """The AI second opinion on the grading page: revealed only after the expert submits (the page
 then reloads read-only and this panel comes in as an htmx fragment), with the one revision it
 allows, with a reason: the panel's script sends it to the API's operation
-(annotation.apis_second_opinion.SecondOpinionReviseApi), then loads the panel again. One view
+(annotation.apis.second_opinion.SecondOpinionReviseApi), then loads the panel again. One view
 serves the panel's page and its fragment."""
 
 from __future__ import annotations
 
 from django.http import Http404
-from django.shortcuts import render
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from annotation import opinions, scales, selectors, services
-from annotation.apis_second_opinion import NOT_SUBMITTED
+from annotation.apis.second_opinion import NOT_SUBMITTED
 from annotation.page import scale_options
+from config.htmx import page_or_fragment
 from config.roles import ALL_ROLES, role_required
 
 
@@ -71,14 +70,14 @@ def second_opinion(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
     if not services.second_opinion_enabled(view.item):
         raise Http404("This campaign shows no automatic second opinion.")
-    fragment = bool(request.htmx) and not request.htmx.history_restore_request
-    template = "annotation/_second_opinion.html" if fragment else "annotation/second_opinion.html"
+    templates = {
+        "page": "annotation/second_opinion.html",
+        "fragment": "annotation/_second_opinion.html",
+    }
     grade = view.grade
     if grade is None or not grade.is_submitted:
-        response = render(request, template, _context(view, None, NOT_SUBMITTED), status=409)
-        patch_vary_headers(response, ["HX-Request"])
-        return response
+        return page_or_fragment(
+            request, **templates, context=_context(view, None, NOT_SUBMITTED), status=409
+        )
     row = services.second_opinion_reveal(grade=grade)
-    response = render(request, template, _context(view, row))
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(request, **templates, context=_context(view, row))

@@ -10,7 +10,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Mod
 
 from adjudication.models import FinalLabel
-from annotation.models import Campaign
+from annotation.models import Campaign, Scale
 from annotation.scales import ternary_of, to_0_7
 from exports.formats.base import (
     ExportError,
@@ -43,7 +43,9 @@ def fractional_ratings(campaign: Campaign) -> bool:
     if campaign.label_policy == "mean":
         return True
     # 2x - 1 is whole when 2x is
-    return _between_values(campaign, analyses=False, factor=2 if campaign.scale == "1-4" else 1)
+    return _between_values(
+        campaign, analyses=False, factor=2 if campaign.scale == Scale.ONE_TO_FOUR else 1
+    )
 
 
 def _integer(value: Decimal) -> int:
@@ -65,13 +67,13 @@ PROOFBENCH_COLUMNS = {
 def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
     if campaign.task_kind != "proof_grading":
         raise ExportError("the proofbench format needs a proof-grading campaign")
-    if campaign.scale == "0-0.5-1":
+    if campaign.scale == Scale.TERNARY:
         raise ExportError(
             "the proofbench format rates proofs 0-7 and the 0 / 0.5 / 1 scale has no map onto "
             "0-7: export this campaign as dv"
         )
     conversions = []
-    if campaign.scale == "1-4":
+    if campaign.scale == Scale.ONE_TO_FOUR:
         conversions.append(
             {
                 "field": "expert_rating",
@@ -150,7 +152,7 @@ def _ternary_conversions(
     """How the export puts labels on 0 / 0.5 / 1: by the cut points from another scale, or, on
     0 / 0.5 / 1 itself, only for labels between its values (when there are any)."""
     scale = campaign.scale
-    if scale == "0-0.5-1":
+    if scale == Scale.TERNARY:
         if not _between_values(campaign, analyses=analyses, factor=2):
             return []
         return [
@@ -171,7 +173,7 @@ def _ternary_conversions(
         f"{span(high, 7)} -> 1, {span(low, high - 1)} -> 0.5, {span(0, low - 1)} -> 0; "
         f"{BETWEEN} (6.5 -> 6)"
     )
-    if scale == "1-4":
+    if scale == Scale.ONE_TO_FOUR:
         text = f"{field_name} from 1-4 onto 0-7 by 2x - 1, then " + text.split(" from 0-7 ")[1]
     return [
         {
@@ -236,7 +238,7 @@ DMV_COLUMNS = PROOF_COLUMNS | {
 def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
     if campaign.task_kind != "analysis_review":
         raise ExportError("the dmv format needs an analysis-review campaign")
-    if campaign.scale != "0-0.5-1":
+    if campaign.scale != Scale.TERNARY:
         raise ExportError("the dmv format needs meta scores on the 0 / 0.5 / 1 scale")
     fields = [
         Field("problem_id", "string", "The problem's external id."),

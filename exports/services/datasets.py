@@ -175,10 +175,7 @@ def _export_take(job_id: int) -> ExportJob | None:
     job.started_at = job.heartbeat_at = now
     job.processed = 0
     job.error = ""
-    job.attempts += 1
-    job.save(
-        update_fields=["status", "started_at", "heartbeat_at", "processed", "error", "attempts"]
-    )
+    job.save(update_fields=["status", "started_at", "heartbeat_at", "processed", "error"])
     return job
 
 

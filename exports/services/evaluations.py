@@ -21,7 +21,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from adjudication import agreement
-from annotation.models import Campaign, Item
+from annotation.models import Campaign, Item, Scale
 from annotation.scales import nearest, ternary_of, to_0_7
 from config.broker import broker_require
 from exports import metrics
@@ -227,15 +227,15 @@ def _comparison(campaign_scale: str, prediction_scale: str) -> tuple[str, list[s
         "between two integers counts as the nearest, halfway as the lower)"
     )
     notes = []
-    if campaign_scale == "1-4":
+    if campaign_scale == Scale.ONE_TO_FOUR:
         notes.append("expert labels from 1-4 onto 0-7 by 2x - 1")
-    if prediction_scale == "0-1" and campaign_scale != "0-0.5-1":
+    if prediction_scale == "0-1" and campaign_scale != Scale.TERNARY:
         notes.append(f"expert labels from 0-7 onto 0 / 0.5 / 1 by {cuts}")
         return "0-1", notes
-    if prediction_scale == "0-7" and campaign_scale == "0-0.5-1":
+    if prediction_scale == Scale.ZERO_TO_SEVEN and campaign_scale == Scale.TERNARY:
         notes.append(f"predictions from 0-7 onto 0 / 0.5 / 1 by {cuts}")
         return "0-1", notes
-    return ("0-1" if campaign_scale == "0-0.5-1" else "0-7"), notes
+    return ("0-1" if campaign_scale == Scale.TERNARY else "0-7"), notes
 
 
 def _expert_on(value: Decimal, campaign_scale: str, comparison: str) -> float:
@@ -267,7 +267,7 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
     pairs = []
     for item_id, value, problem, sample_index, proof_id in labelled:
         predicted = metrics.aggregate_runs(runs[item_id], evaluation.aggregation)
-        if evaluation.prediction_scale == "0-7" and comparison == "0-1":
+        if evaluation.prediction_scale == Scale.ZERO_TO_SEVEN and comparison == "0-1":
             predicted = float(ternary_of(predicted, "0-7", DEFAULT_CUTS))
         order = sample_index if sample_index is not None else proof_id
         pairs.append(
@@ -436,7 +436,7 @@ def evaluation_run_create(
         campaign=campaign,
         name=name,
         source=PredictionSource.ENDPOINT,
-        prediction_scale="0-7",
+        prediction_scale=Scale.ZERO_TO_SEVEN,
         aggregation=aggregation,
         runs=runs,
         endpoint=endpoint,
@@ -499,9 +499,7 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
     )
     if evaluation.status == JobStatus.SUCCEEDED:
         return evaluation
-    GraderEvaluation.objects.filter(pk=evaluation.pk).update(
-        status=JobStatus.RUNNING, attempts=F("attempts") + 1, error=""
-    )
+    GraderEvaluation.objects.filter(pk=evaluation.pk).update(status=JobStatus.RUNNING, error="")
     client = LLMClient(llm_config(evaluation.endpoint, evaluation.parameters))
     prompt = evaluation.parameters.get("prompt") or PROMPT_VERSION
     done = set(evaluation.predictions.values_list("item_id", "run_index"))

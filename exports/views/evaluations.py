@@ -9,6 +9,7 @@ from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRefresh
 
 from config.forms import OneChoicePreselected
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import Role, role_required
 from exports import charts, selectors
 from exports.metrics import AGGREGATIONS
@@ -138,10 +139,14 @@ def evaluation_detail(request, evaluation_id: int):
         "report": report,
         "failures": selectors.evaluation_failures(evaluation),
     }
-    if request.htmx:
+    templates = {
+        "page": "exports/evaluation_detail.html",
+        "fragment": "exports/_evaluation_status.html",
+    }
+    if wants_fragment(request):
         if evaluation.status == "succeeded":
             return HttpResponseClientRefresh()
-        return render(request, "exports/_evaluation_status.html", context)
+        return page_or_fragment(request, **templates, context=context, as_fragment=True)
     if report.get("confusion_matrix"):
         context["heatmap"] = charts.confusion_heatmap(
             report["confusion_matrix"], report["categories"]
@@ -153,7 +158,7 @@ def evaluation_detail(request, evaluation_id: int):
         points = report["best_of_n_subsets"] if subsets and has_first_n else report["best_of_n"]
         context |= {"baselines": baselines, "has_first_n": has_first_n}
         context["bon_chart"] = charts.best_of_n_chart(points, max(report["categories"]), baselines)
-    return render(request, "exports/evaluation_detail.html", context)
+    return page_or_fragment(request, **templates, context=context, as_fragment=False)
 
 
 @role_required(*READERS)

@@ -3,9 +3,10 @@
 
 from django.contrib import messages
 from django.http import FileResponse, Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import Role, has_role, role_required
 from config.workers import workers_alive
 from exports import selectors
@@ -41,17 +42,26 @@ def export_list(request):
             return redirect("exports:detail", job_id=job.pk)
     jobs = list(selectors.export_jobs_for_user(request.user)[:JOBS_SHOWN])
     context = {"form": form, "jobs": jobs, "any_active": any(j.is_active for j in jobs)}
-    if request.htmx and request.method == "GET":
-        return render(request, "exports/_jobs.html", context)
-    return render(request, "exports/export_list.html", context, status=400 if form.errors else 200)
+    return page_or_fragment(
+        request,
+        page="exports/export_list.html",
+        fragment="exports/_jobs.html",
+        context=context,
+        status=400 if form.errors else 200,
+        as_fragment=wants_fragment(request) and request.method == "GET",
+    )
 
 
 @role_required(*READERS)
 def export_detail(request, job_id: int):
     job = selectors.export_job_for_user(request.user, job_id)
-    template = "exports/_job_status.html" if request.htmx else "exports/export_detail.html"
     waiting = job.status == "pending" and workers_alive() is False
-    return render(request, template, {"job": job, "no_worker": waiting})
+    return page_or_fragment(
+        request,
+        page="exports/export_detail.html",
+        fragment="exports/_job_status.html",
+        context={"job": job, "no_worker": waiting},
+    )
 
 
 @role_required(*READERS)

@@ -4,12 +4,12 @@ the ranked queue with each item's uncertainty and its components."""
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
+from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from annotation.models import ItemOrder
 from annotation.selectors import campaign_for_user
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import Role, role_required
 from exports import selectors
 from exports.services.routing import (
@@ -83,11 +83,11 @@ def campaign_routing(request, slug):
         request.GET.get("page")
     )
     context = {"campaign": campaign, "form": form, "page": page}
-    if request.htmx and not request.htmx.history_restore_request and request.method == "GET":
-        response = render(request, "exports/_routing_queue.html", context)
-    else:
-        response = render(
-            request, "exports/routing.html", context, status=400 if form.errors else 200
-        )
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(
+        request,
+        page="exports/routing.html",
+        fragment="exports/_routing_queue.html",
+        context=context,
+        status=400 if form.errors else 200,
+        as_fragment=wants_fragment(request) and request.method == "GET",
+    )

@@ -1,5 +1,5 @@
 """The one import service: `corpus_import` streams records from the readers into batched
-upserts on the natural keys (DESIGN.md), inside one transaction.
+upserts on the natural keys (problems/models.py), inside one transaction.
 
 Each batch fetches the existing rows of its keys, merges, and writes only what differs: new
 and changed rows go in one `INSERT ... ON CONFLICT DO UPDATE` per model (bulk_create with
@@ -10,6 +10,7 @@ whole import back; a dry run does every write and rolls back, so its counts are 
 from __future__ import annotations
 
 import itertools
+import logging
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -23,12 +24,14 @@ from problems.importers import (
     Where,
     read_path,
 )
-from problems.importers.base import error
+from problems.importers.base import error, warning
 from problems.models import Problem
 from problems.services.bulk import tune_transaction
 from problems.services.report import BATCH_SIZE, ImportReport
 from problems.services.upsert import Upserter
 from problems.signals import corpus_imported
+
+logger = logging.getLogger(__name__)
 
 _DONE = object()
 
@@ -86,11 +89,24 @@ def _announce(report: ImportReport) -> None:
     """Sends `corpus_imported`, 1,000 problem ids at a time, so that a receiver loading the
     problems it is given works in bounded memory however large the import (receivers are
     idempotent, so a split send means the same as one). What a receiver made, when it says so
-    in words (a `summary()`), goes on the report."""
+    in words (a `summary()`), goes on the report. The import is committed before this runs: a
+    receiver that raises is logged and noted on the report as a warning, apart from the import's
+    own outcome, which it never turns into a failure."""
     problem_ids = report.problem_ids
     for start in range(0, len(problem_ids), SIGNAL_CHUNK):
         chunk = problem_ids[start : start + SIGNAL_CHUNK]
-        for _, response in corpus_imported.send(sender=Problem, problem_ids=chunk):
+        for receiver, response in corpus_imported.send_robust(sender=Problem, problem_ids=chunk):
+            if isinstance(response, Exception):
+                name = f"{receiver.__module__}.{receiver.__qualname__}"
+                logger.error("corpus_imported: %s failed", name, exc_info=response)
+                report.add(
+                    warning(
+                        Where("after the import"),
+                        f"The follow-up {name} failed ({response!r}); the import itself is "
+                        "committed.",
+                    )
+                )
+                continue
             summary = getattr(response, "summary", None)
             if callable(summary) and summary():
                 report.after_commit.append(summary())

@@ -15,12 +15,12 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connections, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from config.broker import broker_require
 from config.storage import stored_file_local
 from problems.models import ImportJob
+from problems.progress import import_progress_remove, import_progress_write
 from problems.services.corpus import ImportReport, corpus_import
 
 PROGRESS_EVERY_SECONDS = 0.5
@@ -70,9 +70,10 @@ def import_uploads_prune() -> int:
 
 
 class _ProgressWriter:
-    """Writes progress on a connection of its own (autocommit), so the page sees it while the
-    import's transaction is still open. PostgreSQL only (SQLite has one writer at a time), and
-    only when the caller holds no transaction (the job row would not be visible outside it)."""
+    """Writes progress where the page sees it while the import's transaction is still open: on
+    PostgreSQL, when the caller holds no transaction, on a connection of its own (autocommit);
+    otherwise (SQLite has one writer at a time, and the import holds it) in the run folder's
+    progress file (problems.progress)."""
 
     def __init__(self, job_id: int, total: int):
         self.job_id = job_id
@@ -90,9 +91,14 @@ class _ProgressWriter:
 
     def __call__(self, bytes_read: int, report: ImportReport) -> None:
         now = time.monotonic()
-        if self.connection is None or now - self.last < PROGRESS_EVERY_SECONDS:
+        if now - self.last < PROGRESS_EVERY_SECONDS:
             return
         self.last = now
+        if self.connection is None:
+            import_progress_write(
+                job_id=self.job_id, processed=min(bytes_read, self.total), counts=report.counts
+            )
+            return
         from psycopg.types.json import Jsonb
 
         self.connection.execute(
@@ -101,6 +107,7 @@ class _ProgressWriter:
         )
 
     def close(self) -> None:
+        import_progress_remove(job_id=self.job_id)
         if self.connection is not None:
             self.connection.close()
 
@@ -119,7 +126,6 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         status=ImportJob.Status.RUNNING,
         started_at=timezone.now(),
         processed=0,
-        attempts=F("attempts") + 1,
     )
     writer = _ProgressWriter(job_id, job.total or 0)
     try:

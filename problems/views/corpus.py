@@ -3,8 +3,8 @@ and a proof. Every role may read the corpus; log-in is enforced by middleware.""
 
 from django.core.paginator import Paginator
 from django.shortcuts import render
-from django.utils.cache import patch_vary_headers
 
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import ALL_ROLES, role_required
 from config.visibility import blind_to_evaluations
 from problems import selectors
@@ -31,13 +31,14 @@ def problem_list(request):
     query = request.GET.copy()
     query.pop("page", None)
     context = {"page": page, "filters": filters, "query": query.urlencode()}
-    if request.htmx and not request.htmx.history_restore_request:
-        response = render(request, "problems/_problem_results.html", context)
-    else:
+    if not wants_fragment(request):
         context["choices"] = selectors.problem_filter_choices()
-        response = render(request, "problems/problem_list.html", context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(
+        request,
+        page="problems/problem_list.html",
+        fragment="problems/_problem_results.html",
+        context=context,
+    )
 
 
 @role_required(*ALL_ROLES)

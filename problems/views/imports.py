@@ -3,9 +3,9 @@ fragment until the job is done; the page survives a reload because the job row h
 
 from django.conf import settings
 from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
 
 from config.broker import BrokerUnavailable
+from config.htmx import page_or_fragment
 from config.roles import Role, role_required
 from config.workers import workers_alive
 from problems import selectors
@@ -69,13 +69,11 @@ def import_detail(request, job_id):
     job = selectors.import_job_detail(job_id=job_id)
     counts = [(label, job.counts[key]) for key, label in COUNT_LABELS if key in job.counts]
     formats = [{**f, "label": FORMAT_LABELS.get(f["format"], f["format"])} for f in job.formats]
-    template = (
-        "problems/_import_status.html"
-        if request.htmx and not request.htmx.history_restore_request
-        else "problems/import_detail.html"
-    )
     waiting = job.status == job.Status.PENDING and workers_alive() is False
     context = {"job": job, "counts": counts, "formats": formats, "no_worker": waiting}
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(
+        request,
+        page="problems/import_detail.html",
+        fragment="problems/_import_status.html",
+        context=context,
+    )

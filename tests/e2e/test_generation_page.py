@@ -37,13 +37,13 @@ def test_admin_generates_schemes_and_follows_the_run(
     page.click("text=Start generation")
 
     page.wait_for_url("**/rubrics/generate/runs/*/")
-    page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
+    page.wait_for_selector("#run-progress[data-status=succeeded]", timeout=90_000)
     assert page.inner_text("#run-status") == "Done"
     assert "2 of 2 done" in page.inner_text(".run-summary")
     statuses = page.locator("#run-tasks tbody tr").evaluate_all(
         "rows => rows.map(r => r.dataset.status)"
     )
-    assert statuses == ["done", "done"]
+    assert statuses == ["succeeded", "succeeded"]
     page.screenshot(path=str(screenshot_dir / "generation-run.png"), full_page=True)
     assert_accessible(page)
 
@@ -92,7 +92,7 @@ def test_a_failed_problem_shows_the_raw_reply_and_is_retried_from_the_page(
     assert_accessible(page)
 
     page.click("#run-tasks >> text=Retry")
-    page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
+    page.wait_for_selector("#run-progress[data-status=succeeded]", timeout=90_000)
     assert page.inner_text("#run-tasks tbody tr td:nth-child(3)") == "2"  # attempts
     assert problem.marking_schemes.get().is_valid
 

@@ -64,7 +64,7 @@ def test_admin_runs_the_loop_and_audits_it(
     start_loop(page)
 
     page.wait_for_url("**/adjudication/verification/loops/*/")
-    page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
+    page.wait_for_selector("#run-progress[data-status=succeeded]", timeout=90_000)
     assert page.inner_text("#count-labelled") == "2"
     assert page.inner_text("#count-routed") == "1"
     assert page.inner_text("#count-failed") == "0"
@@ -84,7 +84,7 @@ def test_admin_runs_the_loop_and_audits_it(
     page.go_back()
     start_loop(page)
     page.wait_for_url(lambda url: url != first_run and "/verification/loops/" in url)
-    page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
+    page.wait_for_selector("#run-progress[data-status=succeeded]", timeout=90_000)
     runs = list(LabellingRun.objects.order_by("pk"))
     assert len(runs) == 2 and runs[0].auto_campaign_id == runs[1].auto_campaign_id
     labelled = LabellingOutcome.objects.filter(outcome="labelled").values_list("proof_id")

@@ -55,7 +55,7 @@ def test_admin_retries_the_failed_sample_of_a_verifier_run(
     page.screenshot(path=str(screenshot_dir / "verifier-run-failed.png"), full_page=True)
 
     page.click("text=Retry the failed samples")
-    page.wait_for_selector("#run-progress[data-status=done]", timeout=90_000)
+    page.wait_for_selector("#run-progress[data-status=succeeded]", timeout=90_000)
     assert "2 of 2 samples usable" in page.inner_text(".run-summary")
     assert len(fake_llm.log) == 3  # two first calls, one retry
     assert VerifierAnalysis.objects.filter(proof=proof, score__isnull=False).count() == 2

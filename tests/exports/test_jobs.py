@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from exports.models import ExportJob
 from exports.services import export_create, export_file_open, export_run
-from tests.conftest import wait_for
+from tests.conftest import as_job, wait_for
 from tests.exports.factories import labelled_campaign
 from tests.factories import UserFactory
 
@@ -104,7 +104,7 @@ def test_an_interrupted_job_left_nothing_complete_and_a_rerun_completes(db, medi
     killed.mkdir(parents=True)
     (killed / "golden-pilot-dv.csv").write_text("problem_id,prob")
     ExportJob.objects.filter(pk=job.pk).update(heartbeat_at=None, started_at=None)
-    job = export_run(job_id=job.pk)
+    job = as_job("export", job.pk, lambda: export_run(job_id=job.pk))
     assert job.status == "succeeded" and job.file.startswith(f"exports/{job.pk}/2/")
     assert sorted(p.name for p in (Path(media) / job.file).parent.iterdir()) == [
         "golden-pilot-dv.csv",

@@ -148,7 +148,7 @@ def test_a_second_copy_of_the_message_leaves_a_live_or_finished_job_alone(media)
 
 def test_a_run_that_was_taken_over_does_not_write_to_the_row(media, monkeypatch):
     corpus = labelled_campaign()
-    job = export_of(corpus, status="pending", silent_minutes=0, attempts=0)
+    job = export_of(corpus, status="running", silent_minutes=0, attempts=1)  # as claimed
     real = base.first_references
 
     def taken_over(problem_ids):

@@ -10,6 +10,7 @@ from adjudication.models import FinalLabel, LabellingOutcome, MetaVerification
 from annotation.models import Item
 from problems.models import VerifierAnalysis
 from tests.annotation.factories import CampaignFactory
+from tests.conftest import as_job
 from tests.factories import UserFactory
 from tests.llm.fake_openai import status, text, unclosed_think
 from tests.metaverify import replies
@@ -38,7 +39,11 @@ def proof(label: str):
 
 def run_loop(run):
     for outcome in run.outcomes.order_by("id"):
-        labelling.labelling_outcome_execute(outcome_id=outcome.pk)
+        as_job(
+            "labelling",
+            outcome.pk,
+            lambda pk=outcome.pk: labelling.labelling_outcome_execute(outcome_id=pk),
+        )
     run.refresh_from_db()
     return {o.proof_id: o for o in run.outcomes.all()}
 
@@ -51,7 +56,7 @@ def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, adm
     run = verifier_runs.verifier_run_start(
         kind="verify", endpoint=verifier, targets=[good, bad], samples=2, user=admin
     )
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     # a reply without a score is a failed sample, like a refused call
     assert (run.status, run.total, run.done_count, run.failed_count) == ("failed", 4, 2, 2)
     failures = " | ".join(run.failures)  # in whichever order the two calls came back
@@ -69,8 +74,9 @@ def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, adm
     calls = len(fake_llm.log)
     fake_llm.on(bad.text, text(replies.FATAL))
     fake_llm.rules.pop(1)
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
-    assert run.status == "done" and run.done_count == 4
+    run = verifier_runs.verifier_run_retry(run=run)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
+    assert run.status == "succeeded" and run.done_count == 4
     assert len(fake_llm.log) == calls + 2  # only the two failed samples were asked for again
     assert VerifierAnalysis.objects.filter(proof=bad, score=None).count() == 1  # raw reply kept
 
@@ -90,7 +96,7 @@ def test_meta_verifier_run_rates_analyses(fake_llm, endpoints, admin):
     run = verifier_runs.verifier_run_start(
         kind="meta_verify", endpoint=meta, targets=[analysis], samples=3, user=admin
     )
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     assert (run.status, run.done_count, run.failed_count) == ("failed", 2, 1)
     scores = sorted(
         (m.score, m.kept_contract) for m in MetaVerification.objects.all() if m.score is not None
@@ -141,7 +147,7 @@ def test_the_loop_labels_routes_and_fails_proofs(fake_llm, endpoints, admin):
         broken.pk: ("failed", None),
     }
     assert (run.status, run.labelled_count, run.routed_count, run.failed_count) == (
-        "done",
+        "succeeded",
         3,
         1,
         1,
@@ -203,10 +209,18 @@ def test_a_transient_error_is_raised_for_a_job_retry_then_recorded(fake_llm, end
     )
     outcome = run.outcomes.get()
     with pytest.raises(Exception, match="503"):
-        labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=False)
+        as_job(
+            "labelling",
+            outcome.pk,
+            lambda: labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=False),
+        )
     outcome.refresh_from_db()
     assert outcome.outcome == "pending" and "retrying later" in outcome.reason
-    outcome = labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=True)
+    outcome = as_job(
+        "labelling",
+        outcome.pk,
+        lambda: labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=True),
+    )
     assert outcome.outcome == "failed" and "503" in outcome.reason
 
 
@@ -301,22 +315,6 @@ def test_the_audit_reads_expert_means_between_values(fake_llm, endpoints, admin)
     assert "halfway as the lower" in report.conversion
 
 
-@pytest.fixture
-def dead_broker():
-    """The Celery app pointed at a port where no broker listens (restored afterwards)."""
-    from config.celery import app
-
-    saved = (app.conf.broker_write_url, app.conf.task_publish_retry)
-    app.conf.broker_write_url = "redis://127.0.0.1:1/0"
-    app.conf.task_publish_retry = False
-    app._pool = None
-    app.amqp._producer_pool = None
-    yield
-    app.conf.broker_write_url, app.conf.task_publish_retry = saved
-    app._pool = None
-    app.amqp._producer_pool = None
-
-
 def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
     endpoints, admin, dead_broker, django_capture_on_commit_callbacks
 ):
@@ -332,7 +330,7 @@ def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
     outcome = run.outcomes.get()
     assert outcome.outcome == "failed" and "could not be queued" in outcome.reason
     run.refresh_from_db()
-    assert run.status == "done" and run.failed_count == 1
+    assert run.status == "succeeded" and run.failed_count == 1
     vrun.refresh_from_db()
     assert vrun.status == "failed" and "could not be queued" in vrun.error
 
@@ -365,7 +363,7 @@ def test_an_incomplete_or_malformed_analysis_is_a_failed_sample(
     run = verifier_runs.verifier_run_start(
         kind="verify", endpoint=verifier, targets=[target], samples=1, user=admin
     )
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     assert (run.status, run.done_count, run.failed_count) == ("failed", 0, 1)
     assert reason in run.failures[0]
     stored = VerifierAnalysis.objects.get(proof=target)
@@ -390,7 +388,7 @@ def test_an_incomplete_or_malformed_meta_analysis_is_a_failed_sample(
     run = verifier_runs.verifier_run_start(
         kind="meta_verify", endpoint=meta, targets=[analysis], samples=1, user=admin
     )
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
     assert (run.status, run.done_count, run.failed_count) == ("failed", 0, 1)
     stored = MetaVerification.objects.get(analysis=analysis)
     assert (stored.score, stored.kept_contract) == (None, False)
@@ -399,8 +397,8 @@ def test_an_incomplete_or_malformed_meta_analysis_is_a_failed_sample(
     fake_llm.rules.clear()
     replies.script_meta(fake_llm, "divides by", replies.CONFIRM)
     run = verifier_runs.verifier_run_retry(run=run)
-    run = verifier_runs.verifier_run_execute(run_id=run.pk)
-    assert (run.status, run.done_count, run.failed_count) == ("done", 1, 0)
+    run = as_job("verifier_run", run.pk, lambda: verifier_runs.verifier_run_execute(run_id=run.pk))
+    assert (run.status, run.done_count, run.failed_count) == ("succeeded", 1, 0)
     assert len(fake_llm.log) == 2
     assert MetaVerification.objects.filter(analysis=analysis).count() == 2
 
@@ -440,7 +438,9 @@ def test_runs_cost_each_endpoints_tokens_at_its_prices(client, fake_llm, endpoin
     vrun = verifier_runs.verifier_run_start(
         kind="verify", endpoint=verifier, targets=[flawed], samples=1, user=admin
     )
-    vrun = verifier_runs.verifier_run_execute(run_id=vrun.pk)
+    vrun = as_job(
+        "verifier_run", vrun.pk, lambda: verifier_runs.verifier_run_execute(run_id=vrun.pk)
+    )
     page = client.get(reverse("adjudication:verifier-run", args=[vrun.pk])).content.decode()
     assert f"{vrun.prompt_tokens} prompt + {vrun.completion_tokens} completion tokens" in page
     assert 'id="run-cost"' in page and "a million output tokens" in page

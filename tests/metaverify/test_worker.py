@@ -44,7 +44,7 @@ def test_loop_and_verifier_run_through_the_celery_worker(
         user=admin,
     )
     finished = wait_for(
-        lambda: LabellingRun.objects.filter(pk=run.pk, status="done").first(), timeout=90
+        lambda: LabellingRun.objects.filter(pk=run.pk, status="succeeded").first(), timeout=90
     )
     outcomes = {o.proof_id: o for o in finished.outcomes.all()}
     # flawed: one of two meta-verifications confirms: not a majority -> no valid issue -> 1
@@ -63,5 +63,5 @@ def test_loop_and_verifier_run_through_the_celery_worker(
         lambda: VerifierRun.objects.filter(pk=vrun.pk, finished_at__isnull=False).first(),
         timeout=90,
     )
-    assert done.status == "done" and done.done_count == 2
+    assert done.status == "succeeded" and done.done_count == 2
     assert VerifierAnalysis.objects.filter(proof=clean, sample_key__startswith="run").count() == 2

@@ -9,6 +9,7 @@ from django.urls import reverse
 from config import workers
 from problems.models import ImportJob
 from problems.services import import_job_run
+from problems.tasks import import_run
 
 pytestmark = pytest.mark.django_db
 NO_WORKER_DB = 13  # no test worker serves it (`make test` uses 15)
@@ -88,3 +89,52 @@ def test_a_waiting_import_says_when_no_worker_is_alive(client, admin_user, setti
 def test_a_live_worker_answers_the_ping(celery_worker_process):
     cache.delete(workers.CACHE_KEY)
     assert workers.workers_alive() is True
+
+
+@pytest.mark.django_db(transaction=True)  # the import commits, then its receivers run
+def test_a_receiver_that_raises_leaves_a_committed_import_succeeded(admin_user, settings, tmp_path):
+    from problems.models import Problem
+    from problems.signals import corpus_imported
+
+    def broken(sender, problem_ids, **kwargs):
+        raise RuntimeError("the follow-up broke")
+
+    settings.MEDIA_ROOT = tmp_path
+    row = b'{"kind": "problem", "id": "P-1", "statement": "Show that $1 + 1 = 2$."}\n'
+    job = job_for(admin_user, row, "rows.jsonl")
+    corpus_imported.connect(broken, dispatch_uid="test.broken")
+    try:
+        import_run.apply(args=[job.pk])  # as the worker runs it: through the job runner
+    finally:
+        corpus_imported.disconnect(dispatch_uid="test.broken")
+    job.refresh_from_db()
+    assert (job.status, job.error, job.attempts) == (ImportJob.Status.SUCCEEDED, "", 1)
+    assert Problem.objects.filter(external_id="P-1").exists()
+    (note,) = [issue for issue in job.report if "the follow-up broke" in issue["message"]]
+    assert note["level"] == "warning" and "the import itself is committed" in note["message"]
+
+
+def test_a_running_import_shows_its_progress_on_the_embedded_default_too(
+    client, admin_user, settings, tmp_path
+):
+    """SQLite has one writer, held by the import: the progress goes through the run folder."""
+    from problems.services.jobs import _ProgressWriter
+    from problems.services.report import ImportReport
+
+    settings.MEDIA_ROOT, settings.RUN_DIR = tmp_path / "media", tmp_path / "run"
+    job = job_for(
+        admin_user, b'{"kind": "problem", "id": "P-1", "statement": "S"}\n' * 40, "r.jsonl"
+    )
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING)
+    report = ImportReport()
+    report.counts["problems"]["created"] = 12
+    writer = _ProgressWriter(job.pk, job.total)
+    writer(job.total // 2, report)
+    client.force_login(admin_user)
+    url = reverse("problems:import-detail", args=[job.pk])
+    shown = client.get(url, headers={"HX-Request": "true"}).content.decode()
+    assert 'aria-valuenow="50"' in shown
+    writer.close()
+    assert not (settings.RUN_DIR / "progress").exists() or not any(
+        (settings.RUN_DIR / "progress").iterdir()
+    )

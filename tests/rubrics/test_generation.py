@@ -11,11 +11,11 @@ from rubrics import generation, workflows
 from rubrics.models import (
     GenerationStep,
     GeneratorConfig,
+    JobStatus,
     MarkingScheme,
-    RunStatus,
-    TaskStatus,
 )
 from rubrics.structure import Scheme, format_points
+from tests.conftest import as_job
 from tests.llm import replies
 from tests.llm.fake_openai import slow, status, text, truncated, unclosed_think
 from tests.rubrics.generation_factories import (
@@ -49,7 +49,11 @@ def start(endpoint, method, problems, admin_user, **kwargs):
 
 def execute_all(run, **kwargs):
     return [
-        generation.generation_task_execute(task_id=task.pk, **kwargs)
+        as_job(
+            "scheme_generation",
+            task.pk,
+            lambda task=task: generation.generation_task_execute(task_id=task.pk, **kwargs),
+        )
         for task in run.tasks.order_by("id")
     ]
 
@@ -68,7 +72,7 @@ def test_proofbench_single_call_creates_a_valid_draft_with_provenance(
         run = start(endpoint, "proofbench", [problem], admin_user)
     assert len(callbacks) == 1  # the jobs are sent once the run is committed
     (task,) = execute_all(run)
-    assert task.status == TaskStatus.DONE and task.attempts == 1
+    assert task.status == JobStatus.SUCCEEDED and task.attempts == 1
     scheme = task.scheme
     assert scheme.method == "proofbench" and scheme.status == "draft" and scheme.is_valid
     assert scheme.text.startswith("## 1. Checkpoints")  # preamble and reasoning dropped
@@ -84,7 +88,12 @@ def test_proofbench_single_call_creates_a_valid_draft_with_provenance(
     assert replies.SOLUTION_A in request["user"] and problem.statement in request["user"]
     assert request["authorization"] == "Bearer sk-from-env"
     run.refresh_from_db()
-    assert (run.status, run.done_count, run.failed_count, run.total) == (RunStatus.DONE, 1, 0, 1)
+    assert (run.status, run.done_count, run.failed_count, run.total) == (
+        JobStatus.SUCCEEDED,
+        1,
+        0,
+        1,
+    )
     assert run.prompt_tokens > 0 and run.completion_tokens > 0
 
 
@@ -96,7 +105,7 @@ def test_refgrader_workflow_calls_each_step_once_in_order_and_reuses_them(
     problem = problem_with_solutions()
     run = start(endpoint, f"refgrader_{design}", [problem], admin_user)
     (task,) = execute_all(run)
-    assert task.status == TaskStatus.DONE, task.error
+    assert task.status == JobStatus.SUCCEEDED, task.error
     steps_prompt = (
         "refgrader_steps_approachability" if design in ("approachability", "hybrid") else None
     )
@@ -129,12 +138,12 @@ def test_refgrader_workflow_calls_each_step_once_in_order_and_reuses_them(
 
     second = start(endpoint, f"refgrader_{design}", [problem], admin_user)
     (again,) = execute_all(second)
-    assert again.status == TaskStatus.DONE
+    assert again.status == JobStatus.SUCCEEDED
     assert len(fake_llm.log) == 5  # every step came from the cache
     # the same text as version 1: no identical version is saved, the task points at it
     assert again.scheme == scheme and MarkingScheme.objects.filter(problem=problem).count() == 1
     second.refresh_from_db()
-    assert second.prompt_tokens == 0 and second.status == RunStatus.DONE
+    assert second.prompt_tokens == 0 and second.status == JobStatus.SUCCEEDED
 
 
 def test_fresh_run_calls_the_model_again_and_updates_the_cache(fake_llm, endpoint, admin_user):
@@ -150,7 +159,7 @@ def test_rate_limit_then_success(fake_llm, endpoint, admin_user):
     replies.script_proofbench(fake_llm, status(429, retry_after=0), text(replies.PROOFBENCH_SCHEME))
     run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
     (task,) = execute_all(run)
-    assert task.status == TaskStatus.DONE
+    assert task.status == JobStatus.SUCCEEDED
     assert [e["status"] for e in fake_llm.log] == [429, 200]
     assert task.raw_responses[0]["attempts"] == 2
 
@@ -163,18 +172,18 @@ def test_server_errors_wait_for_a_job_retry_then_fail_with_the_raw_body(
     with pytest.raises(LLMTransientError):
         execute_all(run, final_attempt=False)
     task = run.tasks.get()
-    assert task.status == TaskStatus.RETRYING and "HTTP 500" in task.error
+    assert task.status == JobStatus.RETRYING and "HTTP 500" in task.error
     run.refresh_from_db()
-    assert run.status == RunStatus.RUNNING and run.failed_count == 0
+    assert run.status == JobStatus.RUNNING and run.failed_count == 0
 
     (task,) = execute_all(run, final_attempt=True)
-    assert task.status == TaskStatus.FAILED and task.attempts == 2
+    assert task.status == JobStatus.FAILED and task.attempts == 2
     assert "Step scheme" in task.error and "HTTP 500" in task.error
     assert "upstream exploded" in task.raw_responses[-1]["text"]
     assert task.scheme is None and not MarkingScheme.objects.exists()
     assert len(fake_llm.log) == 4  # two requests per attempt (endpoint.max_attempts)
     run.refresh_from_db()
-    assert (run.status, run.failed_count) == (RunStatus.FAILED, 1)
+    assert (run.status, run.failed_count) == (JobStatus.FAILED, 1)
 
 
 def test_slow_reply_times_out_and_is_recorded(fake_llm, admin_user):
@@ -182,7 +191,7 @@ def test_slow_reply_times_out_and_is_recorded(fake_llm, admin_user):
     replies.script_proofbench(fake_llm, slow(10))
     run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
     (task,) = execute_all(run)
-    assert task.status == TaskStatus.FAILED
+    assert task.status == JobStatus.FAILED
     assert "did not answer within the timeout" in task.error
     assert not MarkingScheme.objects.exists()
 
@@ -206,16 +215,16 @@ def test_bad_output_is_recorded_with_its_raw_text_and_can_be_retried(
     replies.script_proofbench(fake_llm, bad, text(replies.PROOFBENCH_SCHEME))
     run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
     (task,) = execute_all(run)
-    assert task.status == TaskStatus.FAILED and message in task.error
+    assert task.status == JobStatus.FAILED and message in task.error
     assert task.raw_responses[-1]["text"] == bad.text
     assert not GenerationStep.objects.exists()  # unusable output is never cached
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         generation.generation_task_retry(task=task)
     assert len(callbacks) == 1
     run.refresh_from_db()
-    assert run.status == RunStatus.PENDING and run.failed_count == 0
+    assert run.status == JobStatus.PENDING and run.failed_count == 0
     (task,) = execute_all(run)
-    assert task.status == TaskStatus.DONE and task.attempts == 2 and task.scheme.is_valid
+    assert task.status == JobStatus.SUCCEEDED and task.attempts == 2 and task.scheme.is_valid
     with pytest.raises(ValidationError, match="Only a failed task"):
         generation.generation_task_retry(task=task)
 
@@ -227,14 +236,14 @@ def test_refgrader_failure_midway_keeps_finished_steps_for_the_retry(
     replies.script_refgrader(fake_llm, "plain")
     run = start(endpoint, "refgrader_plain", [problem_with_solutions()], admin_user)
     (task,) = execute_all(run)
-    assert task.status == TaskStatus.FAILED
+    assert task.status == JobStatus.FAILED
     assert task.error.startswith("Step rubric:C2:") and "could not be read" in task.error
     assert GenerationStep.objects.count() == 4
     assert not MarkingScheme.objects.exists()  # never a half-written scheme
     fake_llm.rules.pop(0)
     generation.generation_task_retry(task=task)
     (task,) = execute_all(run)
-    assert task.status == TaskStatus.DONE
+    assert task.status == JobStatus.SUCCEEDED
     assert len(fake_llm.log) == 6  # only the failed rubric was asked again
 
 
@@ -244,7 +253,7 @@ def test_a_readable_but_invalid_scheme_is_a_failed_task_never_a_version(
     over = replies.PROOFBENCH_SCHEME.replace("[7 pts] Newton", "[8 pts] Newton")
     replies.script_proofbench(fake_llm, text(over))
     (task,) = execute_all(start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user))
-    assert task.status == TaskStatus.FAILED and task.scheme is None
+    assert task.status == JobStatus.FAILED and task.scheme is None
     assert "The scheme is not valid" in task.error and "8" in task.error
     assert task.raw_responses[-1]["text"] == over
     assert not MarkingScheme.objects.exists() and not GenerationStep.objects.exists()
@@ -254,7 +263,7 @@ def test_problem_without_reference_solution_fails_in_words(fake_llm, endpoint, a
     problem = problem_with_solutions("S")
     problem.reference_solutions.all().delete()
     (task,) = execute_all(start(endpoint, "refgrader_milestones", [problem], admin_user))
-    assert task.status == TaskStatus.FAILED
+    assert task.status == JobStatus.FAILED
     assert f"{problem.external_id} has no reference solution" in task.error
     assert fake_llm.log == []
 
@@ -263,6 +272,7 @@ def test_a_done_task_runs_once(fake_llm, endpoint, admin_user):
     replies.script_proofbench(fake_llm)
     run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
     (task,) = execute_all(run)
+    assert as_job("scheme_generation", task.pk, lambda: 1 / 0) is None  # done: not run again
     again = generation.generation_task_execute(task_id=task.pk)
     assert again.scheme_id == task.scheme_id and again.attempts == 1
     assert MarkingScheme.objects.count() == 1 and len(fake_llm.log) == 1
@@ -332,7 +342,7 @@ def test_one_reference_solution_pays_for_no_clustering_call(fake_llm, endpoint, 
     replies.script_refgrader(fake_llm, "plain")
     problem = problem_with_solutions(replies.SOLUTION_B)
     (task,) = execute_all(start(endpoint, "refgrader_plain", [problem], admin_user))
-    assert task.status == TaskStatus.DONE, task.error
+    assert task.status == JobStatus.SUCCEEDED, task.error
     assert not any(replies.CLUSTER in u for u in fake_llm.prompts())
     assert len(fake_llm.log) == 2  # main steps, rubric
     (cluster,) = task.scheme.provenance["clusters"]
@@ -348,7 +358,7 @@ def test_plain_rubric_v2_has_the_topic_specific_phase(fake_llm, endpoint, admin_
     )
     run = generation.generation_run_start(config=config, problems=[problem], user=admin_user)
     (task,) = execute_all(run)
-    assert task.status == TaskStatus.DONE, task.error
+    assert task.status == JobStatus.SUCCEEDED, task.error
     rubric_prompts = [u for u in fake_llm.prompts() if u.startswith("Design")]
     assert len(rubric_prompts) == 2
     assert all("problem's topic (Geometry (G))" in u for u in rubric_prompts)
@@ -366,7 +376,7 @@ def test_the_job_retries_transient_errors_then_records_the_failure(fake_llm, end
     task = run.tasks.get()
     generate_scheme.apply(args=[task.pk])
     task.refresh_from_db()
-    assert task.status == TaskStatus.FAILED and "HTTP 503" in task.error
+    assert task.status == JobStatus.FAILED and "HTTP 503" in task.error
     assert task.attempts == MAX_RETRIES + 1
     assert len(fake_llm.log) == (MAX_RETRIES + 1) * endpoint.max_attempts
     assert [retry_countdown(n) for n in range(3)] == [30, 60, 120]
@@ -380,24 +390,8 @@ def test_the_job_succeeds_when_the_provider_recovers(fake_llm, endpoint, admin_u
     task = run.tasks.get()
     generate_scheme.apply(args=[task.pk])
     task.refresh_from_db()
-    assert task.status == TaskStatus.DONE and task.attempts == 2
+    assert task.status == JobStatus.SUCCEEDED and task.attempts == 2
     assert [e["status"] for e in fake_llm.log] == [500, 500, 200]
-
-
-@pytest.fixture
-def dead_broker():
-    """The Celery app pointed at a port where no broker listens (restored afterwards)."""
-    from config.celery import app
-
-    saved = (app.conf.broker_write_url, app.conf.task_publish_retry)
-    app.conf.broker_write_url = "redis://127.0.0.1:1/0"
-    app.conf.task_publish_retry = False
-    app._pool = None
-    app.amqp._producer_pool = None
-    yield
-    app.conf.broker_write_url, app.conf.task_publish_retry = saved
-    app._pool = None
-    app.amqp._producer_pool = None
 
 
 def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
@@ -406,10 +400,10 @@ def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
     with django_capture_on_commit_callbacks(execute=True):
         run = start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user)
     task = run.tasks.get()
-    assert task.status == TaskStatus.FAILED
+    assert task.status == JobStatus.FAILED
     assert task.error.startswith("The job could not be queued")
     run.refresh_from_db()
-    assert run.status == RunStatus.FAILED and run.failed_count == 1
+    assert run.status == JobStatus.FAILED and run.failed_count == 1
 
 
 def test_a_job_for_a_deleted_run_does_nothing(fake_llm, endpoint, admin_user):
@@ -424,7 +418,7 @@ def test_a_nul_character_in_a_reply_does_not_break_storage(fake_llm, endpoint, a
     noisy = replies.PROOFBENCH_SCHEME.replace("Set-up.", "Set-up.\x00")
     replies.script_proofbench(fake_llm, text(noisy))
     (task,) = execute_all(start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user))
-    assert task.status == TaskStatus.DONE and "\x00" not in task.scheme.text
+    assert task.status == JobStatus.SUCCEEDED and "\x00" not in task.scheme.text
     assert "\ufffd" in GenerationStep.objects.get().output
 
 
@@ -442,4 +436,4 @@ def test_deleting_a_generated_scheme_keeps_the_task_record(fake_llm, endpoint, a
     (task,) = execute_all(start(endpoint, "proofbench", [problem_with_solutions("S")], admin_user))
     task.scheme.delete()
     task.refresh_from_db()
-    assert task.status == TaskStatus.DONE and task.scheme is None
+    assert task.status == JobStatus.SUCCEEDED and task.scheme is None

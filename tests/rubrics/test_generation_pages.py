@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from config.serializers import RunStatusOutput
 from rubrics import generation
-from rubrics.models import GenerationRun, GeneratorConfig, LLMEndpoint, TaskStatus
+from rubrics.models import GenerationRun, GeneratorConfig, JobStatus, LLMEndpoint
 from rubrics.templatetags.rubrics_tags import usd
 from tests.factories import UserFactory
 from tests.llm import replies
@@ -200,10 +200,10 @@ def test_failed_task_shows_the_raw_reply_and_retries(admin_client, fake_llm, adm
     response = admin_client.post(reverse("rubrics:generation-task-retry", args=[task.pk]))
     assert response.status_code == 302
     task.refresh_from_db()
-    assert task.status == TaskStatus.PENDING
+    assert task.status == JobStatus.PENDING
     generation.generation_task_execute(task_id=task.pk)
     task.refresh_from_db()
-    assert task.status == TaskStatus.DONE
+    assert task.status == JobStatus.SUCCEEDED
 
 
 def test_freeze_from_the_page(admin_client, admin_user):
@@ -255,7 +255,7 @@ def test_api_starts_a_run_and_reads_its_status(
     assert data["model"] == endpoint.model
     generation.generation_task_execute(task_id=data["tasks"][0]["id"])
     status = api.get(f"/api/v1/generation-runs/{data['id']}/").json()
-    assert status["status"] == "done" and status["done"] == 1 and status["finished"]
+    assert status["status"] == "succeeded" and status["done"] == 1 and status["finished"]
     assert status["tasks"][0]["scheme_id"] == problem.marking_schemes.get().pk
     assert status["prompt_tokens"] > 0
     assert set(RunStatusOutput().fields) <= status.keys()

@@ -4,7 +4,7 @@ process -> the fake server (reached through the endpoint row's base URL) -> sche
 import pytest
 
 from rubrics import generation
-from rubrics.models import GenerationRun, GenerationStep, RunStatus, TaskStatus
+from rubrics.models import GenerationRun, GenerationStep, JobStatus
 from tests.conftest import wait_for
 from tests.factories import UserFactory
 from tests.llm import replies
@@ -29,8 +29,8 @@ def test_refgrader_run_through_the_celery_worker(transactional_db, celery_worker
         timeout=90,
     )
     tasks = list(finished.tasks.order_by("id"))
-    assert finished.status == RunStatus.DONE, [t.error for t in tasks]
-    assert [t.status for t in tasks] == [TaskStatus.DONE, TaskStatus.DONE]
+    assert finished.status == JobStatus.SUCCEEDED, [t.error for t in tasks]
+    assert [t.status for t in tasks] == [JobStatus.SUCCEEDED, JobStatus.SUCCEEDED]
     assert all(t.scheme.is_valid and t.scheme.method == "refgrader_milestones" for t in tasks)
     assert finished.prompt_tokens > 0
     # problem 1: cluster + 2 analyses + 2 rubrics; problem 2 (one solution): no clustering

@@ -11,9 +11,9 @@ from config.limits import ID_MAX
 from config.roles import Role, api_permission
 from config.serializers import RunStatusOutput
 from problems.models import Problem
-
-from . import generation, generation_selectors
-from .models import GENERATION_METHODS, GeneratorConfig, LLMEndpoint
+from rubrics import generation
+from rubrics.generation import selectors as generation_selectors
+from rubrics.models import GENERATION_METHODS, GeneratorConfig, LLMEndpoint
 
 AdminOnly = api_permission(Role.ADMIN)
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
-from adjudication import labelling, loop_selectors, verifier_runs
-from adjudication.forms_loop import AuditForm, LabellingRunForm, VerifierRunForm
+from adjudication import labelling, verifier_runs
+from adjudication.verification import selectors as loop_selectors
+from adjudication.verification.forms import AuditForm, LabellingRunForm, VerifierRunForm
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import Role, role_required
 
 
@@ -62,17 +63,15 @@ def verifier_run_create(request: HttpRequest) -> HttpResponse:
 @role_required(Role.ADMIN)
 def verifier_run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = loop_selectors.verifier_run_detail(run_id)
-    template = (
-        "adjudication/_verifier_run_progress.html"
-        if request.htmx and not request.htmx.history_restore_request
-        else "adjudication/verifier_run.html"
-    )
     context = {"run": run}
-    if template == "adjudication/verifier_run.html":
+    if not wants_fragment(request):
         context["samples"] = loop_selectors.verifier_run_samples(run)
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(
+        request,
+        page="adjudication/verifier_run.html",
+        fragment="adjudication/_verifier_run_progress.html",
+        context=context,
+    )
 
 
 @require_POST
@@ -114,15 +113,15 @@ def labelling_run_create(request: HttpRequest) -> HttpResponse:
 def labelling_run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = loop_selectors.labelling_run_detail(run_id)
     context = {"run": run, "outcomes": loop_selectors.labelling_run_outcomes(run)}
-    if request.htmx and not request.htmx.history_restore_request:
-        template = "adjudication/_labelling_progress.html"
-    else:
-        template = "adjudication/labelling_run.html"
+    if not wants_fragment(request):
         context["audit_form"] = AuditForm()
         context["audit"] = labelling.labelling_audit_agreement(run) if run.audit_campaign else None
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(
+        request,
+        page="adjudication/labelling_run.html",
+        fragment="adjudication/_labelling_progress.html",
+        context=context,
+    )
 
 
 @require_POST

@@ -7,9 +7,8 @@ from django.db.models import Count, QuerySet
 from django.shortcuts import get_object_or_404
 
 from problems.selectors import ProblemFilters, problem_list
-
-from .models import GenerationRun, GenerationTask, GeneratorConfig, LLMEndpoint
-from .workflows import endpoint_api_key
+from rubrics.models import GenerationRun, GenerationTask, GeneratorConfig, LLMEndpoint
+from rubrics.workflows import endpoint_api_key
 
 PROBLEM_CHOICE_LIMIT = 300
 

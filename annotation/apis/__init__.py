@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
-from annotation.apis_second_opinion import SecondOpinionDetailOutput, second_opinion_answer
+from annotation.apis.second_opinion import SecondOpinionDetailOutput, second_opinion_answer
 from annotation.models import Item, LabelPolicy, Scale, SecondOpinionSource, TaskKind
 from annotation.services.calibration import CalibrationRequired
 from annotation.services.review import analysis_items_create

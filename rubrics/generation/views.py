@@ -4,16 +4,16 @@ see failures with the raw reply and retry them; freeze a configuration."""
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
+from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
+from config.htmx import page_or_fragment, wants_fragment
 from config.roles import Role, role_required
 from problems.selectors import ProblemFilters, problem_filter_choices
-
-from . import generation, generation_selectors
-from .generation_forms import GenerationStartForm
-from .models import GenerationTask, GeneratorConfig
+from rubrics import generation
+from rubrics.generation import selectors as generation_selectors
+from rubrics.generation.forms import GenerationStartForm
+from rubrics.models import GenerationTask, GeneratorConfig
 
 
 def _filters_from(request) -> ProblemFilters:
@@ -42,9 +42,8 @@ def generation_page(request):
         "chosen": chosen,
         "limit": generation_selectors.PROBLEM_CHOICE_LIMIT,
     }
-    if request.htmx and not request.htmx.history_restore_request and request.method == "GET":
-        response = render(request, "rubrics/_generation_problems.html", context)
-    else:
+    as_fragment = wants_fragment(request) and request.method == "GET"
+    if not as_fragment:
         context |= {
             "form": form,
             "choices": problem_filter_choices(),
@@ -53,9 +52,13 @@ def generation_page(request):
             "configs": generation_selectors.generator_configs(),
             "runs": generation_selectors.generation_runs_recent(),
         }
-        response = render(request, "rubrics/generation.html", context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(
+        request,
+        page="rubrics/generation.html",
+        fragment="rubrics/_generation_problems.html",
+        context=context,
+        as_fragment=as_fragment,
+    )
 
 
 def _start(request, form):
@@ -82,14 +85,12 @@ def _start(request, form):
 def generation_run(request, run_id):
     run = generation_selectors.generation_run_detail(run_id=run_id)
     context = {"run": run, "tasks": generation_selectors.generation_run_tasks(run=run)}
-    template = (
-        "rubrics/_generation_progress.html"
-        if request.htmx and not request.htmx.history_restore_request
-        else "rubrics/generation_run.html"
+    return page_or_fragment(
+        request,
+        page="rubrics/generation_run.html",
+        fragment="rubrics/_generation_progress.html",
+        context=context,
     )
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 @require_POST

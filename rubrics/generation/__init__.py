@@ -23,19 +23,17 @@ from kombu.exceptions import OperationalError
 from llm import parsers, prompts
 from llm.client import LLMClient, LLMError, LLMTransientError, Usage
 from problems.models import Problem
-
-from .models import (
+from rubrics.models import (
     GENERATION_METHODS,
     GenerationRun,
     GenerationTask,
     GeneratorConfig,
+    JobStatus,
     LLMEndpoint,
     MarkingScheme,
-    RunStatus,
-    TaskStatus,
 )
-from .services import scheme_version_create
-from .workflows import (
+from rubrics.services import scheme_version_create
+from rubrics.workflows import (
     GeneratedScheme,
     GenerationError,
     Workflow,
@@ -177,9 +175,9 @@ def generation_run_start(
 def generation_task_retry(*, task: GenerationTask) -> GenerationTask:
     """Puts a failed task back in the queue (a new job; cached steps are reused)."""
     task = GenerationTask.objects.select_for_update().get(pk=task.pk)
-    if task.status != TaskStatus.FAILED:
+    if task.status != JobStatus.FAILED:
         raise ValidationError(f"Only a failed task can be retried; this one is {task.status}.")
-    task.status = TaskStatus.PENDING
+    task.status = JobStatus.PENDING
     task.error = ""
     task.finished_at = None
     task.save(update_fields=["status", "error", "finished_at", "updated_at"])
@@ -191,7 +189,7 @@ def generation_task_retry(*, task: GenerationTask) -> GenerationTask:
 @transaction.atomic
 def generation_run_retry_failed(*, run: GenerationRun) -> int:
     """Retries every failed task of the run; returns how many."""
-    failed = list(run.tasks.filter(status=TaskStatus.FAILED))
+    failed = list(run.tasks.filter(status=JobStatus.FAILED))
     for task in failed:
         generation_task_retry(task=task)
     return len(failed)
@@ -200,7 +198,7 @@ def generation_run_retry_failed(*, run: GenerationRun) -> int:
 def _enqueue_on_commit(task_ids: Sequence[int]) -> None:
     """Sends one job per task once the transaction commits. A task whose job cannot be queued
     (broker unreachable) is recorded as failed, to be retried from the page."""
-    from .tasks import generate_scheme
+    from rubrics.tasks import generate_scheme
 
     def send() -> None:
         for task_id in task_ids:
@@ -215,9 +213,9 @@ def _enqueue_on_commit(task_ids: Sequence[int]) -> None:
 @transaction.atomic
 def generation_task_unqueued(*, task_id: int, reason: str) -> None:
     task = GenerationTask.objects.select_for_update().get(pk=task_id)
-    if task.status != TaskStatus.PENDING:
+    if task.status != JobStatus.PENDING:
         return
-    task.status = TaskStatus.FAILED
+    task.status = JobStatus.FAILED
     task.error = f"The job could not be queued (is the Celery broker up?): {reason}"
     task.finished_at = timezone.now()
     task.save(update_fields=["status", "error", "finished_at", "updated_at"])
@@ -229,9 +227,9 @@ def generation_task_fail(*, task_id: int, reason: str) -> None:
     """Records a failure outside the workflow's own (its worker kept dying), to retry from the
     page."""
     task = GenerationTask.objects.select_for_update().get(pk=task_id)
-    if task.status in (TaskStatus.DONE, TaskStatus.FAILED):
+    if task.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
         return
-    task.status = TaskStatus.FAILED
+    task.status = JobStatus.FAILED
     task.error = reason
     task.finished_at = timezone.now()
     task.save(update_fields=["status", "error", "finished_at", "updated_at"])
@@ -242,9 +240,9 @@ def _run_refresh(run_id: int) -> GenerationRun:
     """Recounts the run's tasks and tokens under a lock on the run row."""
     run = GenerationRun.objects.select_for_update().get(pk=run_id)
     counts = run.tasks.aggregate(
-        done=Count("id", filter=Q(status=TaskStatus.DONE)),
-        failed=Count("id", filter=Q(status=TaskStatus.FAILED)),
-        started=Count("id", filter=~Q(status=TaskStatus.PENDING)),
+        done=Count("id", filter=Q(status=JobStatus.SUCCEEDED)),
+        failed=Count("id", filter=Q(status=JobStatus.FAILED)),
+        started=Count("id", filter=~Q(status=JobStatus.PENDING)),
         total=Count("id"),
     )
     usage = Usage()
@@ -256,10 +254,10 @@ def _run_refresh(run_id: int) -> GenerationRun:
     run.prompt_tokens = usage.prompt_tokens
     run.completion_tokens = usage.completion_tokens
     if counts["done"] + counts["failed"] == counts["total"]:
-        run.status = RunStatus.FAILED if counts["failed"] else RunStatus.DONE
+        run.status = JobStatus.FAILED if counts["failed"] else JobStatus.SUCCEEDED
         run.finished_at = run.finished_at or timezone.now()
     else:
-        run.status = RunStatus.RUNNING if counts["started"] else RunStatus.PENDING
+        run.status = JobStatus.RUNNING if counts["started"] else JobStatus.PENDING
         run.finished_at = None
     run.save()
     return run
@@ -275,14 +273,13 @@ def generation_task_execute(*, task_id: int, final_attempt: bool = True) -> Gene
     failure is recorded."""
     with transaction.atomic():
         task = GenerationTask.objects.select_for_update().filter(pk=task_id).first()
-        if task is None or task.status == TaskStatus.DONE:
+        if task is None or task.status == JobStatus.SUCCEEDED:
             return task
-        task.status = TaskStatus.RUNNING
-        task.attempts += 1
+        task.status = JobStatus.RUNNING
         task.started_at = timezone.now()
         task.error = ""
         task.raw_responses = []
-        task.save(update_fields=["status", "attempts", "started_at", "error", "raw_responses"])
+        task.save(update_fields=["status", "started_at", "error", "raw_responses"])
         _run_refresh(task.run_id)
     task = GenerationTask.objects.select_related("run__config__endpoint", "problem").get(pk=task_id)
     workflow = Workflow(task)
@@ -290,15 +287,15 @@ def generation_task_execute(*, task_id: int, final_attempt: bool = True) -> Gene
         result = workflow.run()
     except LLMTransientError as exc:
         if not final_attempt:
-            _task_record(task, workflow, TaskStatus.RETRYING, _failure_text(exc, workflow))
+            _task_record(task, workflow, JobStatus.RETRYING, _failure_text(exc, workflow))
             raise
-        _task_record(task, workflow, TaskStatus.FAILED, _failure_text(exc, workflow))
+        _task_record(task, workflow, JobStatus.FAILED, _failure_text(exc, workflow))
     except (LLMError, parsers.OutputError, GenerationError, prompts.PromptError) as exc:
-        _task_record(task, workflow, TaskStatus.FAILED, _failure_text(exc, workflow))
+        _task_record(task, workflow, JobStatus.FAILED, _failure_text(exc, workflow))
     except Exception as exc:
         # a bug, not the model: the row says so (the page must not show "running" forever)
         message = f"Unexpected error ({type(exc).__name__}): {exc}"
-        _task_record(task, workflow, TaskStatus.FAILED, _failure_text(Exception(message), workflow))
+        _task_record(task, workflow, JobStatus.FAILED, _failure_text(Exception(message), workflow))
         raise
     else:
         _task_finish(task, workflow, result)
@@ -313,13 +310,13 @@ def _failure_text(exc: Exception, workflow: Workflow) -> str:
 def _task_record(task: GenerationTask, workflow: Workflow, status: str, error: str) -> None:
     with transaction.atomic():
         locked = GenerationTask.objects.select_for_update().get(pk=task.pk)
-        if locked.status == TaskStatus.DONE:
+        if locked.status == JobStatus.SUCCEEDED:
             return
         locked.status = status
         locked.error = error
         locked.raw_responses = workflow.calls
         locked.usage = (Usage.from_dict(locked.usage) + workflow.new_usage).to_dict()
-        locked.finished_at = timezone.now() if status == TaskStatus.FAILED else None
+        locked.finished_at = timezone.now() if status == JobStatus.FAILED else None
         locked.save()
         _run_refresh(locked.run_id)
 
@@ -376,7 +373,7 @@ def _task_finish(task: GenerationTask, workflow: Workflow, result: GeneratedSche
 
 def _task_done(locked: GenerationTask, workflow: Workflow, scheme: MarkingScheme) -> None:
     locked.scheme = scheme
-    locked.status = TaskStatus.DONE
+    locked.status = JobStatus.SUCCEEDED
     locked.error = ""
     locked.raw_responses = workflow.calls
     locked.usage = (Usage.from_dict(locked.usage) + workflow.new_usage).to_dict()

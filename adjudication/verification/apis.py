@@ -8,8 +8,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from adjudication import labelling, loop_selectors, verifier_runs
+from adjudication import labelling, verifier_runs
 from adjudication.models import VerifierRunKind
+from adjudication.verification import selectors as loop_selectors
 from annotation.models import Campaign
 from annotation.selectors import proof_selection
 from config.api import ListApi

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from django import forms
 
-from adjudication import loop_selectors
+from adjudication.verification import selectors as loop_selectors
 from annotation.selectors import proof_selection
 from config.forms import OneChoicePreselected
 

@@ -3,9 +3,8 @@
 from django import forms
 
 from problems.models import Problem
-
-from .models import GENERATION_METHODS, GeneratorConfig, LLMEndpoint
-from .workflows import prompt_versions
+from rubrics.models import GENERATION_METHODS, GeneratorConfig, LLMEndpoint
+from rubrics.workflows import prompt_versions
 
 
 def _prompt_version_choices() -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from adjudication.models import (
     VerifierRun,
     VerifierRunKind,
 )
-from annotation.models import Campaign, TaskKind
+from annotation.models import Campaign, Scale, TaskKind
 from problems.models import Proof, VerifierAnalysis
 from rubrics.models import LLMEndpoint
 
@@ -45,7 +45,7 @@ def grading_campaigns() -> QuerySet[Campaign]:
 
 def automatic_label_campaigns() -> QuerySet[Campaign]:
     """Campaigns that may hold the loop's automatic labels (proof grading on 0 / 0.5 / 1)."""
-    return Campaign.objects.filter(task_kind=TaskKind.PROOF_GRADING, scale="0-0.5-1").order_by(
+    return Campaign.objects.filter(task_kind=TaskKind.PROOF_GRADING, scale=Scale.TERNARY).order_by(
         "name"
     )
 

@@ -1,0 +1,41 @@
+"""The rule of judgement slots, written once: an assignment takes one of its item's slots when it
+is submitted (done) or actively leased until later than now; an item "next" could offer is open
+(needing a judgement, not final, not gold, not held back by a routing budget).
+
+The hot statements of assignment (annotation/services/assignment.py) and of the expert's
+position (annotation/selectors_flow.py) are hand-written SQL; they take these fragments instead
+of spelling the rule again, and the ORM paths (the embedded SQLite mode, counts) take the Q
+objects. tests/annotation/test_slots.py checks that both forms agree on both databases.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from annotation.models import AssignmentStatus
+
+
+def slot_taken_sql(alias: str) -> str:
+    """SQL: the assignment row `alias` takes a slot at `%(now)s`."""
+    return (
+        f"({alias}.status = '{AssignmentStatus.DONE.value}' OR ({alias}.status = "
+        f"'{AssignmentStatus.ACTIVE.value}' AND {alias}.leased_until > %(now)s))"
+    )
+
+
+def slot_taken(now) -> Q:
+    """The ORM twin of slot_taken_sql, on Assignment."""
+    return Q(status=AssignmentStatus.DONE) | Q(status=AssignmentStatus.ACTIVE, leased_until__gt=now)
+
+
+def item_open_sql(alias: str) -> str:
+    """SQL: the item row `alias` is one "next" may offer (slots and the expert aside)."""
+    return (
+        f"{alias}.needs_work AND NOT {alias}.is_final AND NOT {alias}.is_gold "
+        f"AND NOT {alias}.route_held"
+    )
+
+
+def item_open() -> Q:
+    """The ORM twin of item_open_sql, on Item."""
+    return Q(needs_work=True, is_final=False, is_gold=False, route_held=False)

@@ -1,0 +1,61 @@
+"""One rule of judgement slots (annotation/slots.py): the SQL fragments that the hand-written
+statements take and the ORM twins that the portable paths take agree, on both databases."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from annotation.models import Assignment, AssignmentStatus, Item
+from annotation.slots import item_open, item_open_sql, slot_taken, slot_taken_sql
+from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
+
+pytestmark = pytest.mark.django_db
+
+
+def ids_by_sql(sql: str, now) -> set[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"now": connection.ops.adapt_datetimefield_value(now)})
+        return {row[0] for row in cursor.fetchall()}
+
+
+def test_the_taken_slot_fragment_and_its_orm_twin_agree():
+    now = timezone.now()
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    states = [
+        (AssignmentStatus.DONE, now - timedelta(hours=1)),  # taken: submitted, lease long over
+        (AssignmentStatus.ACTIVE, now + timedelta(minutes=5)),  # taken: leased
+        (AssignmentStatus.ACTIVE, now - timedelta(seconds=1)),  # free: lease expired
+        (AssignmentStatus.RELEASED, now + timedelta(minutes=5)),  # free: given back
+    ]
+    made = [
+        Assignment.objects.create(
+            item=item, expert=expert_in(campaign), status=status, leased_until=until
+        ).pk
+        for status, until in states
+    ]
+    by_orm = set(Assignment.objects.filter(slot_taken(now)).values_list("pk", flat=True))
+    by_sql = ids_by_sql(
+        f"SELECT a.id FROM annotation_assignment a WHERE {slot_taken_sql('a')}", now
+    )
+    assert by_orm == by_sql == set(made[:2])
+
+
+def test_the_open_item_fragment_and_its_orm_twin_agree():
+    campaign = CampaignFactory()
+    open_item = ItemFactory(campaign=campaign)
+    closed = [
+        ItemFactory(campaign=campaign, **{field: value})
+        for field, value in [
+            ("needs_work", False),
+            ("is_final", True),
+            ("is_gold", True),
+            ("route_held", True),
+        ]
+    ]
+    by_orm = set(Item.objects.filter(item_open()).values_list("pk", flat=True))
+    by_sql = ids_by_sql(f"SELECT i.id FROM annotation_item i WHERE {item_open_sql('i')}", None)
+    assert by_orm == by_sql == {open_item.pk}
+    assert not {item.pk for item in closed} & by_sql

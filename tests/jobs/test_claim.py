@@ -1,0 +1,67 @@
+"""The one claim of every job kind (jobs.services._take): a compare-and-set to running with
+attempts + 1, so that of two copies of one message only the first runs the job."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from exports.models import ExportJob
+from jobs.kinds import KINDS
+from jobs.services import _take
+from tests.exports.factories import labelled_campaign
+from tests.factories import UserFactory
+
+
+def waiting_export() -> ExportJob:
+    return ExportJob.objects.create(
+        campaign=labelled_campaign().campaign,
+        format="dv",
+        file_type="csv",
+        created_by=UserFactory(roles=["researcher"]),
+    )
+
+
+@pytest.mark.django_db
+def test_a_second_claim_of_a_waiting_job_takes_nothing():
+    job = waiting_export()
+    assert _take(KINDS["export"], job.pk) is True
+    assert _take(KINDS["export"], job.pk) is False
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("running", 1)
+
+
+@pytest.mark.django_db
+def test_a_running_job_whose_heartbeat_went_stale_is_claimed_again():
+    job = waiting_export()
+    assert _take(KINDS["export"], job.pk)
+    ExportJob.objects.filter(pk=job.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert _take(KINDS["export"], job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("running", 2)
+    ExportJob.objects.filter(pk=job.pk).update(status="failed")
+    assert not _take(KINDS["export"], job.pk)
+
+
+@pytest.mark.postgresql  # two connections claiming at once
+@pytest.mark.django_db(transaction=True)
+def test_two_claims_at_once_take_the_job_once():
+    job = waiting_export()
+    start, results = threading.Barrier(2), []
+
+    def claim():
+        try:
+            start.wait()
+            results.append(_take(KINDS["export"], job.pk))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False, True]
+    assert ExportJob.objects.get(pk=job.pk).attempts == 1

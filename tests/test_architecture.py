@@ -1,0 +1,64 @@
+"""The allowed arrows between apps (docs/ARCHITECTURE.md): an app imports only the apps below it.
+
+    problems <- rubrics <- annotation <- adjudication <- exports <- calibration
+    config, jobs, llm: below every app; they import no app, except config's URL modules,
+    which wire every app's URLs.
+
+Every import statement in every module of the apps (tests aside) is read, including imports
+inside functions: an import written late to dodge a cycle is still an arrow.
+"""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ["problems", "rubrics", "annotation", "adjudication", "exports", "calibration"]
+FOUNDATION = {"config": set(), "jobs": {"config"}, "llm": {"config"}}
+URL_MODULES = {"config/urls.py", "config/api_urls.py"}  # config wires the apps' URLs
+APPS = [*FOUNDATION, *LAYERS]
+
+
+def allowed(source: str, target: str) -> bool:
+    if source in FOUNDATION:
+        return target in FOUNDATION[source]
+    if target in FOUNDATION:
+        return True
+    return LAYERS.index(target) < LAYERS.index(source)
+
+
+def imported_apps(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        else:
+            continue
+        found.update(name.split(".")[0] for name in names if name.split(".")[0] in APPS)
+    return found
+
+
+def arrows_against_the_table() -> list[str]:
+    wrong = []
+    for app in APPS:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            name = path.relative_to(ROOT).as_posix()
+            if name in URL_MODULES:
+                continue
+            for target in sorted(imported_apps(path) - {app}):
+                if not allowed(app, target):
+                    wrong.append(f"{name} imports {target}")
+    return wrong
+
+
+def test_every_import_between_apps_points_down():
+    assert arrows_against_the_table() == []
+
+
+def test_the_check_sees_an_upward_import(tmp_path):
+    module = tmp_path / "upward.py"
+    module.write_text("def late():\n    from exports.writers import write\n", encoding="utf-8")
+    assert imported_apps(module) == {"exports"}
+    assert not allowed("problems", "exports") and not allowed("jobs", "problems")
+    assert allowed("exports", "problems") and allowed("problems", "config")
