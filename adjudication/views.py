@@ -34,12 +34,11 @@ from adjudication.services import (
     item_gold_set,
 )
 from annotation.models import Campaign, Item
-from annotation.plots import rater_confusion_svg
+from annotation.plots import error_series_chart, rater_confusion_svg
 from config.cells import csv_safe
 from config.flags import FlagError, query_flag
 from config.htmx import page_or_fragment, wants_fragment
 from config.roles import Role, has_role, role_required
-from exports.charts import error_series_chart
 
 QUEUE_PAGE = 200
 

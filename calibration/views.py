@@ -16,12 +16,12 @@ from django.views.decorators.http import require_POST
 
 from annotation import selectors as annotation_selectors
 from annotation.models import CalibrationRequirement, Campaign
+from annotation.plots import error_series_chart
 from annotation.services.calibration import calibration_requirement_remove
 from calibration import selectors, services
 from calibration.forms import RequirementForm, RoundForm
 from config.htmx import page_or_fragment
 from config.roles import ALL_ROLES, Role, has_role, role_required
-from exports.charts import error_series_chart
 
 User = get_user_model()
 

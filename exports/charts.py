@@ -125,66 +125,6 @@ def best_of_n_chart(points: list[dict], top_value: float, baselines: str = "firs
     return mark_safe("".join(parts))  # noqa: S308 (every text escaped above)
 
 
-ERROR_SERIES = (
-    ("mae", "#a86200", "Mean absolute error"),
-    ("bias", "#2d5bd1", "Bias (mean signed)"),
-)
-
-
-def error_series_chart(points: list[dict], title: str) -> SafeString:
-    """Bias and mean absolute error against a reference over successive groups (calibration:
-    an expert against gold, by block of submissions or by week). `points`: dicts with `key`
-    (the x label), `bias` and `mae` (None where the group is empty); a dashed line at 0."""
-    width, height, left, bottom, top, right = 560, 260, 50, 46, 20, 170
-    plot_w, plot_h = width - left - right, height - top - bottom
-    values = [abs(p[k]) for p in points for k in ("bias", "mae") if p.get(k) is not None]
-    span = max([1.0, *values])
-    span = float(int(span) + (0 if span == int(span) else 1))
-
-    def x(i: int) -> float:
-        return left + (plot_w / 2 if len(points) <= 1 else i / (len(points) - 1) * plot_w)
-
-    def y(v: float) -> float:
-        return top + plot_h / 2 - v / span * plot_h / 2
-
-    parts = [
-        f'<svg class="chart errors" role="img" viewBox="0 0 {width} {height}" width="{width}" '
-        f'height="{height}" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>',
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#5b6473"/>',
-        f'<line x1="{left}" y1="{y(0):.1f}" x2="{left + plot_w}" y2="{y(0):.1f}" '
-        'stroke="#5b6473" stroke-dasharray="4 3"/>',
-    ]
-    for step in (-span, -span / 2, 0.0, span / 2, span):
-        parts.append(
-            f'<text x="{left - 6}" y="{y(step) + 4:.1f}" text-anchor="end">{_label(step)}</text>'
-        )
-    every = max(1, len(points) // 8)
-    for i, p in enumerate(points):
-        if i % every == 0:
-            parts.append(
-                f'<text x="{x(i):.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
-                f"{escape(p['key'])}</text>"
-            )
-    for index, (key, colour, label) in enumerate(ERROR_SERIES):
-        known = [(i, p[key]) for i, p in enumerate(points) if p.get(key) is not None]
-        coords = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in known)
-        parts.append(
-            f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2" '
-            f'class="series-{key}"/>'
-        )
-        parts.extend(
-            f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="3" fill="{colour}"/>' for i, v in known
-        )
-        ly = top + 14 + index * 18
-        parts.append(
-            f'<line x1="{left + plot_w + 14}" y1="{ly - 4}" x2="{left + plot_w + 34}" '
-            f'y2="{ly - 4}" stroke="{colour}" stroke-width="2"/>'
-            f'<text x="{left + plot_w + 40}" y="{ly}">{escape(label)}</text>'
-        )
-    parts.append("</svg>")
-    return mark_safe("".join(parts))  # noqa: S308 (every text escaped above)
-
-
 def score_intervals_chart(rows: list[dict], low: float, high: float) -> SafeString:
     """Each generator's mean score with its 95% intervals: experts only (bootstrap, orange)
     and prediction-powered (blue), one row per generator."""

@@ -257,7 +257,7 @@ def test_round_grades_stay_out_of_the_source_campaign_agreement():
 
 
 def test_error_chart_escapes_its_text_and_skips_empty_groups():
-    from exports.charts import error_series_chart
+    from annotation.plots import error_series_chart
 
     svg = error_series_chart(
         [{"key": "<w1>", "bias": -2.5, "mae": 2.5}, {"key": "w2", "bias": None, "mae": None}],
