@@ -7,10 +7,11 @@
 //
 // Versions: a grading page sends the version of the grade it was based on (base_version); a
 // 409 answer carries the grade as stored, and the page says what happened and offers the way
-// on (revise, keep mine, load the other). A session that ended loses nothing: every change is
-// kept in this browser (localStorage, by user and item) until the server has acknowledged it;
-// the page says the session ended, offers log-in in a new tab, and sends again (with the fresh
-// CSRF token of the cookie) once the expert is back.
+// on (revise, keep mine, load the other). A session that ended loses nothing, on the grading
+// and the review page alike: every change is kept in this browser (localStorage, by user and
+// item) until the server has acknowledged it, and a reload puts it back (options.restore,
+// then resume()); the page says the session ended, offers log-in in a new tab, and sends again
+// (with the fresh CSRF token of the cookie) once the expert is back.
 //
 // The page's root element carries data-draft-url (PUT), data-submit-url (POST, ?revise=true
 // for a revision), data-lease-url, data-editable, data-submitted, data-store-key and optionally
@@ -301,7 +302,7 @@
       if (answer.sessionEnded) { page.dirty = true; page.sessionEnded("save"); return; }
       if (answer.ok) {
         if (!submitted) {
-          page.version = answer.data.version;
+          if (answer.data.version !== undefined) page.version = answer.data.version;
           if (!page.dirty && page.choices() === sent) page.forget();
           else page.keep();
         }

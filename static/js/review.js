@@ -1,7 +1,8 @@
 // The analysis review page (meta-verification): claimed defects split out of the analysis by
 // selecting text, each judged (exists? accurate? note, linked proof passage), expression and
 // score questions, the rubric's rating derived live, an override with its reason. Autosave,
-// submit, heartbeat, time on page and the common keys are item-page.js's.
+// submit, heartbeat, time on page, the common keys and the choices kept in this browser until
+// the server has them (restored after a reload) are item-page.js's.
 //
 // Selections become offsets into the SOURCE texts (analysis and proof) through
 // source-align.js's alignment, as on the grading page; the server re-anchors quotes.
@@ -14,7 +15,8 @@
   var suggestions = json("defect-suggestions");
   var page = new Proofmark.ItemPage(root, state.seconds_spent, {
     payload: payload,
-    changed: function () { readForm(); showRating(); }
+    changed: function () { readForm(); showRating(); },
+    restore: restore
   });
   var editable = page.editable;
   var active = null;
@@ -260,11 +262,22 @@
     return true;
   }, { panes: { p: "pane-problem", s: "pane-scope" } });
 
-  // ---- start: restore the draft -------------------------------------------------------------
+  // Choices kept in this browser, never acknowledged by the server (a session that ended, a
+  // lost connection), put back into the form: item-page.js's resume() calls this.
+  function restore(body) {
+    root.querySelectorAll("#aspects input[type=radio]").forEach(function (r) { r.checked = false; });
+    Object.keys(body).forEach(function (key) { if (key !== "seconds_spent") state[key] = body[key]; });
+    state.defects = state.defects || [];
+    active = null;
+    writeForm(); readForm(); renderDefects(); showRating(); renderHighlights();
+  }
+
+  // ---- start: restore the draft, then what this browser kept ---------------------------------
   state.defects = state.defects || [];
   writeForm();
   readForm();
   renderDefects();
   showRating();
   document.addEventListener("DOMContentLoaded", renderHighlights);
+  page.resume();
 })();

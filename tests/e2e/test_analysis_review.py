@@ -147,3 +147,70 @@ def test_review_shortcuts_live_after_a_click_and_enter_on_skip_skips(page, live_
     page.wait_for_selector("text=No work left in Meta keys")
     grade = item.grades.get()
     assert grade.status == "draft" and item.assignments.get().status == "released"
+
+
+def test_a_review_whose_session_ends_survives_a_reload(
+    context, live_server, login, screenshot_dir, assert_accessible
+):
+    """The session cookie goes; the reviewer splits out a defect, answers, submits: the page
+    says the session ended. A reload leads to the log-in form; once logged in again, the review
+    page shows the choices this browser kept, sends them, and Enter submits the choice."""
+    campaign = review_campaign(slug="meta-night", name="Meta night")
+    item = analysis_item(campaign)
+    expert = UserFactory(username="meta-night", roles=["expert"])
+    CampaignMember.objects.create(campaign=campaign, user=expert, role="expert")
+    page = context.new_page()
+    login(page, expert)
+    page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
+    page.click("button:has-text('Grade next')")
+    page.wait_for_selector("#analysis-text")
+    review_url = page.url
+
+    context.clear_cookies(name="sessionid")
+    assert page.evaluate(SELECT, ["#analysis-text", GAP])
+    page.keyboard.press("d")
+    page.keyboard.press("1")  # the defect exists
+    page.keyboard.press("3")  # and is described accurately
+    page.click("input[name=expression_error][value=false]")
+    page.click("input[name=score_fits][value=true]")
+    page.fill("#comment", "Kept through the night.")
+    page.wait_for_function("document.getElementById('derived-rating').textContent === '1'")
+    page.click("body")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#item-notice:not([hidden])")
+    assert "Your session ended" in page.inner_text("#item-notice")
+    assert not MetaReview.objects.exists()
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(screenshot_dir / "analysis-review-session-ended.png"))
+    assert_accessible(page)
+
+    page.reload()  # no session: the log-in form, which leads back to the review
+    page.wait_for_selector("#id_username")
+    page.fill("#id_username", expert.username)
+    page.fill("#id_password", "pass-word-123")
+    page.click("button[type=submit]")
+    page.wait_for_url(review_url)
+    page.wait_for_function("document.querySelectorAll('#defect-list .defect').length === 1")
+    assert page.is_checked("input[name=expression_error][value=false]")
+    assert page.is_checked("input[name=score_fits][value=true]")
+    assert page.input_value("#comment") == "Kept through the night."
+    assert page.inner_text("#derived-rating") == "1"
+    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    draft = MetaReview.objects.get()
+    assert (draft.grade.status, draft.expression_error, draft.score_fits) == ("draft", False, True)
+    assert page.evaluate("() => Object.keys(localStorage).length") == 0  # the server has it
+    page.evaluate("document.querySelector('.review-panel').scrollTop = 0")
+    page.screenshot(path=str(screenshot_dir / "analysis-review-restored.png"))
+    assert_accessible(page)
+
+    page.click("body")
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/annotation/{campaign.slug}/next/?after={item.pk}")
+    review = MetaReview.objects.get()
+    (defect,) = review.defects.all()
+    assert (review.grade.status, review.grade.comment, review.value) == (
+        "submitted",
+        "Kept through the night.",
+        Decimal("1"),
+    )
+    assert (defect.quote, defect.exists, defect.accurate) == (GAP, True, True)
