@@ -203,8 +203,7 @@ def test_a_review_whose_session_ends_survives_a_reload(
     page.screenshot(path=str(screenshot_dir / "analysis-review-restored.png"))
     assert_accessible(page)
 
-    page.click("body")
-    page.keyboard.press("Enter")
+    page.dblclick("#submit-button")  # a double click submits once
     page.wait_for_url(f"**/annotation/{campaign.slug}/next/?after={item.pk}")
     review = MetaReview.objects.get()
     (defect,) = review.defects.all()
@@ -214,3 +213,10 @@ def test_a_review_whose_session_ends_survives_a_reload(
         Decimal("1"),
     )
     assert (defect.quote, defect.exists, defect.accurate) == (GAP, True, True)
+    assert not review.grade.revisions.exists()
+
+    page.go_back()  # the submitted review as the server has it, nothing left to restore
+    page.wait_for_url(review_url)
+    page.wait_for_selector("#defect-list .defect")
+    assert not page.inner_text("#save-status").startswith("Restored")
+    assert page.evaluate("() => Object.keys(localStorage).length") == 0
