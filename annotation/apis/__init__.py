@@ -13,7 +13,14 @@ from rest_framework.views import APIView
 
 from annotation import selectors, services
 from annotation.apis.second_opinion import SecondOpinionDetailOutput, second_opinion_answer
-from annotation.models import Item, LabelPolicy, Scale, SecondOpinionSource, TaskKind
+from annotation.models import (
+    AssignmentStatus,
+    Item,
+    LabelPolicy,
+    Scale,
+    SecondOpinionSource,
+    TaskKind,
+)
 from annotation.services.calibration import CalibrationRequired
 from annotation.services.review import analysis_items_create
 from config.api import ListApi
@@ -286,7 +293,7 @@ class LeaseRenewApi(APIView):
         assignment = selectors.assignment_for_expert(item_id=item_id, expert=request.user)
         if assignment is None:
             raise NotFound("Not assigned to you.")
-        if assignment.status == "done":
+        if assignment.status == AssignmentStatus.DONE:
             return Response(LeaseRenewOutput({"leased_until": None}).data)
         try:
             assignment = services.assignment_heartbeat(assignment=assignment)
