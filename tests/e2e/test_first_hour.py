@@ -22,6 +22,8 @@ def test_the_log_in_page_names_the_demo_accounts(
     row = page.locator("#demo-accounts tr", has_text="adjudicator")
     name, password = (row.locator("code").nth(i).inner_text() for i in (0, 1))
     page.screenshot(path=str(screenshot_dir / "login-demo-accounts.png"), full_page=True)
+    card, table = (page.locator(f"#demo-accounts{s}").bounding_box() for s in ("", " table"))
+    assert table["x"] + table["width"] <= card["x"] + card["width"]  # the table fits its card
     assert_accessible(page)
     page.fill("#id_username", name)
     page.fill("#id_password", password)

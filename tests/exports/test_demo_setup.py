@@ -158,6 +158,18 @@ def test_demo_setup_prints_working_logins_and_where_to_start():
     )
 
 
+@override_settings(DEBUG=True)
+def test_demo_setup_directions_name_the_experts_button(client):
+    """An expert's directions end on the name of the button their grading page shows."""
+    start = run().split("Where to start")[1]
+    for username in ("expert1", "expert2"):
+        line = re.search(rf"^\s+{username}\s+(.*)$", start, re.M).group(1)
+        button = line.split(" -> ")[-1].split(" (")[0]
+        client.force_login(User.objects.get(username=username))
+        page = client.get("/annotation/").content.decode()
+        assert f">{button}</button>" in page, (username, button)
+
+
 @override_settings(DEBUG=False)
 def test_demo_setup_refuses_demo_accounts_without_debug():
     with pytest.raises(CommandError, match="DEBUG is off"):

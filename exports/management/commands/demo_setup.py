@@ -14,8 +14,8 @@ from rubrics import demo as rubrics_demo
 WHERE_TO_START = (
     ("admin", "/annotation/demo-proof-grading/ (progress, members, assignments), "
               "/rubrics/ (schemes), /adjudication/campaigns/demo-proof-grading/agreement/"),
-    ("expert1", "/annotation/ -> 'Demo: grading the demo proofs' -> Next item"),
-    ("expert2", "/annotation/ -> Next item (a proof expert1 graded is waiting for you)"),
+    ("expert1", "/annotation/ -> 'Demo: grading the demo proofs' -> Grade next"),
+    ("expert2", "/annotation/ -> Grade next (a proof expert1 graded is waiting for you)"),
     ("adjudicator", "/adjudication/ (one open case: two experts disagree)"),
     ("researcher", "/exports/ (export the demo campaign's labels: JSONL, CSV or Parquet)"),
 )  # fmt: skip
