@@ -5,7 +5,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 DEPS_STAMP := $(VENV)/.deps-installed
+RUN_STAMP := $(VENV)/.run-deps-installed
+# requirements.lock: runtime and dev (make test); requirements-run.lock: the runtime part of it,
+# the same pins (make run, a deployment), so a newcomer's first `make run` installs half as much.
 LOCK := requirements.lock
+RUN_LOCK := requirements-run.lock
 NPM_STAMP := node_modules/.installed
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/proofmark
 TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
@@ -14,22 +18,29 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
-.PHONY: run test nightly lint format bench deps lock services chromium clean
+.PHONY: run test nightly lint format bench deps run-deps lock services chromium clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed (found " + sys.version.split()[0] + ")")'
 	$(PYTHON) -m venv $(VENV)
 
-# The packages come from the lock file only, each checked against its hashes.
+# The packages come from the lock files only, each checked against its hashes.
 $(DEPS_STAMP): $(LOCK) | $(PY)
 	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(LOCK)
+	@touch $@ $(RUN_STAMP)
+
+$(RUN_STAMP): $(RUN_LOCK) | $(PY)
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r $(RUN_LOCK)
 	@touch $@
 
-# Re-resolves pyproject.toml's requirements (runtime and dev) into the lock file, with hashes.
+# Re-resolves pyproject.toml's requirements (runtime and dev) into the lock file, with hashes,
+# then the runtime part alone, held to the same pins.
 lock: | $(PY)
 	@$(PY) -m uv --version >/dev/null 2>&1 || $(PY) -m pip install --quiet uv
 	$(PY) -m uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
 		--generate-hashes --quiet --output-file $(LOCK)
+	$(PY) -m uv pip compile pyproject.toml --universal --python-version 3.11 \
+		--generate-hashes --quiet -c $(LOCK) --output-file $(RUN_LOCK)
 
 $(NPM_STAMP): package.json package-lock.json
 	@command -v npm >/dev/null || { echo "npm is needed for htmx and KaTeX: apt-get install -y nodejs npm"; exit 1; }
@@ -38,9 +49,11 @@ $(NPM_STAMP): package.json package-lock.json
 
 deps: $(DEPS_STAMP) $(NPM_STAMP)
 
+run-deps: $(RUN_STAMP) $(NPM_STAMP)
+
 # PROOFMARK_T0: when `make run` started, for serve.sh's "first page answered after" line.
 run:
-	@T0=$$(date +%s%N) && $(MAKE) --no-print-directory deps && PROOFMARK_T0=$$T0 bash scripts/serve.sh
+	@T0=$$(date +%s%N) && $(MAKE) --no-print-directory run-deps && PROOFMARK_T0=$$T0 bash scripts/serve.sh
 
 services:
 	@bash scripts/services.sh
