@@ -52,6 +52,7 @@ GRADE_COLUMNS = {
     "is_gold": "item__is_gold",
     "final_value": "item__final_label__value",
     "final_source": "item__final_label__source",
+    "final_confidence": "item__final_label__confidence",
     **ROUTE_COLUMNS,
     "route_components": "item__route_components",
 }
@@ -133,6 +134,12 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
         Field("history", "json", "Revisions [{changed_by, changed_at, old, new}]."),
         Field("final_label", "float", "The item's final label, if any."),
         Field("final_label_source", "string", "How the final label was reached."),
+        Field(
+            "label_confidence",
+            "float",
+            "The rater model's probability that the final label is the item's true class "
+            "(null: not fitted since the label last changed).",
+        ),
         Field("campaign", "string", "Campaign slug."),
         *ROUTE_FIELDS,
         Field(
@@ -221,6 +228,7 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
                     "history": history.get(raw["_pk"], []),
                     "final_label": _float(raw["final_value"]),
                     "final_label_source": raw["final_source"] or "",
+                    "label_confidence": raw["final_confidence"],
                     "campaign": campaign.slug,
                     "route_rank": raw["route_rank"],
                     "route_uncertainty": raw["route_uncertainty"],

@@ -167,3 +167,26 @@ def test_a_label_changed_while_the_model_was_fitted_gets_no_confidence(campaign)
         confidences={label.item_id: (stale, 0.9)},
     )
     assert FinalLabel.objects.get(pk=label.pk).confidence is None
+
+
+def test_the_exports_carry_each_labels_confidence(campaign, tmp_path):
+    """dv (one row an item) and annotations (one row a judgement) carry the fitted confidence of
+    the item's final label, so a researcher can filter or weight on it without a join."""
+    import json
+
+    from exports.formats import ExportOptions
+    from exports.services import dataset_write
+
+    campaign_rater_model_fit(campaign_id=campaign.pk)
+    stored = dict(
+        FinalLabel.objects.filter(item__campaign=campaign).values_list("item_id", "confidence")
+    )
+    for fmt in ("dv", "annotations"):
+        out = tmp_path / f"{fmt}.jsonl"
+        dataset_write(
+            campaign=campaign, fmt=fmt, file_type="jsonl", options=ExportOptions(), out=out
+        )
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        labelled = [r for r in rows if r["item_id"] in stored]
+        assert labelled, fmt
+        assert all(r["label_confidence"] == pytest.approx(stored[r["item_id"]]) for r in labelled)
