@@ -11,7 +11,7 @@ from functools import lru_cache
 from annotation import scales
 from annotation.models import Grade, Scale
 from annotation.selectors import GradingView
-from annotation.services.grading import grade_snapshot, not_graded_reason
+from annotation.services.grade_checks import grade_snapshot, not_graded_reason
 from annotation.spans import split_steps
 from problems.rendering import preview_text
 from rubrics.structure import AwardError, Checkpoint, Scheme, format_points, score_breakdown

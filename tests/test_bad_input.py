@@ -14,7 +14,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation import services
 from annotation.models import Grade, Item, MetaReview
-from annotation.services.grading import GradeInput
+from annotation.services.grade_checks import (
+    GradeInput,
+)
 from annotation.services.review import MetaReviewInput, meta_review_submit
 from problems.importers import MAX_ZIP_RATIO
 from problems.models import ImportJob

@@ -10,7 +10,9 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from adjudication.models import FinalLabel, LabelSource
 from annotation import services
-from annotation.services.grading import GradeInput
+from annotation.services.grade_checks import (
+    GradeInput,
+)
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.problems.page_factories import ProofFactory, VerifierAnalysisFactory
 

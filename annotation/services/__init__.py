@@ -22,16 +22,18 @@ from annotation.services.campaigns import (
     taxonomy_from_text,
     taxonomy_to_text,
 )
-from annotation.services.grading import (
+from annotation.services.grade_checks import (
     GradeConflict,
     GradeError,
     GradeInput,
     SpanInput,
+    grade_snapshot,
+    spans_snapshot,
+)
+from annotation.services.grading import (
     grade_revise,
     grade_save_draft,
-    grade_snapshot,
     grade_submit,
-    spans_snapshot,
 )
 from annotation.services.items import (
     ItemsCreated,

@@ -12,7 +12,9 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 
 from annotation.models import Campaign, CampaignStatus, Grade, GradeStatus, Item, TaskKind
-from annotation.services.grading import GradeError
+from annotation.services.grade_checks import (
+    GradeError,
+)
 from annotation.signals import items_added
 from problems.models import Proof
 from rubrics.selectors import scheme_generator_config_id, schemes_approved_for_problems

@@ -29,10 +29,12 @@ from annotation.models import (
     Scale,
     TaskKind,
 )
-from annotation.services.grading import (
+from annotation.services.grade_checks import (
     GradeError,
     GradeInput,
-    _already_submitted,
+    submitted_conflict,
+)
+from annotation.services.grading import (
     _check_open,
     _lock_item,
     _send_signals,
@@ -168,7 +170,7 @@ def _review_item(item: Item) -> VerifierAnalysis:
     return item.analysis
 
 
-def _clean(
+def grade_check(
     item: Item, data: MetaReviewInput, *, final: bool
 ) -> tuple[MetaRating | None, Decimal | None, list[str]]:
     """Validates the review against the analysis and proof texts (defects re-anchored); returns
@@ -287,7 +289,7 @@ def meta_review_save_draft(
     """Autosave: keeps whatever the expert has so far; only defects that cannot be placed in
     the texts are refused."""
     item = Item.objects.select_related("campaign", "proof", "analysis").get(pk=item.pk)
-    rating, value, problems = _clean(item, data, final=False)
+    rating, value, problems = grade_check(item, data, final=False)
     placing = [p for p in problems if p.startswith("defect")]
     if placing:
         raise GradeError(placing)
@@ -311,7 +313,7 @@ def meta_review_submit(
     if done is not None:
         return _repeat(item, done, data, submit_key)
     _check_open(item)
-    rating, value, problems = _clean(item, data, final=True)
+    rating, value, problems = grade_check(item, data, final=True)
     if problems:
         raise GradeError(problems)
     grade = grade_submit(
@@ -327,7 +329,7 @@ def _repeat(item: Item, done: Grade, data: MetaReviewInput, submit_key: str) -> 
     if submit_key and submit_key[:64] == done.submit_key:
         return review
     old = meta_review_snapshot(review)
-    rating, value, problems = _clean(item, data, final=True)
+    rating, value, problems = grade_check(item, data, final=True)
     if not problems:
         savepoint = transaction.savepoint()
         done.score, done.comment = value, data.comment  # in memory: the snapshot reads them
@@ -335,7 +337,7 @@ def _repeat(item: Item, done: Grade, data: MetaReviewInput, submit_key: str) -> 
         transaction.savepoint_rollback(savepoint)
         if new == old:
             return MetaReview.objects.select_related("grade").get(pk=review.pk)
-    raise _already_submitted(Grade.objects.get(pk=done.pk))
+    raise submitted_conflict(Grade.objects.get(pk=done.pk))
 
 
 @transaction.atomic
@@ -351,7 +353,7 @@ def meta_review_revise(
     if not grade.is_submitted:
         raise GradeError("This review is a draft: submit it instead.")
     _check_open(item)
-    rating, value, problems = _clean(item, data, final=True)
+    rating, value, problems = grade_check(item, data, final=True)
     if problems:
         raise GradeError(problems)
     review = MetaReview.objects.select_related("grade").get(pk=review.pk)

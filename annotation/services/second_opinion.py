@@ -15,11 +15,13 @@ from django.utils import timezone
 
 from annotation import opinions, scales
 from annotation.models import Grade, GradeRevision, Item, SecondOpinion, TaskKind
-from annotation.services.grading import (
+from annotation.services.grade_checks import (
     GradeError,
+    grade_snapshot,
+)
+from annotation.services.grading import (
     _refuse_if_closed,
     _send_signals,
-    grade_snapshot,
 )
 
 

@@ -1,31 +1,21 @@
-"""Automatic graders against the expert labels: importing their predictions and the report.
-
-Predictions come from a ProofGrader-style JSONL file (`{problem_id, generator, score,
-assessment, errors}`, optionally `response_number`; several lines for one proof are k runs) or
-from DeepSeekMath-V2's output files (`problem_idx`, `model_prediction.proof`,
-`model_prediction.average_automatic_rating` in [0, 1]). Lines about proofs that are not in the
-campaign are counted and skipped; a malformed line rejects the whole file with its line number.
+"""Automatic graders against the expert labels: running a grader through an endpoint (k runs a
+proof, retries of failed predictions) and the report against the experts. Importing a grader's
+prediction files is in exports/services/evaluation_import.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections import Counter, defaultdict
-from collections.abc import Iterable
-from decimal import Decimal
+from collections import Counter
 
-import orjson
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from adjudication import agreement
 from annotation.models import Campaign, Item, Scale
-from annotation.scales import nearest, ternary_of, to_0_7
 from config.broker import broker_require
 from exports import metrics
-from exports.formats import DEFAULT_CUTS, first_references
+from exports.formats import first_references
 from exports.grading import PROMPT_VERSION, OutputError, grading_messages, read_reply
 from exports.models import (
     GraderEvaluation,
@@ -35,376 +25,16 @@ from exports.models import (
     PredictionSource,
 )
 from exports.services.confidence import campaign_rater_model_fit
+from exports.services.evaluation_import import (
+    MAX_ERRORS_SHOWN,
+    PredictionError,
+    errors_joined,
+)
+from exports.services.evaluation_report import evaluation_report
 from llm.client import LLMClient, LLMError, Usage
 from rubrics.matching import ProofMatch, proofs_match
 from rubrics.models import LLMEndpoint
 from rubrics.workflows import endpoint_parameters, llm_config
-
-MAX_ERRORS_SHOWN = 20
-
-
-class PredictionError(ValueError):
-    """A predictions file that cannot be imported; the message names the lines."""
-
-
-def _proof_index(campaign: Campaign) -> tuple[dict, dict]:
-    """(problem external id, generator) -> [(sample_index, sample_key, item id)] and
-    (problem external id, text hash) -> item id, for the campaign's proof items."""
-    by_generator: dict[tuple[str, str], list] = defaultdict(list)
-    by_text: dict[tuple[str, str], int] = {}
-    rows = Item.objects.filter(campaign=campaign, analysis__isnull=True).values_list(
-        "id",
-        "proof__problem__external_id",
-        "proof__generator",
-        "proof__sample_index",
-        "proof__sample_key",
-        "proof__text_hash",
-    )
-    for item_id, problem, generator, index, key, text_hash in rows:
-        by_generator[(problem, generator)].append((index, key, item_id))
-        by_text[(problem, text_hash)] = item_id
-    return by_generator, by_text
-
-
-def _lines(data: bytes) -> Iterable[tuple[int, dict]]:
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise PredictionError(f"line {number}: not JSON ({exc})") from exc
-        if not isinstance(record, dict):
-            raise PredictionError(f"line {number}: not a JSON object")
-        yield number, record
-
-
-def _number(record: dict, key: str, number: int, low: float, high: float) -> float:
-    value = record.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PredictionError(f"line {number}: field {key} must be a number, found {value!r}")
-    if not low <= value <= high:
-        raise PredictionError(f"line {number}: field {key} = {value} is outside {low:g}-{high:g}")
-    return float(value)
-
-
-def _proofgrader(data: bytes, campaign: Campaign) -> tuple[list[tuple[int, dict]], int]:
-    by_generator, _ = _proof_index(campaign)
-    matched, skipped, errors = [], 0, []
-    for number, record in _lines(data):
-        try:
-            problem = record.get("problem_id")
-            generator = record.get("generator")
-            if not isinstance(problem, str) or not isinstance(generator, str):
-                raise PredictionError(f"line {number}: problem_id and generator must be text")
-            score = _number(record, "score", number, 0, 7)
-            candidates = by_generator.get((problem, generator), [])
-            response = record.get("response_number", record.get("sample_key"))
-            if response is not None:
-                candidates = [c for c in candidates if str(response) in (str(c[0]), c[1])]
-            if not candidates:
-                skipped += 1
-                continue
-            if len(candidates) > 1:
-                raise PredictionError(
-                    f"line {number}: {problem} by {generator} has {len(candidates)} proofs in "
-                    "the campaign: give response_number"
-                )
-            errors_field = record.get("errors") or []
-            matched.append(
-                (
-                    candidates[0][2],
-                    {
-                        "score": score,
-                        "assessment": str(record.get("assessment") or ""),
-                        "errors": errors_field
-                        if isinstance(errors_field, list)
-                        else [errors_field],
-                    },
-                )
-            )
-        except PredictionError as exc:
-            errors.append(str(exc))
-    if errors:
-        raise PredictionError(_joined(errors))
-    return matched, skipped
-
-
-def _deepseek(data: bytes, campaign: Campaign) -> tuple[list[tuple[int, dict]], int]:
-    _, by_text = _proof_index(campaign)
-    matched, skipped, errors = [], 0, []
-    for number, record in _lines(data):
-        try:
-            prediction = record.get("model_prediction")
-            problem = record.get("problem_idx")
-            if not isinstance(prediction, dict) or not isinstance(problem, str):
-                raise PredictionError(f"line {number}: needs problem_idx and model_prediction")
-            proof = prediction.get("proof")
-            if not isinstance(proof, str):
-                raise PredictionError(f"line {number}: model_prediction.proof must be text")
-            score = _number(prediction, "average_automatic_rating", number, 0, 1)
-            item_id = by_text.get((problem, hashlib.sha256(proof.encode()).hexdigest()))
-            if item_id is None:
-                skipped += 1
-                continue
-            matched.append((item_id, {"score": score, "assessment": "", "errors": []}))
-        except PredictionError as exc:
-            errors.append(str(exc))
-    if errors:
-        raise PredictionError(_joined(errors))
-    return matched, skipped
-
-
-def _joined(errors: list[str]) -> str:
-    shown = errors[:MAX_ERRORS_SHOWN]
-    more = len(errors) - len(shown)
-    return "; ".join(shown) + (f"; and {more} more" if more else "")
-
-
-@transaction.atomic
-def evaluation_import(
-    *,
-    user: AbstractBaseUser,
-    campaign: Campaign,
-    name: str,
-    source: str,
-    data: bytes,
-    aggregation: str = "mean",
-) -> GraderEvaluation:
-    """Reads a predictions file into a new evaluation and computes its report. All or nothing."""
-    if aggregation not in metrics.AGGREGATIONS:
-        raise PredictionError(
-            f"aggregation {aggregation!r}: choose one of {', '.join(metrics.AGGREGATIONS)}"
-        )
-    if source == PredictionSource.PROOFGRADER_JSONL:
-        matched, skipped = _proofgrader(data, campaign)
-        scale = "0-7"
-    elif source == PredictionSource.DEEPSEEK_OUTPUTS:
-        matched, skipped = _deepseek(data, campaign)
-        scale = "0-1"
-    else:
-        raise PredictionError(f"unknown source {source!r}")
-    if not matched:
-        raise PredictionError(
-            f"none of the {skipped} predictions is about a proof of campaign {campaign.slug}"
-        )
-    evaluation = GraderEvaluation.objects.create(
-        campaign=campaign,
-        name=name,
-        source=source,
-        prediction_scale=scale,
-        aggregation=aggregation,
-        created_by=user,
-    )
-    runs: dict[int, int] = defaultdict(int)
-    rows = []
-    for item_id, values in matched:
-        rows.append(
-            GraderPrediction(
-                evaluation=evaluation, item_id=item_id, run_index=runs[item_id], **values
-            )
-        )
-        runs[item_id] += 1
-    GraderPrediction.objects.bulk_create(rows, batch_size=1000)
-    evaluation.runs = max(runs.values())
-    evaluation.counts = {"predictions": len(rows), "proofs": len(runs), "skipped": skipped}
-    evaluation.report = evaluation_report(evaluation)
-    evaluation.status = JobStatus.SUCCEEDED
-    evaluation.finished_at = timezone.now()
-    evaluation.save()
-    campaign_rater_model_fit(campaign_id=campaign.pk)  # a new grader: every label's confidence
-    return evaluation
-
-
-# --- The report ------------------------------------------------------------------------------
-
-
-def _comparison(campaign_scale: str, prediction_scale: str) -> tuple[str, list[str]]:
-    """The scale both sides are compared on, and the conversions that takes (in words)."""
-    low, high = DEFAULT_CUTS
-    cuts = (
-        f"cut points {low} and {high} (7 -> 1, {low}-{high - 1} -> 0.5, 0-{low - 1} -> 0; a value "
-        "between two integers counts as the nearest, halfway as the lower)"
-    )
-    notes = []
-    if campaign_scale == Scale.ONE_TO_FOUR:
-        notes.append("expert labels from 1-4 onto 0-7 by 2x - 1")
-    if prediction_scale == "0-1" and campaign_scale != Scale.TERNARY:
-        notes.append(f"expert labels from 0-7 onto 0 / 0.5 / 1 by {cuts}")
-        return "0-1", notes
-    if prediction_scale == Scale.ZERO_TO_SEVEN and campaign_scale == Scale.TERNARY:
-        notes.append(f"predictions from 0-7 onto 0 / 0.5 / 1 by {cuts}")
-        return "0-1", notes
-    return ("0-1" if campaign_scale == Scale.TERNARY else "0-7"), notes
-
-
-def _expert_on(value: Decimal, campaign_scale: str, comparison: str) -> float:
-    """An expert label on the comparison scale. On 0-7 a label between values (a mean) keeps its
-    number; on 0 / 0.5 / 1 it is read by `ternary_of` (nearest value, halfway the lower)."""
-    if comparison == "0-1":
-        return float(ternary_of(value, campaign_scale, DEFAULT_CUTS))
-    return float(to_0_7(value, campaign_scale))
-
-
-def evaluation_report(evaluation: GraderEvaluation) -> dict:
-    """Every metric of the report, as plain JSON: ProofBench's per-problem averages (A.3) with
-    both tau-b versions, RefGrader's pooled metrics, the score reward, the confusion matrix and
-    the best-of-n curve (A.4)."""
-    campaign = evaluation.campaign
-    comparison, notes = _comparison(campaign.scale, evaluation.prediction_scale)
-    runs: dict[int, list[float]] = defaultdict(list)
-    for item_id, score in evaluation.predictions.order_by("item_id", "run_index").values_list(
-        "item_id", "score"
-    ):
-        runs[item_id].append(score)
-    labelled = Item.objects.filter(pk__in=runs.keys(), final_label__isnull=False).values_list(
-        "id",
-        "final_label__value",
-        "proof__problem__external_id",
-        "proof__sample_index",
-        "proof_id",
-    )
-    pairs = []
-    for item_id, value, problem, sample_index, proof_id in labelled:
-        predicted = metrics.aggregate_runs(runs[item_id], evaluation.aggregation)
-        if evaluation.prediction_scale == Scale.ZERO_TO_SEVEN and comparison == "0-1":
-            predicted = float(ternary_of(predicted, "0-7", DEFAULT_CUTS))
-        order = sample_index if sample_index is not None else proof_id
-        pairs.append(
-            metrics.Pair(problem, _expert_on(value, campaign.scale, comparison), predicted, order)
-        )
-    categories = [0.0, 0.5, 1.0] if comparison == "0-1" else [float(v) for v in range(8)]
-    report: dict = {
-        "grader": evaluation.name,
-        "campaign": campaign.slug,
-        "aggregation": evaluation.aggregation,
-        "runs": max((len(v) for v in runs.values()), default=0),
-        "comparison_scale": comparison,
-        "conversions": notes,
-        "labelled_proofs": len(pairs),
-        "unlabelled_proofs": len(runs) - len(pairs),
-        "categories": categories,
-    }
-    if not pairs:
-        report["empty"] = "No predicted proof has a final label yet."
-        return report
-    expert = [p.expert for p in pairs]
-    predicted = [p.predicted for p in pairs]
-    macro = metrics.macro_metrics(pairs)
-    pooled = metrics.pooled_metrics(expert, predicted, categories)
-    if comparison == "0-1":
-        reward_expert = expert
-        reward_pred = [nearest(p, categories) for p in predicted]
-        reward_note = (
-            "on 0 / 0.5 / 1 (predictions snapped to the nearest of the three, halfway lower)"
-        )
-    else:
-        reward_expert = [float(ternary_of(e, "0-7", DEFAULT_CUTS)) for e in expert]
-        reward_pred = [float(ternary_of(p, "0-7", DEFAULT_CUTS)) for p in predicted]
-        reward_note = "both sides from 0-7 onto 0 / 0.5 / 1 by cut points 5 and 7"
-    report |= {
-        "proofbench": {
-            "problems": macro.problems,
-            "mae": macro.mae,
-            "rmse": macro.rmse,
-            "bias": macro.bias,
-            "within_1": macro.within_1 if comparison == "0-7" else None,
-            "tau_b_a3": macro.tau_b_a3,
-            "tau_b_a3_problems": macro.tau_b_a3_problems,
-            "tau_b_standard": macro.tau_b_standard,
-            "tau_b_standard_problems": macro.tau_b_standard_problems,
-            "per_problem": [
-                {
-                    "problem": m.problem,
-                    "n": m.n,
-                    "mae": m.mae,
-                    "rmse": m.rmse,
-                    "bias": m.bias,
-                    "within_1": m.within_1,
-                    "tau_b_a3": m.tau_b_a3,
-                    "tau_b_standard": m.tau_b_standard,
-                }
-                for m in macro.per_problem
-            ],
-        },
-        "refgrader": {
-            "n": pooled.n,
-            "pearson": pooled.pearson,
-            "spearman": pooled.spearman,
-            "mae": pooled.mae,
-            "rmse": pooled.rmse,
-            "qwk": pooled.qwk,
-        },
-        "score_reward": {
-            "mean": metrics.mean_score_reward(reward_expert, reward_pred),
-            "note": reward_note,
-        },
-        "confusion_matrix": agreement.confusion_matrix(expert, predicted, categories),
-        "intervals": _metric_intervals(pairs, categories, reward_expert, reward_pred),
-        # A.4's baselines over the first n proofs; the random-subset average as an option
-        "best_of_n": _best_of_n(pairs, "first_n"),
-        "best_of_n_subsets": _best_of_n(pairs, "subsets"),
-    }
-    return report
-
-
-METRIC_RESAMPLES = 400
-
-
-def _metric_intervals(
-    pairs: list[metrics.Pair],
-    categories: list[float],
-    reward_expert: list[float],
-    reward_pred: list[float],
-) -> dict[str, list[float] | None]:
-    """95% percentile-bootstrap intervals of the headline metrics (ProofBench reports mean
-    +- 95% CI), resampling problems: a problem's proofs move together, as they share its
-    difficulty. Seeded; None where fewer than two problems or the metric is undefined in most
-    resamples."""
-    units: dict = defaultdict(list)
-    for pair, e, p in zip(pairs, reward_expert, reward_pred, strict=True):
-        units[pair.problem].append((pair, e, p))
-
-    def flat(sample) -> list[metrics.Pair]:
-        return [
-            metrics.Pair((n, pair.problem), pair.expert, pair.predicted, pair.order)
-            for n, unit in enumerate(sample)
-            for pair, _, _ in unit
-        ]
-
-    def pooled(sample):
-        flattened = flat(sample)
-        return metrics.pooled_metrics(
-            [p.expert for p in flattened], [p.predicted for p in flattened], categories
-        )
-
-    statistics = {
-        "proofbench_mae": lambda sample: metrics.macro_metrics(flat(sample)).mae,
-        "proofbench_tau_b_a3": lambda sample: metrics.macro_metrics(flat(sample)).tau_b_a3,
-        "refgrader_pearson": lambda sample: pooled(sample).pearson,
-        "refgrader_mae": lambda sample: pooled(sample).mae,
-        "refgrader_qwk": lambda sample: pooled(sample).qwk,
-        "score_reward": lambda sample: metrics.mean_score_reward(
-            [e for unit in sample for _, e, _ in unit], [p for unit in sample for _, _, p in unit]
-        ),
-    }
-    found = agreement.bootstrap_cis(
-        list(units.values()), statistics, n_resamples=METRIC_RESAMPLES, seed=0
-    )
-    return {
-        name: None if ci is None else [round(ci[0], 6), round(ci[1], 6)]
-        for name, ci in found.items()
-    }
-
-
-def _best_of_n(pairs: list[metrics.Pair], baselines: str) -> list[dict]:
-    return [
-        {"n": p.n, "problems": p.problems, "grader": p.grader, "oracle": p.oracle, "mean": p.mean}
-        for p in metrics.best_of_n_curve(pairs, samples=200, seed=0, baselines=baselines)
-    ]
-
-
-# --- Running a grader endpoint over a campaign -----------------------------------------------
 
 RUN_BATCH = 50
 MAX_RUNS = 16
@@ -551,7 +181,7 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
     evaluation.finished_at = timezone.now()
     if not done:
         evaluation.status = JobStatus.FAILED
-        evaluation.error = "No prediction could be made: " + _joined(
+        evaluation.error = "No prediction could be made: " + errors_joined(
             [_failure_words(f) for f in failures]
         )
     else:

@@ -14,10 +14,9 @@ from config.roles import Role, role_required
 from exports import charts, selectors
 from exports.metrics import AGGREGATIONS
 from exports.models import PredictionSource
+from exports.services.evaluation_import import PredictionError, evaluation_import
 from exports.services.evaluations import (
     MAX_RUNS,
-    PredictionError,
-    evaluation_import,
     evaluation_run_create,
     evaluation_run_retry,
 )

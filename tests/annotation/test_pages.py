@@ -9,7 +9,9 @@ from django.urls import reverse
 
 from annotation import services
 from annotation.models import Assignment, Campaign, ErrorSpan, Grade, Item
-from annotation.services.grading import NOT_GRADED_CHECKLIST
+from annotation.services.grade_checks import (
+    NOT_GRADED_CHECKLIST,
+)
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
 from tests.factories import UserFactory
 from tests.problems.page_factories import ProblemFactory, ProofFactory

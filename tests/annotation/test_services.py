@@ -10,7 +10,9 @@ from django.utils import timezone
 
 from annotation import services
 from annotation.models import Assignment, Campaign, Grade, GradeRevision, Item
-from annotation.services.grading import NOT_GRADED
+from annotation.services.grade_checks import (
+    NOT_GRADED,
+)
 from annotation.signals import item_judged, judgement_submitted
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
 from tests.problems.page_factories import ProblemFactory, ProofFactory

@@ -11,7 +11,7 @@ from adjudication.models import FinalLabel, RaterModelFit
 from annotation.models import Campaign, Item
 from exports import metrics
 from exports.models import GraderEvaluation
-from exports.services.evaluations import PredictionError, evaluation_import
+from exports.services.evaluation_import import PredictionError, evaluation_import
 from problems.models import Proof
 from problems.services import corpus_import
 from tests.exports.factories import labelled_campaign

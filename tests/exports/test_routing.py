@@ -15,7 +15,12 @@ from adjudication.models import FinalLabel, LabellingOutcome, LabellingRun, Meta
 from adjudication.services.labels import final_label_set
 from annotation.models import Assignment, Item
 from annotation.services.assignment import assignment_next
-from annotation.services.grading import GradeInput, grade_submit
+from annotation.services.grade_checks import (
+    GradeInput,
+)
+from annotation.services.grading import (
+    grade_submit,
+)
 from exports.formats import ExportOptions
 from exports.models import GraderEvaluation, GraderPrediction
 from exports.services import dataset_write
