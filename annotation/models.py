@@ -553,10 +553,5 @@ class DefectSuggestion(models.Model):
         return f"suggested defect [{self.start}:{self.end}] of analysis {self.analysis_id}"
 
 
-# Models kept in modules of their own, registered with this app: the calibration gate's and the
-# second opinion's record.
-from annotation.models_calibration import (  # noqa: E402, F401
-    CalibrationPass,
-    CalibrationRequirement,
-)
+# A model kept in a module of its own, registered with this app: the second opinion's record.
 from annotation.models_second_opinion import SecondOpinion  # noqa: E402, F401

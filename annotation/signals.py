@@ -11,11 +11,9 @@ judgement_submitted = Signal()
 # what receivers write (a final label, a case) commits or rolls back with the judgement itself.
 item_judged = Signal()
 
-# Sent when "next" refuses new work because the campaign requires a calibration round the expert
-# has not passed on record, with campaign_id: int, round_id: int and expert_id: int. The receiver
-# (calibration, which can compare grades with gold) records a pass the expert has earned since;
-# assignment then checks once more. Submissions pay nothing for the gate.
-calibration_gate_blocked = Signal()
+# Sent inside the adding transaction with campaign_id: int and user_id: int when a user becomes an
+# expert of a campaign: calibration makes them an expert of the round the campaign requires.
+expert_added = Signal()
 
 # Sent inside the creating transaction with campaign_id: int and item_ids: list[int] when items
 # are added to a campaign (a selection, analyses to review, proofs the labelling loop routed):

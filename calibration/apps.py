@@ -7,9 +7,10 @@ class CalibrationConfig(AppConfig):
     verbose_name = "Calibration with gold feedback"
 
     def ready(self) -> None:
-        from annotation.signals import calibration_gate_blocked
-        from calibration.receivers import on_calibration_gate_blocked
+        from annotation.calibration_gate import calibration_gate_register
+        from annotation.signals import expert_added
+        from calibration.receivers import on_expert_added
+        from calibration.services import calibration_gate_check
 
-        calibration_gate_blocked.connect(
-            on_calibration_gate_blocked, dispatch_uid="calibration-passes"
-        )
+        calibration_gate_register(calibration_gate_check)
+        expert_added.connect(on_expert_added, dispatch_uid="calibration-rounds")

@@ -24,7 +24,6 @@ from adjudication.models import FinalLabel, LabelSource, Resolution
 from adjudication.services.gold import GOLD_SOURCES
 from annotation.models import (
     Assignment,
-    CalibrationRequirement,
     Campaign,
     CampaignMember,
     Grade,
@@ -33,7 +32,7 @@ from annotation.models import (
     MemberRole,
     TaskKind,
 )
-from calibration.models import CalibrationItem, CalibrationRetake
+from calibration.models import CalibrationItem, CalibrationRequirement, CalibrationRetake
 from config.roles import Role, has_role
 from rubrics.structure import AwardError, Scheme
 

@@ -1,4 +1,6 @@
-"""Writes of calibration: rounds made of gold items, the passes of a campaign's requirement."""
+"""Writes of calibration: rounds made of gold items, a campaign's requirement of a passed round
+and the passes of it, and the gate assignment asks (`calibration_gate_check`, registered with
+`annotation.calibration_gate` from CalibrationConfig.ready)."""
 
 from __future__ import annotations
 
@@ -6,10 +8,11 @@ from decimal import Decimal
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.urls import reverse
 from django.utils.text import slugify
 
+from annotation.calibration_gate import CalibrationRequired
 from annotation.models import (
-    CalibrationRequirement,
     Campaign,
     CampaignMember,
     Grade,
@@ -18,9 +21,13 @@ from annotation.models import (
     TaskKind,
 )
 from annotation.services import campaign_create
-from annotation.services.calibration import calibration_pass_record, calibration_requirement_save
 from calibration import selectors
-from calibration.models import CalibrationItem, CalibrationRetake
+from calibration.models import (
+    CalibrationItem,
+    CalibrationPass,
+    CalibrationRequirement,
+    CalibrationRetake,
+)
 
 
 class CalibrationError(ValueError):
@@ -201,11 +208,118 @@ def calibration_requirement_set(
 ) -> CalibrationRequirement:
     """Requires the round (with its threshold) before the campaign's experts receive items; the
     experts who already meet it pass at once."""
-    try:
-        requirement = calibration_requirement_save(
-            campaign=campaign, round=round, max_mae=max_mae, min_items=min_items, set_by=set_by
-        )
-    except ValueError as exc:
-        raise CalibrationError(str(exc)) from exc
+    requirement = calibration_requirement_save(
+        campaign=campaign, round=round, max_mae=max_mae, min_items=min_items, set_by=set_by
+    )
     calibration_passes_refresh(round=round)
     return requirement
+
+
+@transaction.atomic
+def calibration_requirement_save(
+    *,
+    campaign: Campaign,
+    round: Campaign,
+    max_mae: Decimal,
+    min_items: int,
+    set_by: AbstractBaseUser | None,
+) -> CalibrationRequirement:
+    """Sets (or changes) the campaign's requirement; the passes of an earlier threshold are
+    dropped (the caller records them again against the new one), and the campaign's experts
+    become experts of the round."""
+    if campaign.is_calibration:
+        raise CalibrationError("campaign: a calibration round cannot require another")
+    if not round.is_calibration:
+        raise CalibrationError(f"round: {round.slug!r} is not a calibration round")
+    if round.scale != campaign.scale:
+        raise CalibrationError(
+            f"round: its scale ({round.scale}) differs from the campaign's ({campaign.scale})"
+        )
+    if max_mae is None or Decimal(max_mae) < 0:
+        raise CalibrationError("max_mae: give a mean absolute error of 0 or more")
+    if min_items is None or int(min_items) < 1:
+        raise CalibrationError("min_items: give at least 1 gold item")
+    requirement = (
+        CalibrationRequirement.objects.select_for_update().filter(campaign=campaign).first()
+    )
+    if requirement is None:
+        requirement = CalibrationRequirement(campaign=campaign)
+    else:
+        requirement.passes.all().delete()
+    requirement.round = round
+    requirement.max_mae = Decimal(max_mae)
+    requirement.min_items = int(min_items)
+    requirement.set_by = set_by
+    requirement.save()
+    if not campaign.calibration_required:
+        Campaign.objects.filter(pk=campaign.pk).update(calibration_required=True)
+        campaign.calibration_required = True
+    experts = CampaignMember.objects.filter(campaign=campaign, role=MemberRole.EXPERT)
+    for user_id in experts.values_list("user_id", flat=True):
+        calibration_round_join(round_id=round.pk, user_id=user_id)
+    return requirement
+
+
+@transaction.atomic
+def calibration_requirement_remove(*, campaign: Campaign) -> None:
+    CalibrationRequirement.objects.filter(campaign=campaign).delete()
+    Campaign.objects.filter(pk=campaign.pk).update(calibration_required=False)
+    campaign.calibration_required = False
+
+
+def calibration_round_join(*, round_id: int, user_id: int) -> None:
+    """The user becomes an expert of the round (an expert of a campaign that requires a
+    calibration round may grade that round)."""
+    CampaignMember.objects.get_or_create(
+        campaign_id=round_id, user_id=user_id, role=MemberRole.EXPERT
+    )
+
+
+def calibration_rounds_join(*, campaign_id: int, user_id: int) -> None:
+    """A new expert of the campaign becomes an expert of the round it requires, if any."""
+    for round_id in CalibrationRequirement.objects.filter(campaign_id=campaign_id).values_list(
+        "round_id", flat=True
+    ):
+        calibration_round_join(round_id=round_id, user_id=user_id)
+
+
+@transaction.atomic
+def calibration_pass_record(
+    *, requirement: CalibrationRequirement, expert_id: int, items: int, mae: float
+) -> CalibrationPass:
+    """Records that the expert met the requirement (once: a later, worse figure keeps it)."""
+    passed, _ = CalibrationPass.objects.get_or_create(
+        requirement=requirement,
+        expert_id=expert_id,
+        defaults={"items": items, "mae": Decimal(str(round(mae, 3)))},
+    )
+    return passed
+
+
+def _blocking(campaign: Campaign, expert: AbstractBaseUser) -> CalibrationRequirement | None:
+    return (
+        CalibrationRequirement.objects.filter(campaign_id=campaign.pk)
+        .exclude(passes__expert_id=expert.pk)
+        .select_related("round", "campaign")
+        .first()
+    )
+
+
+def calibration_gate_check(*, campaign: Campaign, expert: AbstractBaseUser) -> None:
+    """CalibrationRequired when the campaign requires a calibration round the expert has not
+    passed (one query once passed). Without a pass on record, the pass the expert earned since
+    is recorded (`calibration_gate_refresh`) and the check runs again; submissions pay nothing
+    for the gate. The message says what to do and links the page of where they stand."""
+    blocking = _blocking(campaign, expert)
+    if blocking is None:
+        return
+    calibration_gate_refresh(campaign_id=campaign.pk, expert_id=expert.pk)
+    blocking = _blocking(campaign, expert)
+    if blocking is not None:
+        standing_url = reverse("calibration:standing", args=[blocking.campaign.slug])
+        raise CalibrationRequired(
+            f"{blocking.campaign.name} needs a passed calibration round before it gives you "
+            f"items: {blocking.describe()}. Where you stand, the round to grade and what to "
+            f"do next: {standing_url}",
+            standing_url=standing_url,
+        )

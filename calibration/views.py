@@ -15,11 +15,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation import selectors as annotation_selectors
-from annotation.models import CalibrationRequirement, Campaign
+from annotation.models import Campaign
 from annotation.plots import error_series_chart
-from annotation.services.calibration import calibration_requirement_remove
 from calibration import selectors, services
 from calibration.forms import RequirementForm, RoundForm
+from calibration.models import CalibrationRequirement
 from config.htmx import page_or_fragment
 from config.roles import ALL_ROLES, Role, has_role, role_required
 
@@ -266,6 +266,6 @@ def retake(request, slug, username):
 @role_required(Role.ADMIN)
 def requirement_remove(request, slug):
     campaign = get_object_or_404(Campaign, slug=slug)
-    calibration_requirement_remove(campaign=campaign)
+    services.calibration_requirement_remove(campaign=campaign)
     messages.success(request, "Calibration requirement removed: experts receive items again.")
     return redirect("calibration:requirement", slug=slug)

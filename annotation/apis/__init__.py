@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors, services
 from annotation.apis.second_opinion import SecondOpinionDetailOutput, second_opinion_answer
+from annotation.calibration_gate import CalibrationRequired
 from annotation.models import (
     AssignmentStatus,
     Item,
@@ -21,7 +22,6 @@ from annotation.models import (
     SecondOpinionSource,
     TaskKind,
 )
-from annotation.services.calibration import CalibrationRequired
 from annotation.services.review import analysis_items_create
 from config.api import ListApi
 from config.flags import query_flag

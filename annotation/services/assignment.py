@@ -19,8 +19,8 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation.calibration_gate import calibration_gate_check
 from annotation.models import Assignment, AssignmentStatus, Campaign, Item, ItemOrder
-from annotation.services.calibration import calibration_gate_check
 from annotation.slots import item_open, item_open_sql, slot_taken, slot_taken_sql
 
 MANUAL_LEASE = timedelta(days=14)

@@ -12,7 +12,6 @@ from django.utils.text import slugify
 
 from annotation import scales
 from annotation.models import (
-    CalibrationRequirement,
     Campaign,
     CampaignMember,
     CampaignStatus,
@@ -23,6 +22,7 @@ from annotation.models import (
     TaskKind,
     default_error_taxonomy,
 )
+from annotation.signals import expert_added
 from rubrics.generation import generator_config_freeze
 
 KEY_RE = re.compile(r"^[a-z0-9_]+$")
@@ -168,11 +168,7 @@ def campaign_member_add(
         raise CampaignError(f"role: {role!r} is not one of {', '.join(MemberRole.values)}")
     member, _ = CampaignMember.objects.get_or_create(campaign=campaign, user=user, role=role)
     if role == MemberRole.EXPERT:
-        # An expert of a campaign that requires a calibration round may grade that round.
-        for round_id in CalibrationRequirement.objects.filter(campaign=campaign).values_list(
-            "round_id", flat=True
-        ):
-            CampaignMember.objects.get_or_create(campaign_id=round_id, user=user, role=role)
+        expert_added.send(sender=CampaignMember, campaign_id=campaign.pk, user_id=user.pk)
     return member
 
 

@@ -9,11 +9,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, selectors_flow, services
+from annotation.calibration_gate import CalibrationRequired
 from annotation.forms import AssignForm, CampaignForm, MemberForm, MoveForm, SelectionForm
 from annotation.models import Assignment, CampaignMember, Item, TaskKind
 from annotation.plots import scores_svg
 from annotation.scales import scale_spec
-from annotation.services.calibration import CalibrationRequired
 from annotation.services.review import analysis_items_create
 from config.htmx import page_or_fragment, wants_fragment
 from config.roles import ALL_ROLES, Role, has_role, role_required

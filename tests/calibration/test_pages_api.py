@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from annotation.models import CalibrationRequirement, CampaignMember, Item
-from calibration.models import CalibrationItem
+from annotation.models import CampaignMember, Item
+from calibration.models import CalibrationItem, CalibrationRequirement
 from calibration.services import calibration_requirement_set
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.calibration.factories import expert_user, gold_item, gold_round, grade_next

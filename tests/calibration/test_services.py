@@ -9,11 +9,11 @@ from django.http import Http404
 from django.utils import timezone
 
 from adjudication.models import AdjudicationCase, FinalLabel
-from annotation.models import CalibrationPass, CampaignMember, Grade
+from annotation.calibration_gate import CalibrationRequired
+from annotation.models import CampaignMember, Grade
 from annotation.services import GradeError, GradeInput, assignment_next, grade_revise
-from annotation.services.calibration import CalibrationRequired
 from calibration import selectors
-from calibration.models import CalibrationItem
+from calibration.models import CalibrationItem, CalibrationPass
 from calibration.services import (
     CalibrationError,
     calibration_requirement_set,

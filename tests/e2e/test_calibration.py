@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from annotation.models import CalibrationPass, CalibrationRequirement, Campaign, Grade
-from calibration.models import CalibrationItem
+from annotation.models import Campaign, Grade
+from calibration.models import CalibrationItem, CalibrationPass, CalibrationRequirement
 from calibration.services import calibration_requirement_set
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.calibration.factories import expert_user, gold_item, gold_round, grade_next
