@@ -1,4 +1,4 @@
-"""Agreement between experts, as pure functions (no Django, no numpy).
+"""Agreement between experts, as pure functions (no database, no numpy).
 
 Scores arrive as numbers on one campaign scale; `labels` is always the FULL ordered label set of
 that scale (e.g. 0..7), so that a category nobody used still counts in kappa's weights (Cohen
@@ -18,6 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from itertools import combinations
 from typing import NamedTuple, TypeVar
 
+from annotation.models import LabelPolicy
 from annotation.scales import nearest, shown
 
 Number = int | float | Decimal
@@ -364,8 +365,6 @@ def item_pairs(units: Sequence[Sequence[Number | None]]) -> list[Pair]:
 
 # --- Label policies -------------------------------------------------------------------------
 
-POLICIES = ("mean_floor", "lower", "mean")
-
 
 def disagreement(values: Sequence[Number]) -> Decimal:
     """Size of a disagreement: highest minus lowest score."""
@@ -386,7 +385,7 @@ def apply_policy(
     decimals = [Decimal(str(v)) for v in values]
     mean = sum(decimals) / len(decimals)
     terms = " + ".join(shown(v) for v in decimals)
-    if policy == "mean_floor":
+    if policy == LabelPolicy.MEAN_FLOOR:
         candidates = [Decimal(str(v)) for v in scale_values if Decimal(str(v)) <= mean]
         if not candidates:
             raise ValueError(f"mean {mean} lies below the scale {list(scale_values)}")
@@ -395,13 +394,15 @@ def apply_policy(
             value,
             f"mean_floor: ({terms}) / {len(decimals)} rounded down to the scale = {shown(value)}",
         )
-    if policy == "lower":
+    if policy == LabelPolicy.LOWER:
         value = min(decimals)
         return value, f"lower: min({', '.join(shown(v) for v in decimals)}) = {shown(value)}"
-    if policy == "mean":
+    if policy == LabelPolicy.MEAN:
         value = mean.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
         return value, f"mean: ({terms}) / {len(decimals)} = {shown(value)}"
-    raise ValueError(f"unknown label policy {policy!r}: expected one of {', '.join(POLICIES)}")
+    raise ValueError(
+        f"unknown label policy {policy!r}: expected one of {', '.join(LabelPolicy.values)}"
+    )
 
 
 # --- After the AI second opinion (issue #17): did experts change, and which way? ----------------

@@ -11,6 +11,7 @@ class AdjudicationConfig(AppConfig):
         from adjudication.verifier_runs import verifier_run_fail
         from annotation.signals import item_judged
         from jobs.kinds import JobKind, job_kind_register
+        from jobs.models import JobStatus
         from problems.signals import corpus_imported
 
         job_kind_register(
@@ -18,7 +19,7 @@ class AdjudicationConfig(AppConfig):
                 "verifier_run",
                 "adjudication.VerifierRun",
                 "adjudication.tasks.verifier_run_job",
-                ("pending",),
+                (JobStatus.PENDING,),
                 fail=lambda pk, reason: verifier_run_fail(run_id=pk, reason=reason),
             )
         )
@@ -27,7 +28,7 @@ class AdjudicationConfig(AppConfig):
                 "labelling",
                 "adjudication.LabellingOutcome",
                 "adjudication.tasks.labelling_outcome_job",
-                ("pending",),
+                (JobStatus.PENDING,),
                 fail=lambda pk, reason: labelling_outcome_fail(outcome_id=pk, reason=reason),
                 status_field="outcome",
             )

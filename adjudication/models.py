@@ -75,11 +75,11 @@ class AdjudicationCase(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["item"],
-                condition=~Q(status="resolved"),
+                condition=~Q(status=CaseStatus.RESOLVED),
                 name="case_one_unresolved_per_item",
             ),
             models.CheckConstraint(
-                condition=~Q(status="resolved") | ~Q(resolution=""),
+                condition=~Q(status=CaseStatus.RESOLVED) | ~Q(resolution=""),
                 name="case_resolved_has_resolution",
             ),
         ]

@@ -15,7 +15,16 @@ from decimal import Decimal
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from annotation.models import Campaign, Grade, GradeStatus, Item, MemberRole, Scale, TaskKind
+from annotation.models import (
+    Campaign,
+    Grade,
+    GradeStatus,
+    Item,
+    LabelPolicy,
+    MemberRole,
+    Scale,
+    TaskKind,
+)
 from annotation.services import (
     GradeInput,
     SpanInput,
@@ -275,7 +284,7 @@ def demo_load() -> str:
             double_share=Decimal("0.40"),
             sample_seed=2024,
             tolerance=Decimal(1),
-            label_policy="mean_floor",
+            label_policy=LabelPolicy.MEAN_FLOOR,
             guidelines=GUIDELINES,
         )
         items_create_from_selection(campaign=grading, proofs=_demo_proofs())
@@ -300,7 +309,7 @@ def demo_load() -> str:
             double_share=Decimal("0.40"),
             sample_seed=2025,
             tolerance=Decimal(0),
-            label_policy="lower",
+            label_policy=LabelPolicy.LOWER,
             guidelines=REVIEW_GUIDELINES,
         )
         analyses = VerifierAnalysis.objects.filter(

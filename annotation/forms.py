@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import (
     Campaign,
+    CampaignStatus,
     LabelPolicy,
     MemberRole,
     Scale,
@@ -42,7 +43,7 @@ class CampaignForm(forms.Form):
         help_text="One category a line, 'key: Label'. Left empty: the default categories.",
     )
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 6}), required=False)
-    status = forms.ChoiceField(choices=[("open", "Open"), ("closed", "Closed")], initial="open")
+    status = forms.ChoiceField(choices=CampaignStatus.choices, initial=CampaignStatus.OPEN)
     generator_config = forms.ModelChoiceField(
         queryset=GeneratorConfig.objects.all(),
         required=False,

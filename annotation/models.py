@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.scales import Scale
+
 DEFAULT_ERROR_TAXONOMY = [
     {"key": "proof_by_example", "label": "Proof by example"},
     {"key": "proposal_without_verification", "label": "Proposal without verification"},
@@ -34,12 +36,6 @@ def default_error_taxonomy() -> list[dict]:
 class TaskKind(models.TextChoices):
     PROOF_GRADING = "proof_grading", "Proof grading"
     ANALYSIS_REVIEW = "analysis_review", "Analysis review (meta-verification)"
-
-
-class Scale(models.TextChoices):
-    ZERO_TO_SEVEN = "0-7", "0-7 integers"
-    TERNARY = "0-0.5-1", "0 / 0.5 / 1"
-    ONE_TO_FOUR = "1-4", "1-4 (maps to 0-7 by 2x-1)"
 
 
 class LabelPolicy(models.TextChoices):
@@ -387,7 +383,7 @@ class Grade(models.Model):
                 name="grade_score_0_7",
             ),
             models.CheckConstraint(
-                condition=Q(status="draft") | Q(score__isnull=False),
+                condition=Q(status=GradeStatus.DRAFT) | Q(score__isnull=False),
                 name="grade_submitted_has_score",
             ),
         ]

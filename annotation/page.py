@@ -9,7 +9,7 @@ from decimal import Decimal
 from functools import lru_cache
 
 from annotation import scales
-from annotation.models import Grade, Scale
+from annotation.models import AssignmentStatus, Grade, Scale
 from annotation.selectors import GradingView
 from annotation.services.grade_checks import grade_snapshot, not_graded_reason
 from annotation.spans import split_steps
@@ -217,7 +217,7 @@ def grading_page_context(view: GradingView) -> dict:
         view.assignment is not None
         and campaign.is_open
         and (not item.is_final or item.is_gold)
-        and view.assignment.status != "released"
+        and view.assignment.status != AssignmentStatus.RELEASED
     )
     state = initial_state(grade)
     if uses_checklist:

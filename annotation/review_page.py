@@ -10,7 +10,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
-from annotation.models import DefectSuggestion, Grade, GradeStatus, MetaReview
+from annotation.models import AssignmentStatus, DefectSuggestion, Grade, GradeStatus, MetaReview
 from annotation.page import draft_restored
 from annotation.selectors import GradingView, grading_view_for_user
 from annotation.services.review import meta_review_snapshot
@@ -110,7 +110,7 @@ def review_page_context(view: ReviewView) -> dict:
         grading.assignment is not None
         and item.campaign.is_open
         and not item.is_final
-        and grading.assignment.status != "released"
+        and grading.assignment.status != AssignmentStatus.RELEASED
     )
     state = initial_state(view)
     return {
@@ -144,7 +144,8 @@ def meta_reviews_for_user(*, user: AbstractBaseUser, campaign: str = "") -> Quer
         qs = qs.filter(grade__status=GradeStatus.SUBMITTED)
     elif has_role(user, Role.RESEARCHER):
         qs = qs.filter(
-            Q(grade__expert=user) | Q(grade__status="submitted", grade__item__is_final=True)
+            Q(grade__expert=user)
+            | Q(grade__status=GradeStatus.SUBMITTED, grade__item__is_final=True)
         )
     else:
         qs = qs.filter(grade__expert=user)

@@ -1,4 +1,5 @@
-"""The campaign scales and the explicit maps between them (pure Python, no Django).
+"""The campaign scales (`Scale`, the one place their values are written) and the explicit maps
+between them (no database), and the scales a grader's predictions come on (`PredictionScale`).
 
 - "0-7": integers 0..7 (ProofBench, MathArena).
 - "0-0.5-1": DeepSeekMath-V2's verification and meta-verification scores.
@@ -26,9 +27,33 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TypeVar
 
+from django.db.models import TextChoices
+
 from config.numbers import shown  # noqa: F401 (scales.shown: the one way a score is printed)
 
 N = TypeVar("N", Decimal, float)
+
+
+class Scale(TextChoices):
+    ZERO_TO_SEVEN = "0-7", "0-7 integers"
+    TERNARY = "0-0.5-1", "0 / 0.5 / 1"
+    ONE_TO_FOUR = "1-4", "1-4 (maps to 0-7 by 2x-1)"
+
+
+class PredictionScale(TextChoices):
+    """The scale of a grader's predictions: 0-7 (a campaign's), or a probability of a correct
+    proof on 0-1 (compared on 0 / 0.5 / 1)."""
+
+    ZERO_TO_SEVEN = Scale.ZERO_TO_SEVEN.value, "0-7"
+    ZERO_TO_ONE = "0-1", "0-1"
+
+
+# A prediction's scale as one of ours: a 0-1 prediction (a DeepSeekMath-V2 output's average
+# rating, a mean of 0 / 0.5 / 1 verifier scores) is read on 0 / 0.5 / 1, between values too.
+PREDICTION_ON_SCALE = {
+    PredictionScale.ZERO_TO_SEVEN: Scale.ZERO_TO_SEVEN,
+    PredictionScale.ZERO_TO_ONE: Scale.TERNARY,
+}
 
 
 @dataclass(frozen=True)
@@ -55,8 +80,8 @@ def _d(value: str | int) -> Decimal:
 
 
 SCALES: dict[str, ScaleSpec] = {
-    "0-7": ScaleSpec(
-        key="0-7",
+    Scale.ZERO_TO_SEVEN: ScaleSpec(
+        key=Scale.ZERO_TO_SEVEN,
         name="0-7 integers",
         values=tuple(_d(v) for v in range(8)),
         labels={
@@ -70,8 +95,8 @@ SCALES: dict[str, ScaleSpec] = {
             _d(0): "No progress, or invalid.",
         },
     ),
-    "0-0.5-1": ScaleSpec(
-        key="0-0.5-1",
+    Scale.TERNARY: ScaleSpec(
+        key=Scale.TERNARY,
         name="0 / 0.5 / 1",
         values=(_d(0), _d("0.5"), _d(1)),
         labels={
@@ -81,8 +106,8 @@ SCALES: dict[str, ScaleSpec] = {
             "omission.",
         },
     ),
-    "1-4": ScaleSpec(
-        key="1-4",
+    Scale.ONE_TO_FOUR: ScaleSpec(
+        key=Scale.ONE_TO_FOUR,
         name="1-4 (RefGrader)",
         values=tuple(_d(v) for v in range(1, 5)),
         labels={
@@ -155,9 +180,9 @@ def to_0_7(value: Decimal | int | float | str, scale: str) -> Decimal:
     """A label of `scale` on 0-7: 0-7 unchanged, 1-4 by 2x - 1 (between values too: 1.5 -> 2).
     0/0.5/1 has no 0-7 map."""
     number = check_label(value, scale)
-    if scale == "0-7":
+    if scale == Scale.ZERO_TO_SEVEN:
         return number
-    if scale == "1-4":
+    if scale == Scale.ONE_TO_FOUR:
         return 2 * number - 1
     raise ScaleError("the 0 / 0.5 / 1 scale has no map onto 0-7")
 
@@ -165,7 +190,9 @@ def to_0_7(value: Decimal | int | float | str, scale: str) -> Decimal:
 def to_ternary(value_0_7: Decimal | int | float | str, cuts: tuple[int, int] = (5, 7)) -> Decimal:
     """0-7 onto 0 / 0.5 / 1: at least cuts[1] -> 1, at least cuts[0] -> 0.5, else 0. A value
     between two integers is read as the nearest, halfway as the lower (6.5 -> 6 -> 0.5)."""
-    number = nearest(check_label(value_0_7, "0-7"), SCALES["0-7"].values)
+    number = nearest(
+        check_label(value_0_7, Scale.ZERO_TO_SEVEN), SCALES[Scale.ZERO_TO_SEVEN].values
+    )
     low, high = cuts
     if number >= high:
         return Decimal(1)
@@ -179,7 +206,7 @@ def ternary_of(
 ) -> Decimal:
     """A label of any scale on 0 / 0.5 / 1: that scale's own labels by `nearest`, the others
     through 0-7 and the cut points."""
-    if scale == "0-0.5-1":
+    if scale == Scale.TERNARY:
         return nearest(check_label(value, scale), SCALES[scale].values)
     return to_ternary(to_0_7(value, scale), cuts)
 
@@ -191,9 +218,9 @@ def comparison_scale(expert_scale: str, other_scale: str) -> str:
     other way: 0 / 0.5 / 1 has no 0-7 map); else 0-7 (1-4 by 2x - 1)."""
     if expert_scale == other_scale:
         return expert_scale
-    if "0-0.5-1" in (expert_scale, other_scale):
-        return "0-0.5-1"
-    return "0-7"
+    if Scale.TERNARY in (expert_scale, other_scale):
+        return Scale.TERNARY
+    return Scale.ZERO_TO_SEVEN
 
 
 def on_scale(
@@ -203,6 +230,6 @@ def on_scale(
     own scale, 0 / 0.5 / 1 by `ternary_of` (with `cuts`), 0-7 by `to_0_7`."""
     if scale == onto:
         return value if isinstance(value, Decimal) else _d(value)
-    if onto == "0-0.5-1":
+    if onto == Scale.TERNARY:
         return ternary_of(value, scale, cuts)
     return to_0_7(value, scale)

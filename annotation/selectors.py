@@ -495,7 +495,7 @@ def experts_for_assignment(campaign: Campaign) -> QuerySet:
     return (
         get_user_model()
         .objects.filter(
-            campaign_memberships__campaign=campaign, campaign_memberships__role="expert"
+            campaign_memberships__campaign=campaign, campaign_memberships__role=MemberRole.EXPERT
         )
         .order_by("username")
         .distinct()

@@ -42,7 +42,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from annotation.models import Scale
+from annotation.scales import PredictionScale
 
 SINGLE_SCORE_SPREAD = 0.5
 NO_EVIDENCE = 1.0
@@ -182,4 +182,4 @@ def proof_uncertainty(
 
 def prediction_on_unit(score: float, prediction_scale: str) -> float:
     """A grader prediction put on 0-1 ("0-7" divided by 7; "0-1" as it is)."""
-    return score / 7.0 if prediction_scale == Scale.ZERO_TO_SEVEN else float(score)
+    return score / 7.0 if prediction_scale == PredictionScale.ZERO_TO_SEVEN else float(score)

@@ -110,7 +110,7 @@ def experts(prefix: str, campaign):
 
 
 def bench_assignments() -> tuple[int, float]:
-    from annotation.models import Assignment, Campaign, Item
+    from annotation.models import Assignment, AssignmentStatus, Campaign, Item
 
     campaign = Campaign.objects.create(slug="bench-assign", name="bench assign")
     Item.objects.bulk_create(Item(campaign=campaign, proof=p) for p in make_corpus(ITEMS))
@@ -128,7 +128,7 @@ def bench_assignments() -> tuple[int, float]:
                 return
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit TO OFF")
-                Assignment.objects.filter(pk=assignment.pk).update(status="done")
+                Assignment.objects.filter(pk=assignment.pk).update(status=AssignmentStatus.DONE)
                 Item.objects.filter(pk=assignment.item_id).update(
                     submitted_count=1, needs_work=False
                 )
@@ -183,7 +183,7 @@ def bench_page() -> tuple[float, int]:
 
     from annotation.models import Assignment, Campaign, CampaignMember, Item
     from annotation.services import GradeInput, grade_save_draft
-    from rubrics.models import MarkingScheme
+    from rubrics.models import MarkingScheme, SchemeStatus
     from rubrics.structure import parse_scheme
 
     paragraph = (
@@ -199,7 +199,7 @@ def bench_page() -> tuple[float, int]:
     scheme_text = "\n".join(lines)
     scheme, _ = parse_scheme(scheme_text, "proofbench_markdown")
     row = MarkingScheme.objects.create(
-        problem=proof.problem, version=1, method="manual", status="approved",
+        problem=proof.problem, version=1, method="manual", status=SchemeStatus.APPROVED,
         text=scheme_text, structure=scheme.to_dict(), is_valid=True,
     )  # fmt: skip
     campaign = Campaign.objects.create(slug="bench-page", name="bench page")

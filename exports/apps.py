@@ -13,13 +13,14 @@ class ExportsConfig(AppConfig):
         from exports.services.datasets import export_fail
         from exports.services.evaluations import evaluation_fail
         from jobs.kinds import JobKind, job_kind_register
+        from jobs.models import JobStatus
 
         job_kind_register(
             JobKind(
                 "grader_evaluation",
                 "exports.GraderEvaluation",
                 "exports.evaluation_run",
-                ("pending",),
+                (JobStatus.PENDING,),
                 fail=lambda pk, reason: evaluation_fail(evaluation_id=pk, reason=reason),
             )
         )
@@ -30,7 +31,7 @@ class ExportsConfig(AppConfig):
                 "export",
                 "exports.ExportJob",
                 "exports.export_run",
-                ("pending",),
+                (JobStatus.PENDING,),
                 fail=lambda pk, reason: export_fail(job_id=pk, reason=reason),
                 reset=lambda pk: stored_folder_delete(f"exports/{pk}"),
             )

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotation.scales import PredictionScale
 from jobs.models import JobLiveness, JobStatus
 from rubrics.models import TokenSpend, token_spend
 
@@ -61,7 +62,7 @@ class ExportJob(JobLiveness):
         ordering = ["-created_at", "-id"]
         constraints = [
             models.CheckConstraint(
-                condition=~Q(status="succeeded") | ~Q(file=""), name="export_done_has_file"
+                condition=~Q(status=JobStatus.SUCCEEDED) | ~Q(file=""), name="export_done_has_file"
             )
         ]
 
@@ -108,7 +109,7 @@ class GraderEvaluation(JobLiveness):
     )
     name = models.CharField(max_length=200, help_text="The grader, e.g. o3 REF+MS x5.")
     source = models.CharField(max_length=30, choices=PredictionSource.choices)
-    prediction_scale = models.CharField(max_length=10, default="0-7")
+    prediction_scale = models.CharField(max_length=10, default=PredictionScale.ZERO_TO_SEVEN)
     aggregation = models.CharField(max_length=10, default="mean")
     runs = models.PositiveSmallIntegerField(default=1)
     endpoint = models.ForeignKey(

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from annotation.models import Item, SecondOpinionSource
 from annotation.opinions import MAX_ANALYSES, Opinion, as_decimal, register
+from annotation.scales import PREDICTION_ON_SCALE
 from exports.metrics import aggregate_runs
 from exports.models import GraderEvaluation, GraderPrediction, JobStatus
-
-# A DeepSeekMath-V2 output's average rating is a mean of 0 / 0.5 / 1 verifier scores.
-_SCALES = {"0-7": "0-7", "0-1": "0-0.5-1"}
 
 
 def grader_opinion(item: Item, only: str) -> Opinion | None:
@@ -47,7 +45,7 @@ def grader_opinion(item: Item, only: str) -> Opinion | None:
     aggregated = f", {evaluation.aggregation}" if len(runs) > 1 else ""
     return Opinion(
         score=as_decimal(score),
-        scale=_SCALES.get(evaluation.prediction_scale, evaluation.prediction_scale),
+        scale=PREDICTION_ON_SCALE.get(evaluation.prediction_scale, evaluation.prediction_scale),
         origin=f"grader {evaluation.name} ({runs_words}{aggregated})",
         analyses=analyses,
     )

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from django.apps import apps
 from django.db import models
 
-RUNNING = "running"
+from jobs.models import JobStatus
+
+RUNNING = JobStatus.RUNNING
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ class ProblemsConfig(AppConfig):
 
     def ready(self) -> None:
         from jobs.kinds import JobKind, job_kind_register
+        from jobs.models import JobStatus
         from problems.services import import_job_fail
 
         job_kind_register(
@@ -14,7 +15,7 @@ class ProblemsConfig(AppConfig):
                 "import",
                 "problems.ImportJob",
                 "problems.tasks.import_run",
-                ("pending",),
+                (JobStatus.PENDING,),
                 fail=lambda pk, reason: import_job_fail(job_id=pk, message=reason),
             )
         )

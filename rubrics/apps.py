@@ -9,6 +9,7 @@ class RubricsConfig(AppConfig):
         from django.db.models.signals import post_migrate
 
         from jobs.kinds import JobKind, job_kind_register
+        from jobs.models import JobStatus
         from problems.signals import corpus_imported
         from rubrics.generation import generation_task_fail
         from rubrics.receivers import on_corpus_imported, on_migrated
@@ -18,7 +19,7 @@ class RubricsConfig(AppConfig):
                 "scheme_generation",
                 "rubrics.GenerationTask",
                 "rubrics.tasks.generate_scheme",
-                ("pending", "retrying"),
+                (JobStatus.PENDING, JobStatus.RETRYING),
                 fail=lambda pk, reason: generation_task_fail(task_id=pk, reason=reason),
             )
         )

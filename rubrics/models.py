@@ -74,7 +74,7 @@ class MarkingScheme(models.Model):
             models.UniqueConstraint(fields=["problem", "version"], name="scheme_problem_version"),
             models.UniqueConstraint(
                 fields=["problem"],
-                condition=Q(status="approved"),
+                condition=Q(status=SchemeStatus.APPROVED),
                 name="scheme_one_approved_per_problem",
             ),
         ]

@@ -34,9 +34,10 @@ from annotation.models import (
     Grade,
     GradeStatus,
     Item,
+    LabelPolicy,
     default_error_taxonomy,
 )
-from annotation.scales import SCALES, nearest
+from annotation.scales import SCALES, Scale, nearest
 from annotation.services import campaign_create
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
@@ -78,10 +79,18 @@ def imported_on_scale(value: Decimal, maximum: Decimal) -> tuple[str, Decimal, s
     if maximum <= 0 or not Decimal(0) <= value <= maximum:
         raise ValueError(f"rating {_fmt(value)} is not within 0..{_fmt(maximum)}")
     if maximum in (7, 1):
-        return ("0-7" if maximum == 7 else "0-0.5-1"), value, f"{_fmt(value)}/{_fmt(maximum)}"
+        return (
+            (Scale.ZERO_TO_SEVEN if maximum == 7 else Scale.TERNARY),
+            value,
+            f"{_fmt(value)}/{_fmt(maximum)}",
+        )
     exact = value * 7 / maximum
     scaled = exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    return "0-7", scaled, f"{_fmt(value)}/{_fmt(maximum)} normalised to 0-7: {_fmt(scaled)}"
+    return (
+        Scale.ZERO_TO_SEVEN,
+        scaled,
+        f"{_fmt(value)}/{_fmt(maximum)} normalised to 0-7: {_fmt(scaled)}",
+    )
 
 
 def imported_grade_value(value: Decimal, scale: str) -> Decimal:
@@ -103,7 +112,7 @@ def _campaign_for(source: str, scale: str, report: ImportedReport) -> Campaign:
             created_by=None,
             scale=scale,
             double_share=Decimal(0),
-            label_policy="mean",
+            label_policy=LabelPolicy.MEAN,
             status=CampaignStatus.CLOSED,
             guidelines=f"Expert ratings shipped with the dataset {source}, kept as imported.",
         )
@@ -266,7 +275,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                 report.grades += 1
             native = sum(v for v, _ in ratings) / len(ratings)
             # the ratings' numbers, kept: a mean between two values stays (6.5 stays 6.5)
-            value, mean = apply_policy(values, "mean", SCALES[scale].values)
+            value, mean = apply_policy(values, LabelPolicy.MEAN, SCALES[scale].values)
             final_label_set(
                 item=item,
                 value=value,

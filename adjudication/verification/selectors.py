@@ -13,7 +13,7 @@ from adjudication.models import (
     VerifierRun,
     VerifierRunKind,
 )
-from annotation.models import Campaign, Scale, TaskKind
+from annotation.models import Campaign, CampaignStatus, Scale, TaskKind
 from problems.models import Proof, VerifierAnalysis
 from rubrics.models import LLMEndpoint
 
@@ -40,7 +40,9 @@ def endpoints() -> QuerySet[LLMEndpoint]:
 
 
 def grading_campaigns() -> QuerySet[Campaign]:
-    return Campaign.objects.filter(task_kind=TaskKind.PROOF_GRADING, status="open").order_by("name")
+    return Campaign.objects.filter(
+        task_kind=TaskKind.PROOF_GRADING, status=CampaignStatus.OPEN
+    ).order_by("name")
 
 
 def automatic_label_campaigns() -> QuerySet[Campaign]:

@@ -23,6 +23,7 @@ from annotation.models import (
     Campaign,
     Grade,
     GradeRevision,
+    GradeStatus,
     Item,
     MetaDefect,
     MetaReview,
@@ -309,7 +310,7 @@ def meta_review_submit(
     GradeConflict (a revision is asked for by name)."""
     item = _lock_item(item)
     _review_item(item)  # a proof-grading item takes no review, not even a repeated one
-    done = Grade.objects.filter(item=item, expert=expert, status="submitted").first()
+    done = Grade.objects.filter(item=item, expert=expert, status=GradeStatus.SUBMITTED).first()
     if done is not None:
         return _repeat(item, done, data, submit_key)
     _check_open(item)

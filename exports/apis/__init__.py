@@ -12,6 +12,7 @@ from exports import selectors
 from exports.formats import FORMATS, ExportError
 from exports.models import ExportJob, FileType
 from exports.services import export_create, export_file_open
+from jobs.models import JobStatus
 
 Readers = api_permission(Role.ADMIN, Role.RESEARCHER)
 
@@ -44,7 +45,7 @@ class ExportJobOutput(serializers.ModelSerializer):
         ]
 
     def get_download_url(self, job: ExportJob) -> str | None:
-        if job.status != "succeeded":
+        if job.status != JobStatus.SUCCEEDED:
             return None
         return self.context["request"].build_absolute_uri(f"/api/v1/exports/{job.pk}/download/")
 

@@ -32,6 +32,7 @@ from django.db.models.functions import Coalesce, NullIf
 
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
+from annotation.scales import SCALES
 from exports.writers import Field
 from problems.models import Problem, ReferenceSolution
 from rubrics.models import MarkingScheme
@@ -255,7 +256,8 @@ def _with_agreement(qs: QuerySet, campaign: Campaign, minimum: float, item_ref: 
         .annotate(n=Count("id"))
         .values("n")
     )
-    scale_range = {"0-7": Decimal(7), "0-0.5-1": Decimal(1), "1-4": Decimal(3)}[campaign.scale]
+    spec = SCALES[campaign.scale]
+    scale_range = spec.max - spec.min
     allowed = (Decimal(1) - Decimal(str(minimum))) * scale_range
     return qs.annotate(_spread=Subquery(spread), _n=Subquery(count)).filter(
         _spread__lte=allowed, _n__gte=2

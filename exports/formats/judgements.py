@@ -20,7 +20,13 @@ from django.db.models.fields.json import KeyTransform
 from adjudication.models import MetaVerification
 from adjudication.services.imported import RATER_PREFIX, imported_on_scale
 from annotation.models import Campaign, Grade, GradeStatus, Item
-from annotation.scales import ScaleError, comparison_scale, on_scale
+from annotation.scales import (
+    PREDICTION_ON_SCALE,
+    Scale,
+    ScaleError,
+    comparison_scale,
+    on_scale,
+)
 from exports.formats.base import (
     BATCH,
     SPLIT_FIELD,
@@ -43,8 +49,6 @@ JUDGE_KINDS = (
     "imported_expert",
     "imported_automatic",
 )
-# A grader evaluation's prediction scale, as one of ours (a 0-1 mean may fall between values).
-PREDICTION_SCALES = {"0-7": "0-7", "0-1": "0-0.5-1"}
 
 
 def _items(campaign: Campaign, options: ExportOptions) -> QuerySet:
@@ -96,9 +100,9 @@ def _count(items: QuerySet) -> int:
 
 def _imported_scale(maximum: Decimal) -> str:
     if maximum == 7:
-        return "0-7"
+        return Scale.ZERO_TO_SEVEN
     if maximum == 1:
-        return "0-0.5-1"
+        return Scale.TERNARY
     return f"0-{format(maximum.normalize(), 'f')}"
 
 
@@ -206,7 +210,7 @@ def plan_judgements(campaign: Campaign, options: ExportOptions) -> Plan:
             .values("proof_id", "verifier", "sample_key", "score")
         ):
             found[a["proof_id"]].append(
-                judged("verifier", a["verifier"], a["sample_key"], a["score"], "0-0.5-1", None,
+                judged("verifier", a["verifier"], a["sample_key"], a["score"], Scale.TERNARY, None,
                        proof_item.get(a["proof_id"]))
             )  # fmt: skip
         for m in (
@@ -215,7 +219,7 @@ def plan_judgements(campaign: Campaign, options: ExportOptions) -> Plan:
             .values("analysis_id", "analysis__proof_id", "verifier", "sample_key", "score")
         ):
             found[m["analysis__proof_id"]].append(
-                judged("meta_verifier", m["verifier"], m["sample_key"], m["score"], "0-0.5-1",
+                judged("meta_verifier", m["verifier"], m["sample_key"], m["score"], Scale.TERNARY,
                        m["analysis_id"], analysis_item.get(m["analysis_id"]))
             )  # fmt: skip
         for p in (
@@ -227,7 +231,7 @@ def plan_judgements(campaign: Campaign, options: ExportOptions) -> Plan:
             found[p["item__proof_id"]].append(
                 judged("grader", f"{p['evaluation__name']} (evaluation {p['evaluation_id']})",
                        str(p["run_index"]), p["score"],
-                       PREDICTION_SCALES.get(p["evaluation__prediction_scale"], "0-7"),
+                       PREDICTION_ON_SCALE.get(p["evaluation__prediction_scale"], Scale.ZERO_TO_SEVEN),
                        p["item__analysis_id"], p["item_id"])
             )  # fmt: skip
         for proof_id in ids:

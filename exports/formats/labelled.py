@@ -10,7 +10,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Mod
 
 from adjudication.models import FinalLabel
-from annotation.models import Campaign, Scale
+from annotation.models import Campaign, LabelPolicy, Scale, TaskKind
 from annotation.scales import ternary_of, to_0_7
 from exports.formats.base import (
     ExportError,
@@ -40,7 +40,7 @@ def fractional_ratings(campaign: Campaign) -> bool:
     """Whether `expert_rating` is a float column for this campaign: when its policy is the mean,
     or when any of its proof labels falls between two 0-7 values. Decided per campaign, so that
     the column never changes type between rows, splits or files of one campaign."""
-    if campaign.label_policy == "mean":
+    if campaign.label_policy == LabelPolicy.MEAN:
         return True
     # 2x - 1 is whole when 2x is
     return _between_values(
@@ -65,7 +65,7 @@ PROOFBENCH_COLUMNS = {
 
 
 def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
-    if campaign.task_kind != "proof_grading":
+    if campaign.task_kind != TaskKind.PROOF_GRADING:
         raise ExportError("the proofbench format needs a proof-grading campaign")
     if campaign.scale == Scale.TERNARY:
         raise ExportError(
@@ -77,8 +77,8 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
         conversions.append(
             {
                 "field": "expert_rating",
-                "from": "1-4",
-                "to": "0-7",
+                "from": Scale.ONE_TO_FOUR.value,
+                "to": Scale.ZERO_TO_SEVEN.value,
                 "description": "expert_rating from RefGrader's 1-4 onto 0-7 by 2x - 1 (a label "
                 "between two values too: 1.5 -> 2)",
             }
@@ -159,7 +159,7 @@ def _ternary_conversions(
             {
                 "field": field_name,
                 "from": scale,
-                "to": "0-0.5-1",
+                "to": Scale.TERNARY.value,
                 "description": f"{field_name}: {BETWEEN} (0.75 -> 0.5, 0.83 -> 1)",
             }
         ]
@@ -179,7 +179,7 @@ def _ternary_conversions(
         {
             "field": field_name,
             "from": scale,
-            "to": "0-0.5-1",
+            "to": Scale.TERNARY.value,
             "cuts": [low, high],
             "description": text,
         }
@@ -190,7 +190,7 @@ PROOF_COLUMNS = {"generator": "item__proof__generator", "proof_text": "item__pro
 
 
 def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
-    if campaign.task_kind != "proof_grading":
+    if campaign.task_kind != TaskKind.PROOF_GRADING:
         raise ExportError("the dv format needs a proof-grading campaign (dmv is for analyses)")
     fields = [
         Field("problem_id", "string", "The problem's external id."),
@@ -236,7 +236,7 @@ DMV_COLUMNS = PROOF_COLUMNS | {
 
 
 def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
-    if campaign.task_kind != "analysis_review":
+    if campaign.task_kind != TaskKind.ANALYSIS_REVIEW:
         raise ExportError("the dmv format needs an analysis-review campaign")
     if campaign.scale != Scale.TERNARY:
         raise ExportError("the dmv format needs meta scores on the 0 / 0.5 / 1 scale")

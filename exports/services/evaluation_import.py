@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Campaign, Item
+from annotation.scales import PredictionScale
 from exports import metrics
 from exports.models import (
     GraderEvaluation,
@@ -168,10 +169,10 @@ def evaluation_import(
         )
     if source == PredictionSource.PROOFGRADER_JSONL:
         matched, skipped = _proofgrader(data, campaign)
-        scale = "0-7"
+        scale = PredictionScale.ZERO_TO_SEVEN
     elif source == PredictionSource.DEEPSEEK_OUTPUTS:
         matched, skipped = _deepseek(data, campaign)
-        scale = "0-1"
+        scale = PredictionScale.ZERO_TO_ONE
     else:
         raise PredictionError(f"unknown source {source!r}")
     if not matched:

@@ -8,8 +8,8 @@ from collections import defaultdict
 from decimal import Decimal
 
 from adjudication import agreement
-from annotation.models import Item, Scale
-from annotation.scales import nearest, ternary_of, to_0_7
+from annotation.models import Item
+from annotation.scales import PredictionScale, Scale, nearest, ternary_of, to_0_7
 from exports import metrics
 from exports.formats import DEFAULT_CUTS
 from exports.models import (
@@ -27,19 +27,21 @@ def _comparison(campaign_scale: str, prediction_scale: str) -> tuple[str, list[s
     notes = []
     if campaign_scale == Scale.ONE_TO_FOUR:
         notes.append("expert labels from 1-4 onto 0-7 by 2x - 1")
-    if prediction_scale == "0-1" and campaign_scale != Scale.TERNARY:
+    if prediction_scale == PredictionScale.ZERO_TO_ONE and campaign_scale != Scale.TERNARY:
         notes.append(f"expert labels from 0-7 onto 0 / 0.5 / 1 by {cuts}")
-        return "0-1", notes
-    if prediction_scale == Scale.ZERO_TO_SEVEN and campaign_scale == Scale.TERNARY:
+        return PredictionScale.ZERO_TO_ONE, notes
+    if prediction_scale == PredictionScale.ZERO_TO_SEVEN and campaign_scale == Scale.TERNARY:
         notes.append(f"predictions from 0-7 onto 0 / 0.5 / 1 by {cuts}")
-        return "0-1", notes
-    return ("0-1" if campaign_scale == Scale.TERNARY else "0-7"), notes
+        return PredictionScale.ZERO_TO_ONE, notes
+    if campaign_scale == Scale.TERNARY:
+        return PredictionScale.ZERO_TO_ONE, notes
+    return PredictionScale.ZERO_TO_SEVEN, notes
 
 
 def _expert_on(value: Decimal, campaign_scale: str, comparison: str) -> float:
     """An expert label on the comparison scale. On 0-7 a label between values (a mean) keeps its
     number; on 0 / 0.5 / 1 it is read by `ternary_of` (nearest value, halfway the lower)."""
-    if comparison == "0-1":
+    if comparison == PredictionScale.ZERO_TO_ONE:
         return float(ternary_of(value, campaign_scale, DEFAULT_CUTS))
     return float(to_0_7(value, campaign_scale))
 
@@ -65,13 +67,20 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
     pairs = []
     for item_id, value, problem, sample_index, proof_id in labelled:
         predicted = metrics.aggregate_runs(runs[item_id], evaluation.aggregation)
-        if evaluation.prediction_scale == Scale.ZERO_TO_SEVEN and comparison == "0-1":
-            predicted = float(ternary_of(predicted, "0-7", DEFAULT_CUTS))
+        if (
+            evaluation.prediction_scale == PredictionScale.ZERO_TO_SEVEN
+            and comparison == PredictionScale.ZERO_TO_ONE
+        ):
+            predicted = float(ternary_of(predicted, Scale.ZERO_TO_SEVEN, DEFAULT_CUTS))
         order = sample_index if sample_index is not None else proof_id
         pairs.append(
             metrics.Pair(problem, _expert_on(value, campaign.scale, comparison), predicted, order)
         )
-    categories = [0.0, 0.5, 1.0] if comparison == "0-1" else [float(v) for v in range(8)]
+    categories = (
+        [0.0, 0.5, 1.0]
+        if comparison == PredictionScale.ZERO_TO_ONE
+        else [float(v) for v in range(8)]
+    )
     report: dict = {
         "grader": evaluation.name,
         "campaign": campaign.slug,
@@ -90,15 +99,15 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
     predicted = [p.predicted for p in pairs]
     macro = metrics.macro_metrics(pairs)
     pooled = metrics.pooled_metrics(expert, predicted, categories)
-    if comparison == "0-1":
+    if comparison == PredictionScale.ZERO_TO_ONE:
         reward_expert = expert
         reward_pred = [nearest(p, categories) for p in predicted]
         reward_note = (
             "on 0 / 0.5 / 1 (predictions snapped to the nearest of the three, halfway lower)"
         )
     else:
-        reward_expert = [float(ternary_of(e, "0-7", DEFAULT_CUTS)) for e in expert]
-        reward_pred = [float(ternary_of(p, "0-7", DEFAULT_CUTS)) for p in predicted]
+        reward_expert = [float(ternary_of(e, Scale.ZERO_TO_SEVEN, DEFAULT_CUTS)) for e in expert]
+        reward_pred = [float(ternary_of(p, Scale.ZERO_TO_SEVEN, DEFAULT_CUTS)) for p in predicted]
         reward_note = "both sides from 0-7 onto 0 / 0.5 / 1 by cut points 5 and 7"
     report |= {
         "proofbench": {
@@ -106,7 +115,7 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
             "mae": macro.mae,
             "rmse": macro.rmse,
             "bias": macro.bias,
-            "within_1": macro.within_1 if comparison == "0-7" else None,
+            "within_1": macro.within_1 if comparison == PredictionScale.ZERO_TO_SEVEN else None,
             "tau_b_a3": macro.tau_b_a3,
             "tau_b_a3_problems": macro.tau_b_a3_problems,
             "tau_b_standard": macro.tau_b_standard,

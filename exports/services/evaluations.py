@@ -12,7 +12,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.models import Campaign, Item, Scale
+from annotation.models import Campaign, Item
+from annotation.scales import PredictionScale
 from config.broker import broker_require
 from exports import metrics
 from exports.formats import first_references
@@ -66,7 +67,7 @@ def evaluation_run_create(
         campaign=campaign,
         name=name,
         source=PredictionSource.ENDPOINT,
-        prediction_scale=Scale.ZERO_TO_SEVEN,
+        prediction_scale=PredictionScale.ZERO_TO_SEVEN,
         aggregation=aggregation,
         runs=runs,
         endpoint=endpoint,

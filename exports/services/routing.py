@@ -47,7 +47,7 @@ from exports.services.confidence import (
 )
 from problems.models import VerifierAnalysis
 
-LOOP_SCALE = "0-0.5-1"
+LOOP_SCALE = scales.Scale.TERNARY
 
 
 class RoutingError(ValueError):

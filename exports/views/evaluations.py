@@ -20,6 +20,7 @@ from exports.services.evaluations import (
     evaluation_run_create,
     evaluation_run_retry,
 )
+from jobs.models import JobStatus
 from rubrics.models import LLMEndpoint
 
 READERS = (Role.ADMIN, Role.RESEARCHER)
@@ -143,7 +144,7 @@ def evaluation_detail(request, evaluation_id: int):
         "fragment": "exports/_evaluation_status.html",
     }
     if wants_fragment(request):
-        if evaluation.status == "succeeded":
+        if evaluation.status == JobStatus.SUCCEEDED:
             return HttpResponseClientRefresh()
         return page_or_fragment(request, **templates, context=context, as_fragment=True)
     if report.get("confusion_matrix"):

@@ -13,6 +13,7 @@ from exports import selectors
 from exports.formats import ExportError
 from exports.forms import ExportForm
 from exports.services import export_create, export_file_open
+from jobs.models import JobStatus
 
 READERS = (Role.ADMIN, Role.RESEARCHER)
 JOBS_SHOWN = 50
@@ -55,7 +56,7 @@ def export_list(request):
 @role_required(*READERS)
 def export_detail(request, job_id: int):
     job = selectors.export_job_for_user(request.user, job_id)
-    waiting = job.status == "pending" and workers_alive() is False
+    waiting = job.status == JobStatus.PENDING and workers_alive() is False
     return page_or_fragment(
         request,
         page="exports/export_detail.html",
