@@ -7,8 +7,8 @@ class AdjudicationConfig(AppConfig):
 
     def ready(self) -> None:
         from adjudication import receivers
-        from adjudication.labelling import labelling_outcome_fail
-        from adjudication.verifier_runs import verifier_run_fail
+        from adjudication.verification.labelling import labelling_outcome_fail
+        from adjudication.verification.verifier_runs import verifier_run_fail
         from annotation.signals import item_judged
         from jobs.kinds import JobKind, job_kind_register
         from jobs.models import JobStatus

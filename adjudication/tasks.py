@@ -4,7 +4,7 @@ backoff; the last try records the failure on the row the page reads."""
 
 from celery import shared_task
 
-from adjudication import labelling, verifier_runs
+from adjudication.verification import labelling, verifier_runs
 from jobs.services import job_run
 from llm.client import LLMTransientError
 

@@ -1,8 +1,8 @@
 from django.urls import path
 
 from exports import apis
-from exports.apis import routing as apis_routing
 from exports.apis import scores as apis_scores
+from exports.routing import apis as apis_routing
 
 urlpatterns = [
     path("exports/", apis.ExportCreateApi.as_view(), name="api-export-create"),

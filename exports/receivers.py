@@ -1,7 +1,7 @@
 """Receivers of the lower apps' signals (connected in ExportsConfig.ready); each calls one
 service."""
 
-from exports.services.routing import routing_items_added, routing_loop_labelled
+from exports.routing.services import routing_items_added, routing_loop_labelled
 
 
 def on_items_added(sender, *, campaign_id: int, **kwargs) -> None:

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from exports.views import evaluations, jobs, routing, scores
+from exports.routing import views as routing
+from exports.views import evaluations, jobs, scores
 
 app_name = "exports"
 urlpatterns = [

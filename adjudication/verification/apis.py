@@ -8,8 +8,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from adjudication import labelling, verifier_runs
 from adjudication.models import VerifierRunKind
+from adjudication.verification import labelling, verifier_runs
 from adjudication.verification import selectors as loop_selectors
 from annotation.models import Campaign
 from annotation.selectors import proof_selection

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from adjudication import labelling, verifier_runs
+from adjudication.verification import labelling, verifier_runs
 from adjudication.verification import selectors as loop_selectors
 from adjudication.verification.forms import AuditForm, LabellingRunForm, VerifierRunForm
 from config.htmx import page_or_fragment, wants_fragment

@@ -198,7 +198,7 @@ COMMON_TAIL = KEY_FIELDS + [
     ),
 ]
 # Why the item was chosen, in a campaign that routes expert effort by uncertainty
-# (exports.services.routing): empty for items never ranked.
+# (exports.routing.services): empty for items never ranked.
 ROUTE_FIELDS = [
     Field("route_rank", "int", "The item's rank when it was ranked (1 = most uncertain)."),
     Field(

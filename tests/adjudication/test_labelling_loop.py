@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from adjudication.labelling_loop import (
+from adjudication.verification.labelling_loop import (
     AnalysisResult,
     Outcome,
     analysis_valid,

@@ -13,10 +13,10 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import override_settings
 
-from adjudication.labelling import labelling_run_start
 from adjudication.models import AdjudicationCase
 from adjudication.services import case_return
-from adjudication.verifier_runs import verifier_run_start
+from adjudication.verification.labelling import labelling_run_start
+from adjudication.verification.verifier_runs import verifier_run_start
 from annotation.demo import GRADING_SLUG
 from annotation.models import Campaign
 from exports.services.datasets import export_create

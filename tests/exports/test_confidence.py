@@ -15,9 +15,9 @@ from adjudication.models import FinalLabel, RaterModelFit
 from adjudication.services import rater_model_store
 from adjudication.services.labels import final_label_set
 from annotation.models import Item
+from exports.routing.services import campaign_routing_set
 from exports.services.confidence import campaign_rater_model_fit
 from exports.services.intervals import campaign_score_intervals
-from exports.services.routing import campaign_routing_set
 from tests.annotation.factories import CampaignFactory, ItemFactory
 from tests.exports.factories import graded_by_experts_and_graders
 from tests.factories import UserFactory

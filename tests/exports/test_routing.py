@@ -1,4 +1,4 @@
-"""Routing expert effort by uncertainty (exports/services/routing.py): ranking from the stored
+"""Routing expert effort by uncertainty (exports/routing/services.py): ranking from the stored
 evidence, the order of the real next-item path, the budget with the labelling loop's labels,
 the loop's routed proofs entering the queue, the export columns, the API and the page."""
 
@@ -10,9 +10,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from adjudication import labelling
 from adjudication.models import FinalLabel, LabellingOutcome, LabellingRun, MetaVerification
 from adjudication.services.labels import final_label_set
+from adjudication.verification import labelling
 from annotation.models import Assignment, Item
 from annotation.services.assignment import assignment_next
 from annotation.services.grade_checks import (
@@ -23,14 +23,14 @@ from annotation.services.grading import (
 )
 from exports.formats import ExportOptions
 from exports.models import GraderEvaluation, GraderPrediction
-from exports.services import dataset_write
-from exports.services.routing import (
+from exports.routing.services import (
     RoutingError,
     campaign_rank,
     campaign_routing_set,
     parse_budget,
     uncertainty_by_proof,
 )
+from exports.services import dataset_write
 from problems.models import Proof
 from problems.services.corpus import corpus_import
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in

@@ -18,9 +18,9 @@ import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from adjudication import labelling, verifier_runs
 from adjudication import tasks as adjudication_tasks
 from adjudication.models import FinalLabel, LabellingOutcome, VerifierRun
+from adjudication.verification import labelling, verifier_runs
 from exports import tasks as export_tasks
 from exports.models import ExportJob, GraderEvaluation, GraderPrediction
 from exports.services import export_create

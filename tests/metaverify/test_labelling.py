@@ -5,8 +5,8 @@ from decimal import Decimal
 
 import pytest
 
-from adjudication import labelling, verifier_runs
 from adjudication.models import FinalLabel, LabellingOutcome, MetaVerification
+from adjudication.verification import labelling, verifier_runs
 from annotation.models import Item
 from problems.models import VerifierAnalysis
 from tests.annotation.factories import CampaignFactory

@@ -6,8 +6,8 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
-from adjudication import labelling
 from adjudication.models import LabellingRun, VerifierRun
+from adjudication.verification import labelling
 from annotation import services
 from annotation.models import MetaReview
 from annotation.services.review import MetaReviewInput, meta_review_submit
@@ -313,7 +313,7 @@ def test_verifier_run_page_lists_the_samples_with_broken_contracts(
     client, admin, fake_llm, settings, django_assert_max_num_queries
 ):
     settings.LLM_BACKOFF_SECONDS = 0
-    from adjudication import verifier_runs
+    from adjudication.verification import verifier_runs
     from tests.llm.fake_openai import text
 
     endpoint = LLMEndpointFactory(base_url=fake_llm.base_url, api_key_env="")

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from adjudication import verifier_runs
+from adjudication.verification import verifier_runs
 from annotation import services
 from annotation.models import DefectSuggestion
 from annotation.presplit import PresplitError, excerpts_from_reply

@@ -12,7 +12,7 @@ from annotation.selectors import campaign_for_user
 from config.htmx import page_or_fragment, wants_fragment
 from config.roles import Role, role_required
 from exports import selectors
-from exports.services.routing import (
+from exports.routing.services import (
     RoutingError,
     campaign_rank,
     campaign_routing_set,

@@ -9,7 +9,7 @@ key phrase, a box that is not 0, 0.5 or 1) is stored with its raw text, no score
 
 Samples are keyed per slot (`<prefix><slot>.<attempt>`): a slot keeps its first scored sample, so
 generating is idempotent and a retry asks again only for the slots whose sample failed or has no
-score. The automated labelling loop (adjudication.labelling) uses the same two generators.
+score. The automated labelling loop (adjudication.verification.labelling) uses the same two generators.
 """
 
 from __future__ import annotations

@@ -2,11 +2,13 @@
 graders are (formula: annotation.uncertainty), apply the admin's budget, label the rest
 automatically where the labelling loop is confident.
 
-This lives in exports because the evidence spans every lower app: verifier analyses (problems),
-meta-verifications and labelling-loop outcomes (adjudication), grader-evaluation predictions
-(exports). The assignment path (annotation.services.assignment) only reads what is stored here on
-the items: `route_rank`, `route_uncertainty`, `route_components`, `route_ranked_at`,
-`route_held`.
+An assignment concern, but its evidence spans every app up to exports: verifier analyses
+(problems), meta-verifications and labelling-loop outcomes (adjudication), grader-evaluation
+predictions and the rater model's posteriors (exports.GraderPrediction, exports.services.confidence).
+Beside assignment (annotation) or the loop (adjudication) it would import exports, an arrow
+upward; so it is a package of its own in exports (`exports/routing/`). The assignment path
+(annotation.services.assignment) only reads what is stored here on the items: `route_rank`,
+`route_uncertainty`, `route_components`, `route_ranked_at`, `route_held`.
 
 What a ranking pass does (`campaign_rank`, under the campaign's row lock):
 1. The pool: the campaign's items no expert was ever given (no assignment), not final, not gold.

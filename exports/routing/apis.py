@@ -10,7 +10,7 @@ from annotation.models import ItemOrder
 from annotation.selectors import campaign_for_user
 from config.roles import Role, api_permission
 from exports import selectors
-from exports.services.routing import (
+from exports.routing.services import (
     RoutingError,
     campaign_rank,
     campaign_routing_set,

@@ -1,7 +1,7 @@
 """The automated labelling loop (DeepSeekMath-V2, section 2.3) as services and its audit.
 
 For each proof of a run: n verifier analyses; for each analysis reporting issues (score 0 or
-0.5), m meta-verifications; then `adjudication.labelling_loop.loop_decision` decides:
+0.5), m meta-verifications; then `adjudication.verification.labelling_loop.loop_decision` decides:
 labelled -> an item of the run's automatic campaign with a final label of source "automatic";
 routed -> an item in the human campaign the run names; failed -> the reason is recorded and the
 proof can be retried. Every proof is one Celery job (`labelling_outcome_job`).
@@ -28,7 +28,6 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from adjudication import agreement
-from adjudication.labelling_loop import AnalysisResult, Outcome, loop_decision
 from adjudication.models import (
     FinalLabel,
     JobStatus,
@@ -40,7 +39,8 @@ from adjudication.models import (
 )
 from adjudication.services.labels import final_label_set
 from adjudication.signals import proof_labelled_by_loop
-from adjudication.verifier_runs import (
+from adjudication.verification.labelling_loop import AnalysisResult, Outcome, loop_decision
+from adjudication.verification.verifier_runs import (
     analyses_generate,
     meta_verifications_generate,
     sample_slots,
