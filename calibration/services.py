@@ -206,27 +206,9 @@ def calibration_requirement_set(
     min_items: int,
     set_by: AbstractBaseUser | None,
 ) -> CalibrationRequirement:
-    """Requires the round (with its threshold) before the campaign's experts receive items; the
-    experts who already meet it pass at once."""
-    requirement = calibration_requirement_save(
-        campaign=campaign, round=round, max_mae=max_mae, min_items=min_items, set_by=set_by
-    )
-    calibration_passes_refresh(round=round)
-    return requirement
-
-
-@transaction.atomic
-def calibration_requirement_save(
-    *,
-    campaign: Campaign,
-    round: Campaign,
-    max_mae: Decimal,
-    min_items: int,
-    set_by: AbstractBaseUser | None,
-) -> CalibrationRequirement:
-    """Sets (or changes) the campaign's requirement; the passes of an earlier threshold are
-    dropped (the caller records them again against the new one), and the campaign's experts
-    become experts of the round."""
+    """Requires the round (with its threshold) before the campaign's experts receive items, or
+    changes the requirement: the passes of an earlier threshold are dropped, the experts who
+    already meet it pass at once, and the campaign's experts become experts of the round."""
     if campaign.is_calibration:
         raise CalibrationError("campaign: a calibration round cannot require another")
     if not round.is_calibration:
@@ -257,6 +239,7 @@ def calibration_requirement_save(
     experts = CampaignMember.objects.filter(campaign=campaign, role=MemberRole.EXPERT)
     for user_id in experts.values_list("user_id", flat=True):
         calibration_round_join(round_id=round.pk, user_id=user_id)
+    calibration_passes_refresh(round=round)
     return requirement
 
 
