@@ -32,7 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from benchdb import HERE, OUT, TREE_VARIABLE
@@ -79,6 +79,8 @@ def _http(data: dict) -> dict[Figure, float]:
     if small and one_trip:
         name = f"`submit?next=1`, 4 experts, {SMALL_ITEMS} items"
         out[Figure(name, "judgements/s", True)] = small["rate"]
+        name = f"`submit?next=1`, 4 experts, {SMALL_ITEMS} items: web CPU / judgement"
+        out[Figure(name, "ms", False)] = small["web_cpu_ms"]
         name = f"`submit?next=1`, 4 experts: {items:,} vs {SMALL_ITEMS} items"
         out[Figure(name, "%", True)] = (one_trip["rate"] / small["rate"] - 1) * 100
     for clients in (4, 16):
@@ -222,7 +224,7 @@ def load() -> str:
 
 
 def run_one(run: Run, words: list[str], env: dict, cwd: Path) -> None:
-    run.started = time.strftime("%H:%M", time.gmtime())
+    run.started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     run.load_before = load()
     start = time.perf_counter()
     log = run.json.with_suffix(".log")
@@ -317,11 +319,11 @@ def table(runs: list[Run], trees: dict[str, Tree]) -> list[str]:
     return lines
 
 
-def section(runs: list[Run], trees: dict[str, Tree], *, quick: bool, machine: str) -> str:
+def section(runs: list[Run], trees: dict[str, Tree], quick: bool, machine: str) -> str:
     rounds = max((r.round for r in runs), default=0)
     lines = [
         "",
-        f"## Starting code vs current, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} "
+        f"## Starting code vs current, {runs[0].started if runs else '(no run)'} UTC "
         f"(`make bench BASE={trees['base'].revision}{' QUICK=1' if quick else ''}`)",
         "",
         f"Machine: {machine}. Each benchmark ran against both trees in turn, {rounds} round"
@@ -333,6 +335,7 @@ def section(runs: list[Run], trees: dict[str, Tree], *, quick: bool, machine: st
     ]
     lines += table(runs, trees)
     lines += ["", "Runs (start UTC, wall time, load average 1/5/15 min before -> after):", ""]
+    runs = [run for run in runs if run.started]
     for run in runs:
         status = f"FAILED ({run.failed})" if run.failed else f"{run.seconds:.0f} s"
         lines.append(
@@ -340,6 +343,35 @@ def section(runs: list[Run], trees: dict[str, Tree], *, quick: bool, machine: st
             f"{status}, load {run.load_before} -> {run.load_after}"
         )
     return "\n".join(lines) + "\n"
+
+
+def save_runs(
+    runs: list[Run], trees: dict[str, Tree], *, quick: bool, machine: str, path: Path | None = None
+) -> None:
+    """What `--report` renders again: the trees, and each run's times, load and result file."""
+    state = {
+        "quick": quick,
+        "machine": machine,
+        "trees": {label: {**asdict(tree), "path": str(tree.path)} for label, tree in trees.items()},
+        "runs": [
+            {**asdict(run), "json": str(run.json), "figures": {}} for run in runs if run.started
+        ],
+    }
+    (path or RUNS / "runs.json").write_text(json.dumps(state, indent=1))
+
+
+def load_runs(path: Path | None = None) -> tuple[list[Run], dict[str, Tree], bool, str]:
+    """The runs saved by the last `make bench BASE=...`, their figures read from their files."""
+    state = json.loads((path or RUNS / "runs.json").read_text())
+    trees = {
+        label: Tree(**{**tree, "path": Path(tree["path"])})
+        for label, tree in state["trees"].items()
+    }
+    runs = [Run(**{**run, "json": Path(run["json"])}) for run in state["runs"]]
+    for run in runs:
+        if not run.failed:
+            run.figures = figures_of(run.benchmark, run.json)
+    return runs, trees, state["quick"], state["machine"]
 
 
 def write_section(text: str, path: Path = RESULTS) -> None:
@@ -367,7 +399,7 @@ def machine_line() -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", required=True, help="the starting code's revision")
+    parser.add_argument("--base", help="the starting code's revision")
     parser.add_argument("--quick", action="store_true", help="each script's --quick size")
     parser.add_argument("--rounds", type=int, help="rounds of each tree (default 2, --quick 1)")
     parser.add_argument(
@@ -375,7 +407,18 @@ def main() -> int:
     )
     parser.add_argument("--write", action="store_true", help="add the section to RESULTS.md")
     parser.add_argument("--dry-run", action="store_true", help="print the runs, run nothing")
+    parser.add_argument(
+        "--report", action="store_true", help="the section again from the last runs' files"
+    )
     args = parser.parse_args()
+    if args.report:
+        text = section(*load_runs())
+        print(text)
+        if args.write:
+            write_section(text)
+        return 0
+    if not args.base:
+        parser.error("--base is required (the starting code's revision)")
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith(("postgres://", "postgresql://")):
         sys.exit("DATABASE_URL must point at PostgreSQL (make bench sets it).")
@@ -422,7 +465,8 @@ def main() -> int:
             f"{run.load_after}",
             flush=True,
         )
-    text = section(plan, trees, quick=args.quick, machine=machine)
+        save_runs(plan, trees, quick=args.quick, machine=machine)
+    text = section(plan, trees, args.quick, machine)
     print(text)
     print(f"(all runs: {time.perf_counter() - started:.0f} s)")
     (RUNS / "section.md").write_text(text)

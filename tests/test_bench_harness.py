@@ -77,10 +77,13 @@ def test_the_table_puts_both_trees_side_by_side(tmp_path):
         for tree, rate, cpu in (("base", base_rate, 7.0 + round_), ("current", current_rate, 3.0)):
             path = tmp_path / f"http-{tree}-{round_}.json"
             path.write_text(json.dumps(http_result(rate, cpu)))
-            run = compare.Run("http", tree, round_, path, load_before="1.00", load_after="2.00")
+            run = compare.Run("http", tree, round_, path, started="2026-11-27 07:00")
+            run.load_before, run.load_after = "1.00", "2.00"
             run.figures = compare.figures_of("http", path)
             runs.append(run)
-    text = compare.section(runs, trees, quick=False, machine="2 cores")
+    text = compare.section(runs, trees, False, "2 cores")
+    compare.save_runs(runs, trees, quick=False, machine="2 cores", path=tmp_path / "runs.json")
+    assert compare.section(*compare.load_runs(tmp_path / "runs.json")) == text  # --report
     lines = text.splitlines()
     row = next(line for line in lines if line.startswith("| `submit?next=1`, 16 experts (j"))
     assert row == "| `submit?next=1`, 16 experts (judgements/s) | 110 (100-120) | 320 (300-340) | +191% (better) |"  # fmt: skip
@@ -105,10 +108,10 @@ def test_the_table_puts_both_trees_side_by_side(tmp_path):
 
 def test_make_bench_with_a_base_runs_the_harness_alternating():
     dry = subprocess.run(
-        ["make", "-n", "bench", "BASE=ffda3b9", "QUICK=1", "WRITE=1"],
+        ["make", "-n", "bench", "BASE=ffda3b9", "QUICK=1", "ROUNDS=3", "WRITE=1"],
         cwd=ROOT, capture_output=True, text=True, check=True,
     )  # fmt: skip
-    assert "benchmarks/compare.py --base ffda3b9 --quick --write" in dry.stdout
+    assert "benchmarks/compare.py --base ffda3b9 --quick --rounds 3 --write" in dry.stdout
     env = {**os.environ, "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/proofmark_bench"}
     plan = subprocess.run(
         [sys.executable, str(BENCHMARKS / "compare.py"), "--base", "HEAD", "--dry-run"],
