@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shlex
 import statistics
 import subprocess
@@ -157,6 +158,7 @@ class Run:
     json: Path
     started: str = ""
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # of the script and the processes it waited for (not PostgreSQL)
     load_before: str = ""
     load_after: str = ""
     failed: str = ""
@@ -223,14 +225,21 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_one(run: Run, words: list[str], env: dict, cwd: Path) -> None:
     run.started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     run.load_before = load()
     start = time.perf_counter()
+    cpu_before = _children_cpu()
     log = run.json.with_suffix(".log")
     with log.open("w") as out:
         result = subprocess.run(words, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     run.seconds = time.perf_counter() - start
+    run.cpu_seconds = _children_cpu() - cpu_before
     run.load_after = load()
     if result.returncode:
         tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
@@ -334,10 +343,16 @@ def section(runs: list[Run], trees: dict[str, Tree], quick: bool, machine: str) 
         "(429s are counted), so every completed run had 0 errors.",
     ]
     lines += table(runs, trees)
-    lines += ["", "Runs (start UTC, wall time, load average 1/5/15 min before -> after):", ""]
+    lines += [
+        "",
+        "Runs (start UTC; wall time; CPU time of the script, `web`, `worker` and the commands it "
+        "ran, PostgreSQL not included; load average 1/5/15 min before -> after):",
+        "",
+    ]
     runs = [run for run in runs if run.started]
     for run in runs:
-        status = f"FAILED ({run.failed})" if run.failed else f"{run.seconds:.0f} s"
+        status = f"{run.seconds:.0f} s, CPU {run.cpu_seconds:.0f} s"
+        status = f"FAILED ({run.failed}), {status}" if run.failed else status
         lines.append(
             f"- `bench_{run.benchmark}.py`, round {run.round}, {run.tree}: {run.started}, "
             f"{status}, load {run.load_before} -> {run.load_after}"
@@ -461,7 +476,7 @@ def main() -> int:
         print(f"=== bench_{run.benchmark}.py, round {run.round}, {run.tree} ...", flush=True)
         run_one(run, words, env, tree.path)
         print(
-            f"    {run.failed or f'{run.seconds:.0f} s'}; load {run.load_before} -> "
+            f"    {run.failed or f'{run.seconds:.0f} s, CPU {run.cpu_seconds:.0f} s'}; load {run.load_before} -> "
             f"{run.load_after}",
             flush=True,
         )
