@@ -11,10 +11,11 @@ script runs against each tree in turn, alternating rounds (base, current, base, 
 with that tree's interpreter and PROOFMARK_BENCH_TREE pointing at it (benchdb.ROOT), so the
 Procfile's `web` and `worker`, `manage.py` and the data built in-process are that tree's; each
 tree with its own database (DATABASE_URL for the current tree, DATABASE_URL + `_base` for the
-base) and its own run folder (the embedded broker). Figures: per figure, the median of the rounds
-and their spread (lowest-highest) for each tree, the change; with the machine and the date, and
-the load average before and after each run. `--write` adds the dated section to
-benchmarks/RESULTS.md; the raw figures of every run stay in benchmarks/out/compare/.
+base) and its own run folder (the embedded broker). Figures: per figure, the median of the
+rounds and their spread (lowest to highest) for each tree, the change; with the machine, the date,
+and each run's wall time, CPU time and load average before and after. `--write` adds the dated
+section to benchmarks/RESULTS.md; the raw figures of every run stay in benchmarks/out/compare/
+(`--report` renders the section again from them).
 
 Full size: 2 rounds (`--rounds`); the export campaign is built and graded in a tree's first round
 and reused after (`--skip-load`), the import's five-times-larger file (memory growth) is imported
@@ -272,7 +273,7 @@ def cell(values: list[float]) -> str:
     middle = _fmt(statistics.median(values))
     if len(values) == 1 or min(values) == max(values):
         return middle
-    return f"{middle} ({_fmt(min(values))}-{_fmt(max(values))})"
+    return f"{middle} ({_fmt(min(values))} to {_fmt(max(values))})"
 
 
 def change(base: list[float], current: list[float], figure: Figure) -> str:
@@ -338,7 +339,7 @@ def section(runs: list[Run], trees: dict[str, Tree], quick: bool, machine: str) 
         f"Machine: {machine}. Each benchmark ran against both trees in turn, {rounds} round"
         f"{'s' if rounds != 1 else ''} each (starting code first in every round), each tree with "
         "its own database and its own `web` and `worker`; a cell is the median of the rounds "
-        "with their spread (lowest-highest) in brackets. Change: the current code's median "
+        "with their spread (lowest to highest) in brackets. Change: the current code's median "
         "over the starting code's. The HTTP benchmark stops at any answer other than 200 or 429 "
         "(429s are counted), so every completed run had 0 errors.",
     ]

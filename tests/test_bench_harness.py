@@ -86,9 +86,9 @@ def test_the_table_puts_both_trees_side_by_side(tmp_path):
     assert compare.section(*compare.load_runs(tmp_path / "runs.json")) == text  # --report
     lines = text.splitlines()
     row = next(line for line in lines if line.startswith("| `submit?next=1`, 16 experts (j"))
-    assert row == "| `submit?next=1`, 16 experts (judgements/s) | 110 (100-120) | 320 (300-340) | +191% (better) |"  # fmt: skip
+    assert row == "| `submit?next=1`, 16 experts (judgements/s) | 110 (100 to 120) | 320 (300 to 340) | +191% (better) |"  # fmt: skip
     cpu = next(line for line in lines if "16 experts: web CPU / judgement" in line)
-    assert "| 8.5 (8-9) | 3 | -65% (better) |" in cpu
+    assert "| 8.5 (8 to 9) | 3 | -65% (better) |" in cpu
     for figure in (
         "`next + submit`, 4 experts (judgements/s)",
         "`next + submit`, 16 experts: p95 (ms)",
