@@ -85,8 +85,12 @@ format: deps
 	$(VENV)/bin/ruff format .
 
 # Every benchmark, against the Procfile's processes; QUICK=1 for the short sizes (development).
+# BASE=<revision>: the HTTP, import and export benchmarks against that revision (a worktree in
+# .run/bench-base with its own .venv and database) and this tree in alternating rounds, side by
+# side (benchmarks/compare.py); ROUNDS=n rounds (default 2, QUICK=1 one); WRITE=1 adds the section
+# to benchmarks/RESULTS.md.
 bench: deps services
-	DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/run_all.py $(if $(QUICK),--quick)
+	$(if $(BASE),DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/compare.py --base $(BASE) $(if $(QUICK),--quick) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(WRITE),--write),DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/run_all.py $(if $(QUICK),--quick))
 
 clean:
 	rm -rf $(VENV) node_modules .run

@@ -15,7 +15,8 @@ Then, for ProofBench JSONL and D_v Parquet:
    fresh `worker` (Celery); timed from the request until the job reads `succeeded` (polled every
    0.1 s); peak memory: the worker's largest process.
 3. In-process (labelled so, never the headline): `dataset_write()` in a warm process.
-Prints the machine, date and load average with the figures; writes benchmarks/out/export/results.json.
+Prints the machine, date and load average with the figures; writes them to `--json`
+(default benchmarks/out/export/results.json).
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ import sys
 import time
 from pathlib import Path
 
+from benchdb import OUT as BENCH_OUT
 from benchdb import create_database_if_missing, machine_line, manage, run_measured, setup_django
 from corpus import corpus_file
 
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "benchmarks" / "out" / "export"
+OUT = BENCH_OUT / "export"
 SLUG = "bench-export"
 EXPORTS = [("proofbench", "jsonl"), ("dv", "parquet")]
 
@@ -117,6 +118,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, help="runs of each command (median; default 3)")
     parser.add_argument("--skip-load", action="store_true", help="reuse the graded campaign")
     parser.add_argument("--port", type=int, default=int(os.environ.get("BENCH_HTTP_PORT", 8765)))
+    parser.add_argument(
+        "--json", type=Path, default=OUT / "results.json", help="where the figures go"
+    )
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
         sys.exit("Set DATABASE_URL to a PostgreSQL database (it is migrated and written to).")
@@ -163,7 +167,8 @@ def main() -> None:
             }
     finally:
         server.stop()
-    (OUT / "results.json").write_text(json.dumps(results, indent=1))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=1))
 
     print(f"\nExport benchmark{' (--quick)' if args.quick else ''}: {machine}")
     for name, figures in results["exports"].items():

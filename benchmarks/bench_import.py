@@ -17,7 +17,8 @@ each first import (use a database of its own: `make bench` does).
    `succeeded` (polled every 0.1 s); peak memory: the worker's largest process.
 3. Memory flat in file size: step 1's first import of a file five times as large.
 4. In-process (labelled so, never the headline): `corpus_import()` called in a warm process.
-Prints the machine, date and load average with the figures; writes benchmarks/out/bench_import.json.
+Prints the machine, date and load average with the figures; writes them to `--json`
+(default benchmarks/out/bench_import.json).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import time
 from pathlib import Path
 
 from benchdb import (
+    OUT,
     create_database_if_missing,
     machine_line,
     manage,
@@ -38,9 +40,6 @@ from benchdb import (
     setup_django,
 )
 from corpus import corpus_file
-
-ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "benchmarks" / "out"
 
 
 def empty_corpus() -> None:
@@ -125,6 +124,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, help="runs of the whole-process pair (default 3)")
     parser.add_argument("--skip-large", action="store_true", help="no memory comparison")
     parser.add_argument("--port", type=int, default=int(os.environ.get("BENCH_HTTP_PORT", 8765)))
+    parser.add_argument(
+        "--json", type=Path, default=OUT / "bench_import.json", help="where the figures go"
+    )
     args = parser.parse_args()
     rows = args.rows or (2000 if args.quick else 20000)
     repeat = args.repeat or (1 if args.quick else 3)
@@ -156,8 +158,8 @@ def main() -> None:
         )
     results["in_process"] = in_process(small, rows)
     empty_corpus()
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "bench_import.json").write_text(json.dumps(results, indent=1))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=1))
 
     median = results["command"]["median"]
     print(f"\nImport benchmark{' (--quick)' if args.quick else ''}: {machine}")

@@ -1,4 +1,10 @@
-"""The benchmarks' Django set-up and database (created when missing: a fresh machine has none)."""
+"""The benchmarks' Django set-up and database (created when missing: a fresh machine has none).
+
+The project tree the benchmarks run against is ROOT: this clone, or the tree named by
+PROOFMARK_BENCH_TREE (benchmarks/compare.py points it at the starting code's worktree, and runs
+the script with that tree's interpreter), so that tree's `manage.py`, Procfile processes and, for
+the data built in-process, its code (first on sys.path) are measured. The corpus and other files
+the benchmarks write go into this clone's benchmarks/out/ (OUT), shared by both trees."""
 
 from __future__ import annotations
 
@@ -6,7 +12,22 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+TREE_VARIABLE = "PROOFMARK_BENCH_TREE"
+
+
+def project_tree(value: str | None = None) -> Path:
+    """The project tree to measure: `value` (PROOFMARK_BENCH_TREE when not given), else this
+    clone; a folder without manage.py stops the benchmark with its name."""
+    value = os.environ.get(TREE_VARIABLE) if value is None else value
+    tree = Path(value).expanduser().resolve() if value else HERE.parent
+    if not (tree / "manage.py").is_file():
+        sys.exit(f"{TREE_VARIABLE}={value}: no project there (no manage.py)")
+    return tree
+
+
+ROOT = project_tree()
 
 
 def setup_django() -> None:
