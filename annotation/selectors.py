@@ -29,6 +29,7 @@ from annotation.models import (
     Item,
     MemberRole,
 )
+from annotation.slots import assignment_open
 from config.roles import Role, has_role
 from config.rows import columns, model_from_row
 from problems.models import Problem, Proof, ReferenceSolution
@@ -64,11 +65,19 @@ def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False)
 
 def expert_campaign(*, slug: str, user: AbstractBaseUser) -> Campaign:
     """The campaign where `user` grades: an expert membership is required (admins too). One
-    statement: the campaign and whether the user is an expert of it."""
+    statement: the campaign, whether the user is an expert of it, and whether they have open
+    work in it (`has_open_work`, which `services.assignment_next` takes as `has_open`)."""
     expert = CampaignMember.objects.filter(
         campaign=OuterRef("pk"), user=user, role=MemberRole.EXPERT
     )
-    campaign = _one(Campaign.objects.filter(slug=slug).annotate(is_expert=Exists(expert)))
+    open_work = Assignment.objects.filter(
+        assignment_open(), item__campaign=OuterRef("pk"), expert=user
+    )
+    campaign = _one(
+        Campaign.objects.filter(slug=slug).annotate(
+            is_expert=Exists(expert), has_open_work=Exists(open_work)
+        )
+    )
     if campaign is None:
         raise Http404("No such campaign.")
     ensure_campaign_expert(campaign=campaign, user=user, known=campaign.is_expert)
