@@ -30,6 +30,11 @@ errorlog = "-"
 limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
+# The application (config.wsgi: settings, apps, every URL and view) is imported once, in the
+# master, and each worker is forked from it warm, instead of importing it all again, and paying
+# the first request's imports, each time a worker starts. A deploy restarts the process (a HUP
+# forks new workers from the code already loaded).
+preload_app = True
 # A worker is replaced after this many requests (plus jitter), so that no leak grows for ever.
 max_requests = 5000
 max_requests_jitter = 500
