@@ -29,6 +29,7 @@ from annotation.models import (
     Item,
     MemberRole,
 )
+from annotation.slots import assignment_open_sql
 from config.roles import Role, has_role
 from config.rows import columns, model_from_row
 from problems.models import Problem, Proof, ReferenceSolution
@@ -62,15 +63,37 @@ def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False)
     return campaign
 
 
+@cache
+def _expert_campaign_sql() -> tuple[tuple, str]:
+    names, select = columns(Campaign, "c")
+    return (
+        names,
+        f"""
+SELECT {select},
+       EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
+               WHERE e.campaign_id = c.id AND e.user_id = %(user)s AND e.role = %(expert)s),
+       EXISTS (SELECT 1 FROM {Assignment._meta.db_table} a
+               JOIN {Item._meta.db_table} i ON i.id = a.item_id
+               WHERE a.expert_id = %(user)s AND i.campaign_id = c.id
+                 AND {assignment_open_sql("a", "i")})
+FROM {Campaign._meta.db_table} c
+WHERE c.slug = %(slug)s""",
+    )
+
+
 def expert_campaign(*, slug: str, user: AbstractBaseUser) -> Campaign:
     """The campaign where `user` grades: an expert membership is required (admins too). One
-    statement: the campaign and whether the user is an expert of it."""
-    expert = CampaignMember.objects.filter(
-        campaign=OuterRef("pk"), user=user, role=MemberRole.EXPERT
-    )
-    campaign = _one(Campaign.objects.filter(slug=slug).annotate(is_expert=Exists(expert)))
-    if campaign is None:
+    hand-written statement (the ORM's compiled subqueries cost more CPU than a "next"): the
+    campaign, whether the user is an expert of it, and whether they have open work in it
+    (`has_open_work`, which `services.assignment_next` takes as `has_open`)."""
+    names, sql = _expert_campaign_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"slug": slug, "user": user.pk, "expert": MemberRole.EXPERT})
+        row = cursor.fetchone()
+    if row is None:
         raise Http404("No such campaign.")
+    campaign = model_from_row(Campaign, names, row[:-2])
+    campaign.is_expert, campaign.has_open_work = bool(row[-2]), bool(row[-1])
     ensure_campaign_expert(campaign=campaign, user=user, known=campaign.is_expert)
     return campaign
 

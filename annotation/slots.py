@@ -39,3 +39,17 @@ def item_open_sql(alias: str) -> str:
 def item_open() -> Q:
     """The ORM twin of item_open_sql, on Item."""
     return Q(needs_work=True, is_final=False, is_gold=False, route_held=False)
+
+
+def assignment_open_sql(assignment: str, item: str) -> str:
+    """SQL: the assignment row `assignment` (of the item row `item`) is work its expert resumes
+    before anything new: active, on an item not final (a gold item stays open)."""
+    return (
+        f"{assignment}.status = '{AssignmentStatus.ACTIVE.value}' "
+        f"AND (NOT {item}.is_final OR {item}.is_gold)"
+    )
+
+
+def assignment_open() -> Q:
+    """The ORM twin of assignment_open_sql, on Assignment."""
+    return Q(status=AssignmentStatus.ACTIVE) & (Q(item__is_final=False) | Q(item__is_gold=True))

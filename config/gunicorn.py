@@ -30,6 +30,16 @@ errorlog = "-"
 limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
+# The application (config.wsgi: settings, apps, every URL and view) is imported once, in the
+# master, and each worker is forked from it warm, instead of importing it all again, and paying
+# the first request's imports, each time a worker starts. A deploy restarts the process (a HUP
+# forks new workers from the code already loaded).
+preload_app = True
 # A worker is replaced after this many requests (plus jitter), so that no leak grows for ever.
-max_requests = 5000
-max_requests_jitter = 500
+# Measured (issue 27): a worker's RSS over 20,000 requests of next + submit on a 20,000-item
+# campaign, recycling off, went 81 MB at start, 86 MB after 2,000 (caches filling), 88.8 MB at
+# 10,000, 89.2 MB at 20,000 (0.4 MB over the last 10,000): no leak, only warm-up. The former 5,000 replaced each worker every
+# minute under load, each time a cold worker and a new database connection, for nothing;
+# 100,000 keeps a bound on what an unseen leak could grow without paying that.
+max_requests = 100_000
+max_requests_jitter = 10_000

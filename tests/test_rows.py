@@ -5,10 +5,11 @@ from decimal import Decimal
 
 import pytest
 from django.db import connection
+from django.db.models.signals import post_save, pre_save
 
-from annotation.models import Campaign, Item
-from config.rows import columns, model_from_row
-from tests.annotation.factories import CampaignFactory, ItemFactory
+from annotation.models import Campaign, Grade, Item
+from config.rows import columns, model_from_row, model_insert
+from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 
 pytestmark = pytest.mark.django_db
 
@@ -42,3 +43,33 @@ def test_some_columns_in_any_order_and_the_rest_deferred():
     assert got.required_judgements == 2
     assert "created_at" in got.get_deferred_fields()
     assert got.created_at == item.created_at  # loaded on first use
+
+
+def test_a_hand_inserted_row_is_the_row_save_writes():
+    item = ItemFactory()
+    expert = expert_in(item.campaign)
+    values = dict(
+        item=item,
+        status="submitted",
+        score=Decimal("5.50"),
+        awards={"a": "full"},
+        deductions=["gap"],
+        comment="Fine.",
+        seconds_spent=30,
+    )
+    inserted = Grade(expert=expert, **values)
+    model_insert(inserted)
+    assert inserted.pk and not inserted._state.adding and inserted.created_at
+    saved = Grade(expert=expert_in(item.campaign), **values)
+    saved.save()
+    got, expected = Grade.objects.get(pk=inserted.pk), Grade.objects.get(pk=saved.pk)
+    for field in Grade._meta.concrete_fields:
+        if field.name not in {"id", "expert", "created_at", "updated_at"}:
+            assert getattr(got, field.attname) == getattr(expected, field.attname), field.name
+    assert (got.created_at, got.updated_at) == (inserted.created_at, inserted.updated_at)
+
+
+def test_the_models_inserted_by_hand_have_no_save_receivers():
+    """model_insert sends no pre_save / post_save: a receiver added for Grade must take the
+    ORM's save back on the submission path (annotation.services.grading)."""
+    assert not pre_save.has_listeners(Grade) and not post_save.has_listeners(Grade)

@@ -179,9 +179,14 @@ def _view(request, item_id: int, assignment=None, campaign=None) -> selectors.Gr
 
 def _next_item(request, campaign) -> dict:
     """Leases the expert's next item of the campaign: the item as ItemDetailOutput, or "No work
-    left." with the expert's totals."""
+    left." with the expert's totals. A campaign read by `selectors.expert_campaign` says whether
+    the expert has open work in it (not looked up again)."""
     try:
-        assignment = services.assignment_next(campaign=campaign, expert=request.user)
+        assignment = services.assignment_next(
+            campaign=campaign,
+            expert=request.user,
+            has_open=getattr(campaign, "has_open_work", None),
+        )
     except CalibrationRequired as exc:
         raise PermissionDenied(str(exc)) from exc
     if assignment is None:

@@ -21,7 +21,14 @@ from django.utils import timezone
 
 from annotation.calibration_gate import calibration_gate_check
 from annotation.models import Assignment, AssignmentStatus, Campaign, Item, ItemOrder
-from annotation.slots import item_open, item_open_sql, slot_taken, slot_taken_sql
+from annotation.slots import (
+    assignment_open,
+    assignment_open_sql,
+    item_open,
+    item_open_sql,
+    slot_taken,
+    slot_taken_sql,
+)
 
 MANUAL_LEASE = timedelta(days=14)
 
@@ -54,32 +61,33 @@ def _lease_end(campaign: Campaign, now):
     return now + timedelta(minutes=campaign.lease_minutes)
 
 
-_OWN_OPEN_SQL = """
+_OWN_OPEN_SQL = f"""
 SELECT 1 FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id
-WHERE a.expert_id = %s AND a.status = 'active' AND i.campaign_id = %s
-  AND (NOT i.is_final OR i.is_gold)
+WHERE a.expert_id = %s AND i.campaign_id = %s AND {assignment_open_sql("a", "i")}
 LIMIT 1
 """
 
 
 def _own_open_assignment(
-    *, campaign: Campaign, expert: AbstractBaseUser, after_item_id: int | None = None
+    *,
+    campaign: Campaign,
+    expert: AbstractBaseUser,
+    after_item_id: int | None = None,
+    has_open: bool | None = None,
 ) -> Assignment | None:
     """The expert's oldest active assignment in the campaign (resumed before anything new),
     other than the one on `after_item_id`; an expired one is renewed when its slot is still
-    free, released otherwise."""
-    with connection.cursor() as cursor:
-        cursor.execute(_OWN_OPEN_SQL, [expert.pk, campaign.pk])
-        if cursor.fetchone() is None:
-            return None
+    free, released otherwise. `has_open`: whether the expert has one at all, when a read
+    already gave it (selectors.expert_campaign does; None: looked up here)."""
+    if has_open is None:
+        with connection.cursor() as cursor:
+            cursor.execute(_OWN_OPEN_SQL, [expert.pk, campaign.pk])
+            has_open = cursor.fetchone() is not None
+    if not has_open:
+        return None
     now = timezone.now()
     mine = (
-        Assignment.objects.filter(
-            Q(item__is_final=False) | Q(item__is_gold=True),
-            item__campaign=campaign,
-            expert=expert,
-            status=AssignmentStatus.ACTIVE,
-        )
+        Assignment.objects.filter(assignment_open(), item__campaign=campaign, expert=expert)
         .exclude(item_id=after_item_id)
         .select_related("item")
         .order_by("created_at", "id")
@@ -149,29 +157,63 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 # skipped, never waited on. A campaign ordered by uncertainty puts its ranked items first within
 # each submitted count, rank 1 (most uncertain) first, unranked ones after, and never serves an
 # item held back by its routing budget (walked along the partial index item_ranked_queue).
+#
+# The walk looks in three places, each only when the one before offers nothing:
+# the head of the queue (its first QUEUE_HEAD items), then the fresh items (no judgement yet),
+# then the rest of the queue. So an expert who judged the many items waiting at the head for
+# another expert's judgement passes them in one bounded step instead of visiting each of them
+# and its assignments on every "next"; the waiting items further on are left to the other
+# experts (who reach them first), and nothing is lost: the last scope walks the whole queue.
 # The third column is `_lease_commit_fast` without a round trip of its own: when a candidate is
 # found, this transaction (which will write the lease) commits without waiting for the WAL flush.
-_CANDIDATE_SQL = f"""
+QUEUE_HEAD = 100
+# One probe of the item's assignments per item walked: none is the expert's, and fewer slots are
+# taken than it needs (a correlated aggregate, which the planner never turns into a join reading
+# all of the expert's assignments).
+_CANDIDATE_FILTER = f"""(
+    SELECT count(*) FILTER (WHERE a.expert_id = %(expert)s) = 0
+       AND count(*) FILTER (WHERE {slot_taken_sql("a")}) < i.required_judgements
+    FROM annotation_assignment a WHERE a.item_id = i.id
+  )"""
+# the head: the queue's first QUEUE_HEAD items, read along the index, then taken in that order
+_HEAD_SQL = f"""
+SELECT i.id, i.required_judgements, set_config('synchronous_commit', 'off', true)
+FROM (
+  SELECT q.id, q.submitted_count, q.route_rank FROM annotation_item q
+  WHERE q.campaign_id = %(campaign)s AND {item_open_sql("q")} AND NOT (q.id = ANY(%(skip)s))
+  ORDER BY q.submitted_count DESC, {{rank}} q.id
+  LIMIT {QUEUE_HEAD}
+) head
+JOIN annotation_item i ON i.id = head.id
+WHERE {_CANDIDATE_FILTER}
+ORDER BY head.submitted_count DESC, {{head_rank}} head.id
+LIMIT 1
+FOR UPDATE OF i SKIP LOCKED
+"""
+# a walk of one part of the queue (`part`: the fresh items, or the waiting ones)
+_WALK_SQL = f"""
 SELECT i.id, i.required_judgements, set_config('synchronous_commit', 'off', true)
 FROM annotation_item i
-WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")}
-  AND NOT (i.id = ANY(%(skip)s))
-  AND NOT EXISTS (
-    SELECT 1 FROM annotation_assignment own WHERE own.item_id = i.id AND own.expert_id = %(expert)s
-  )
-  AND (
-    SELECT count(*) FROM annotation_assignment a
-    WHERE a.item_id = i.id AND {slot_taken_sql("a")}
-  ) < i.required_judgements
+WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")} AND {{part}}
+  AND NOT (i.id = ANY(%(skip)s)) AND {_CANDIDATE_FILTER}
 ORDER BY i.submitted_count DESC, {{rank}} i.id
 LIMIT 1
 FOR UPDATE OF i SKIP LOCKED
 """
-_BY_RANK = "i.route_rank ASC NULLS LAST,"
+FRESH, WAITING = "i.submitted_count = 0", "i.submitted_count > 0"
 
 
 def _by_uncertainty(campaign: Campaign) -> bool:
     return campaign.item_order == ItemOrder.UNCERTAINTY
+
+
+def _candidate_statements(campaign: Campaign) -> list[str]:
+    """The candidate statements, tried in this order: the head, the fresh items, the waiting ones."""
+    ranked = _by_uncertainty(campaign)
+    rank = "{alias}.route_rank ASC NULLS LAST," if ranked else ""
+    head = _HEAD_SQL.format(rank=rank.format(alias="q"), head_rank=rank.format(alias="head"))
+    walks = [_WALK_SQL.format(part=part, rank=rank.format(alias="i")) for part in (FRESH, WAITING)]
+    return [head, *walks]
 
 
 # Under the item's row lock, a new statement (a fresh READ COMMITTED snapshot that sees every
@@ -191,7 +233,7 @@ RETURNING id
 
 def _take_normal_portable(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
     """The same selection through the ORM, for the embedded SQLite mode (where a write
-    transaction holds the whole database, so there is no row to skip)."""
+    transaction holds the whole database, so there is no row to skip): the same three scopes."""
     now = timezone.now()
     taken = (
         Assignment.objects.filter(slot_taken(now), item_id=OuterRef("pk"))
@@ -200,40 +242,47 @@ def _take_normal_portable(*, campaign: Campaign, expert: AbstractBaseUser) -> As
         .annotate(n=Count("pk"))
         .values("n")
     )
+    order = (
+        "-submitted_count",
+        *([F("route_rank").asc(nulls_last=True)] if _by_uncertainty(campaign) else []),
+        "id",
+    )
+    queue = Item.objects.filter(item_open(), campaign=campaign).order_by(*order)
+    scopes = (
+        Q(pk__in=queue.values("pk")[:QUEUE_HEAD]),
+        Q(submitted_count=0),
+        Q(submitted_count__gt=0),
+    )
     with transaction.atomic():
-        item = (
-            Item.objects.filter(item_open(), campaign=campaign)
-            .exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
+        candidates = (
+            queue.exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
             .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), 0))
             .filter(taken__lt=F("required_judgements"))
-            .order_by(
-                "-submitted_count",
-                *([F("route_rank").asc(nulls_last=True)] if _by_uncertainty(campaign) else []),
-                "id",
-            )
-            .first()
         )
-        if item is None:
-            return None
-        return Assignment.objects.create(
-            item=item, expert=expert, leased_until=_lease_end(campaign, now)
-        )
+        for scope in scopes:
+            item = candidates.filter(scope).first()
+            if item is not None:
+                return Assignment.objects.create(
+                    item=item, expert=expert, leased_until=_lease_end(campaign, now)
+                )
+        return None
 
 
 def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
     if connection.vendor != "postgresql":
         return _take_normal_portable(campaign=campaign, expert=expert)
     skip: list[int] = []
-    candidate_sql = _CANDIDATE_SQL.format(rank=_BY_RANK if _by_uncertainty(campaign) else "")
+    statements = _candidate_statements(campaign)
     for _ in range(MAX_ATTEMPTS):
         with transaction.atomic(), connection.cursor() as cursor:
             now = timezone.now()
-            cursor.execute(
-                candidate_sql,
-                {"campaign": campaign.pk, "expert": expert.pk, "skip": skip, "now": now},
-            )
-            row = cursor.fetchone()
-            if row is None:
+            params = {"campaign": campaign.pk, "expert": expert.pk, "skip": skip, "now": now}
+            for sql in statements:
+                cursor.execute(sql, params)
+                row = cursor.fetchone()
+                if row is not None:
+                    break
+            else:
                 return None
             item_id, required, _ = row
             until = _lease_end(campaign, now)
@@ -267,7 +316,11 @@ def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment 
 
 
 def assignment_next(
-    *, campaign: Campaign, expert: AbstractBaseUser, after_item_id: int | None = None
+    *,
+    campaign: Campaign,
+    expert: AbstractBaseUser,
+    after_item_id: int | None = None,
+    has_open: bool | None = None,
 ) -> Assignment | None:
     """The expert's next piece of work: their own open assignment first (resumed), else a new
     lease on the item closest to complete that still needs a judgement and that the expert has
@@ -275,10 +328,14 @@ def assignment_next(
     held back by the routing budget); gold items mixed in at the campaign's rate. None when
     nothing is left. "Next" from an item passes it as `after_item_id`: that item is never the
     answer (it stays the expert's, to come back to). New work needs the campaign's calibration
-    round passed, when it requires one (CalibrationRequired otherwise, saying what to do)."""
+    round passed, when it requires one (CalibrationRequired otherwise, saying what to do).
+    `has_open`: whether the expert has an open assignment in the campaign, when a read of the
+    campaign already said (`selectors.expert_campaign`'s `has_open_work`); None: looked up."""
     if not campaign.is_open:
         return None
-    own = _own_open_assignment(campaign=campaign, expert=expert, after_item_id=after_item_id)
+    own = _own_open_assignment(
+        campaign=campaign, expert=expert, after_item_id=after_item_id, has_open=has_open
+    )
     if own is not None:
         return own
     if campaign.calibration_required:

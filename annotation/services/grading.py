@@ -46,6 +46,7 @@ from annotation.services.grade_checks import (
     submitted_conflict,
 )
 from annotation.signals import item_judged, judgement_submitted
+from config.rows import model_insert
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
 from rubrics.services import scheme_freeze
@@ -349,7 +350,10 @@ def grade_submit(
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
     grade.submit_key = submit_key[:64]
-    grade.save()
+    if target.grade_id is None:
+        model_insert(grade)  # the judgement without a draft: one INSERT, no query compiler
+    else:
+        grade.save()
     _replace_spans(grade, data.spans, fresh=target.grade_id is None)
     if target.scheme_status == SchemeStatus.APPROVED:
         _freeze_scheme(target.scheme_id)

@@ -8,7 +8,14 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Assignment, AssignmentStatus, Item
-from annotation.slots import item_open, item_open_sql, slot_taken, slot_taken_sql
+from annotation.slots import (
+    assignment_open,
+    assignment_open_sql,
+    item_open,
+    item_open_sql,
+    slot_taken,
+    slot_taken_sql,
+)
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 
 pytestmark = pytest.mark.django_db
@@ -59,3 +66,27 @@ def test_the_open_item_fragment_and_its_orm_twin_agree():
     by_sql = ids_by_sql(f"SELECT i.id FROM annotation_item i WHERE {item_open_sql('i')}", None)
     assert by_orm == by_sql == {open_item.pk}
     assert not {item.pk for item in closed} & by_sql
+
+
+def test_the_open_assignment_fragment_and_its_orm_twin_agree():
+    campaign = CampaignFactory()
+    expert = expert_in(campaign)
+    later = timezone.now() + timedelta(minutes=5)
+    rows = [
+        (ItemFactory(campaign=campaign), AssignmentStatus.ACTIVE),  # open
+        (ItemFactory(campaign=campaign, is_final=True, is_gold=True), AssignmentStatus.ACTIVE),
+        (ItemFactory(campaign=campaign, is_final=True), AssignmentStatus.ACTIVE),  # final
+        (ItemFactory(campaign=campaign), AssignmentStatus.RELEASED),
+        (ItemFactory(campaign=campaign), AssignmentStatus.DONE),
+    ]
+    made = [
+        Assignment.objects.create(item=item, expert=expert, status=status, leased_until=later).pk
+        for item, status in rows
+    ]
+    by_orm = set(Assignment.objects.filter(assignment_open()).values_list("pk", flat=True))
+    by_sql = ids_by_sql(
+        "SELECT a.id FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id "
+        f"WHERE {assignment_open_sql('a', 'i')}",
+        None,
+    )
+    assert by_orm == by_sql == set(made[:2])

@@ -214,12 +214,6 @@ def test_next_and_submit_read_the_big_campaign_by_index(big_campaign, api_client
     check(submitted, 12)  # the second judgement: the label is derived too
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="annotation.services.assignment's candidate query orders the queue by submitted_count "
-    "first: an expert who judged every item waiting for a second judgement walks all of them "
-    "(1,600 here, 4,805 rows with their assignments) on each next",
-)
 def test_next_skips_the_items_an_expert_judged_by_index(big_campaign, api_client_for, db):
     """The veteran judged every item waiting for a second judgement: the queue should pass them
     by index, not by visiting each of them and its assignments."""
