@@ -264,6 +264,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        # how long a queued job may wait for the worker to look (Kombu's default: 1 s); a look
+        # lists one folder. Redis needs no such setting: its worker blocks on BRPOP.
+        "polling_interval": 0.1,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
     else {}

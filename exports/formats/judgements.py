@@ -21,13 +21,13 @@ from adjudication.models import MetaVerification
 from adjudication.services.imported import RATER_PREFIX, imported_on_scale
 from annotation.models import Campaign, Grade, GradeStatus, Item
 from annotation.scales import ScaleError, comparison_scale, on_scale
+from config.queries import of_ids
 from exports.formats.base import (
     BATCH,
     SPLIT_FIELD,
     ExportOptions,
     Plan,
     _filtered,
-    of_ids,
     pseudonym,
     split_of,
 )
