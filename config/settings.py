@@ -201,6 +201,10 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Upload limits: a corpus file may be large, a form field may not.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "config.uploads.MemoryUploadHandler",
+    "config.uploads.TemporaryUploadHandler",
+]
 PROOFMARK_MAX_UPLOAD_BYTES = int(os.environ.get("PROOFMARK_MAX_UPLOAD_BYTES", 512 * 1024 * 1024))
 # An import's upload is removed when its job ends; one whose job never ended (retried, or its
 # worker gone) is removed after this many days.
