@@ -262,7 +262,10 @@ def _parquet_line(fields: list[Field]) -> Callable[[dict], bytes]:
 def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
     """Each row group is collected as JSON lines (what the JSONL writer writes) and parsed into
     Arrow columns by Arrow's own JSON reader against the schema: no Python object per cell, and
-    pyarrow never imports pandas (`pa.array` on a Python list does, for about 50 MB)."""
+    pyarrow never imports pandas (`pa.array` on a Python list does, for about 50 MB). Parsing
+    and writing a row group happen in a thread of their own (Arrow releases the interpreter
+    lock) while the next row group is encoded: on two cores the two overlap. At most two row
+    groups wait for it, so memory stays flat."""
     import pyarrow as pa
     import pyarrow.json as pa_json
     import pyarrow.parquet as pq
@@ -276,29 +279,49 @@ def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
     count = 0
     lines: list[bytes] = []
     pending_bytes = 0
+    groups: queue.Queue = queue.Queue(maxsize=2)
+    failure: list[BaseException] = []
 
-    def flush(writer: pq.ParquetWriter) -> None:
+    def write_groups(writer: pq.ParquetWriter) -> None:
+        while (data := groups.get()) is not None:
+            if failure:
+                continue
+            try:
+                read = pa_json.ReadOptions(use_threads=False, block_size=len(data) + 1)
+                table = pa_json.read_json(
+                    pa.BufferReader(data), read_options=read, parse_options=parse, memory_pool=pool
+                )
+                writer.write_table(table)
+            except BaseException as exc:  # raised in the encoding thread
+                failure.append(exc)
+
+    def flush() -> None:
+        if failure:
+            raise failure[0]
         if lines:
-            data = b"".join(lines)
+            groups.put(b"".join(lines))
             lines.clear()
-            read = pa_json.ReadOptions(use_threads=False, block_size=len(data) + 1)
-            table = pa_json.read_json(
-                pa.BufferReader(data), read_options=read, parse_options=parse, memory_pool=pool
-            )
-            writer.write_table(table)
 
     with pq.ParquetWriter(temp, schema, compression="snappy", memory_pool=pool) as writer:
-        for row in rows:
-            encoded = line(row)
-            lines.append(encoded)
-            pending_bytes += len(encoded)
-            count += 1
-            if len(lines) >= row_group_size or pending_bytes >= ROW_GROUP_BYTES:
-                flush(writer)
-                pending_bytes = 0
-            if count % PROGRESS_EVERY == 0:
-                on_progress(count)
-        flush(writer)
+        thread = threading.Thread(target=write_groups, args=(writer,), name="export-parquet")
+        thread.start()
+        try:
+            for row in rows:
+                encoded = line(row)
+                lines.append(encoded)
+                pending_bytes += len(encoded)
+                count += 1
+                if len(lines) >= row_group_size or pending_bytes >= ROW_GROUP_BYTES:
+                    flush()
+                    pending_bytes = 0
+                if count % PROGRESS_EVERY == 0:
+                    on_progress(count)
+            flush()
+        finally:
+            groups.put(None)
+            thread.join()
+        if failure:
+            raise failure[0]
     on_progress(count)
     return count
 
