@@ -283,7 +283,12 @@ def _batches(
         keys = list(qs.filter(**{f"{pk}__gt": last}).order_by(pk).values_list(pk, flat=True)[:size])
         if not keys:
             return
-        batch = list(of_ids(model.objects.all(), pk, keys).order_by(pk).values(*plain, **renamed))
+        # the keys' range beside the ids: an index range on `pk` for the planner, where the id
+        # array alone let it hash the whole items table for every batch (EXPLAIN, 20,000 items)
+        wide = of_ids(model.objects.all(), pk, keys).filter(
+            **{f"{pk}__gte": keys[0], f"{pk}__lte": keys[-1]}
+        )
+        batch = list(wide.order_by(pk).values(*plain, **renamed))
         yield batch
         last = keys[-1]
         chars = sum(len(value) for row in batch for value in row.values() if type(value) is str)
