@@ -2,6 +2,7 @@
 one service."""
 
 from adjudication.services import imported_ratings_materialise, item_evaluate
+from config.queries import of_ids
 from problems.models import Proof
 
 
@@ -11,7 +12,7 @@ def on_item_judged(sender, *, item_id: int, **kwargs) -> None:
 
 def on_corpus_imported(sender, *, problem_ids: list[int], **kwargs) -> None:
     imported_ratings_materialise(
-        proofs=Proof.objects.filter(
-            problem_id__in=problem_ids, metadata__has_key="imported_ratings"
+        proofs=of_ids(Proof.objects.all(), "problem", problem_ids).filter(
+            metadata__has_key="imported_ratings"
         )
     )

@@ -10,7 +10,7 @@ each first import (use a database of its own: `make bench` does).
 1. `manage.py import_corpus FILE`, a whole process (interpreter and Django start-up, checks, the
    import): into an empty corpus, then the same file again (nothing new); `--repeat` pairs
    (default 3, `--quick` 1), the median by first-import time reported. Peak memory: that
-   process's own maximum resident set (the kernel's rusage of the child).
+   process's own maximum resident set (VmHWM, read while it runs).
 2. The API with the Procfile's processes: `POST /api/v1/imports/` (multipart upload, streamed) to
    the `web` process (gunicorn), run by the `worker` process (Celery, on CELERY_BROKER_URL or the
    embedded filesystem broker); timed from the upload's first byte until the job reads

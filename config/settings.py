@@ -201,6 +201,10 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # Upload limits: a corpus file may be large, a form field may not.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_HANDLERS = [
+    "config.uploads.MemoryUploadHandler",
+    "config.uploads.TemporaryUploadHandler",
+]
 PROOFMARK_MAX_UPLOAD_BYTES = int(os.environ.get("PROOFMARK_MAX_UPLOAD_BYTES", 512 * 1024 * 1024))
 # An import's upload is removed when its job ends; one whose job never ended (retried, or its
 # worker gone) is removed after this many days.
@@ -264,6 +268,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "processed_folder": str(_broker_dir / "processed"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        # how long a queued job may wait for the worker to look (Kombu's default: 1 s); a look
+        # lists one folder. Redis needs no such setting: its worker blocks on BRPOP.
+        "polling_interval": 0.1,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
     else {}

@@ -33,12 +33,27 @@ def stored_file_local(name: str, *, storage: Storage = default_storage) -> Itera
         yield local
 
 
+class _LocalFile(File):
+    """A local file a folder storage may move into place (FileSystemStorage renames a file that
+    names its `temporary_file_path`, as it does an upload's) instead of copying it; a bucket
+    reads it."""
+
+    def __init__(self, handle, path: Path):
+        super().__init__(handle, name=path.name)
+        self.path = path
+
+    def temporary_file_path(self) -> str:
+        return str(self.path)
+
+
 def stored_file_put(local: Path, name: str, *, storage: Storage = default_storage) -> None:
-    """Stores the local file under exactly `name`, replacing what was there."""
+    """Stores the local file under exactly `name`, replacing what was there. The local file is
+    consumed: a folder storage on the same volume takes it by a rename (no copy of a large
+    export), any other storage by reading it."""
     if storage.exists(name):
         storage.delete(name)
     with local.open("rb") as handle:
-        saved = storage.save(name, File(handle, name=local.name))
+        saved = storage.save(name, _LocalFile(handle, local))
     if saved != name:
         raise RuntimeError(f"the storage kept {name!r} as {saved!r}")
 

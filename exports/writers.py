@@ -12,6 +12,8 @@ import csv
 import hashlib
 import io
 import os
+import queue
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -105,6 +107,59 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+class _HashingFile(io.RawIOBase):
+    """A file written and hashed by a thread of its own, a few MiB behind the caller: the
+    SHA-256 of a large JSONL export cost as much CPU as writing it, and hashlib and file writes
+    release the interpreter lock, so on a second core they overlap the rows' encoding. Used
+    under an io.BufferedWriter (1 MiB writes); the queue's bound keeps memory flat."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.handle = path.open("wb", buffering=0)
+        self.digest = hashlib.sha256()
+        self.chunks: queue.Queue = queue.Queue(maxsize=4)
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._drain, name="export-writer", daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        while (chunk := self.chunks.get()) is not None:
+            if self.failure is None:
+                try:
+                    self.handle.write(chunk)
+                    self.digest.update(chunk)
+                except BaseException as exc:  # handed to the writing thread by close()
+                    self.failure = exc
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        if self.failure is not None:
+            raise self.failure
+        self.chunks.put(bytes(data))
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.chunks.put(None)
+            self.thread.join()
+            self.handle.close()
+            super().close()
+        if self.failure is not None:
+            raise self.failure
+
+
+@contextlib.contextmanager
+def _hashed(path: Path) -> Iterator[tuple[io.BufferedWriter, _HashingFile]]:
+    raw = _HashingFile(path)
+    try:
+        with io.BufferedWriter(raw, buffer_size=1 << 20) as handle:
+            yield handle, raw
+    finally:
+        raw.close()
+
+
 def write_text_atomic(path: Path, text: str) -> WriteResult:
     data = text.encode("utf-8")
     with atomic_path(path) as temp:
@@ -124,24 +179,29 @@ def write_rows(
     """Streams `rows` into `path` (atomically) in the given file type; returns count, size, hash."""
     if file_type not in FILE_TYPES:
         raise ValueError(f"unknown file type {file_type!r}: choose one of {', '.join(FILE_TYPES)}")
-    writer = {"jsonl": _write_jsonl, "csv": _write_csv, "parquet": _write_parquet}[file_type]
+    on_progress = on_progress or (lambda n: None)
     with atomic_path(path) as temp:
-        count = writer(rows, fields, temp, row_group_size, on_progress or (lambda n: None))
+        if file_type == "parquet":
+            count = _write_parquet(rows, fields, temp, row_group_size, on_progress)
+            checksum = file_sha256(temp)
+        else:
+            writer = {"jsonl": _write_jsonl, "csv": _write_csv}[file_type]
+            with _hashed(temp) as (handle, raw):
+                count = writer(rows, fields, handle, on_progress)
+            checksum = raw.digest.hexdigest()
         size = temp.stat().st_size
-        checksum = file_sha256(temp)
     return WriteResult(rows=count, size=size, sha256=checksum)
 
 
-def _write_jsonl(rows, fields, temp, row_group_size, on_progress) -> int:
+def _write_jsonl(rows, fields, handle, on_progress) -> int:
     names = [f.name for f in fields]
     count = 0
     option = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
-    with temp.open("wb", buffering=1 << 20) as handle:
-        for row in rows:
-            handle.write(orjson.dumps({n: row[n] for n in names}, default=_default, option=option))
-            count += 1
-            if count % PROGRESS_EVERY == 0:
-                on_progress(count)
+    for row in rows:
+        handle.write(orjson.dumps({n: row[n] for n in names}, default=_default, option=option))
+        count += 1
+        if count % PROGRESS_EVERY == 0:
+            on_progress(count)
     on_progress(count)
     return count
 
@@ -156,9 +216,9 @@ def _csv_cell(field: Field, value: object) -> object:
     return csv_safe(value)
 
 
-def _write_csv(rows, fields, temp, row_group_size, on_progress) -> int:
+def _write_csv(rows, fields, binary, on_progress) -> int:
     count = 0
-    with temp.open("w", encoding="utf-8", newline="", buffering=1 << 20) as handle:
+    with io.TextIOWrapper(binary, encoding="utf-8", newline="", write_through=True) as handle:
         writer = csv.writer(handle)
         writer.writerow([f.name for f in fields])
         for row in rows:
@@ -202,7 +262,10 @@ def _parquet_line(fields: list[Field]) -> Callable[[dict], bytes]:
 def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
     """Each row group is collected as JSON lines (what the JSONL writer writes) and parsed into
     Arrow columns by Arrow's own JSON reader against the schema: no Python object per cell, and
-    pyarrow never imports pandas (`pa.array` on a Python list does, for about 50 MB)."""
+    pyarrow never imports pandas (`pa.array` on a Python list does, for about 50 MB). Parsing
+    and writing a row group happen in a thread of their own (Arrow releases the interpreter
+    lock) while the next row group is encoded: on two cores the two overlap. At most two row
+    groups wait for it, so memory stays flat."""
     import pyarrow as pa
     import pyarrow.json as pa_json
     import pyarrow.parquet as pq
@@ -216,29 +279,49 @@ def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
     count = 0
     lines: list[bytes] = []
     pending_bytes = 0
+    groups: queue.Queue = queue.Queue(maxsize=2)
+    failure: list[BaseException] = []
 
-    def flush(writer: pq.ParquetWriter) -> None:
+    def write_groups(writer: pq.ParquetWriter) -> None:
+        while (data := groups.get()) is not None:
+            if failure:
+                continue
+            try:
+                read = pa_json.ReadOptions(use_threads=False, block_size=len(data) + 1)
+                table = pa_json.read_json(
+                    pa.BufferReader(data), read_options=read, parse_options=parse, memory_pool=pool
+                )
+                writer.write_table(table)
+            except BaseException as exc:  # raised in the encoding thread
+                failure.append(exc)
+
+    def flush() -> None:
+        if failure:
+            raise failure[0]
         if lines:
-            data = b"".join(lines)
+            groups.put(b"".join(lines))
             lines.clear()
-            read = pa_json.ReadOptions(use_threads=False, block_size=len(data) + 1)
-            table = pa_json.read_json(
-                pa.BufferReader(data), read_options=read, parse_options=parse, memory_pool=pool
-            )
-            writer.write_table(table)
 
     with pq.ParquetWriter(temp, schema, compression="snappy", memory_pool=pool) as writer:
-        for row in rows:
-            encoded = line(row)
-            lines.append(encoded)
-            pending_bytes += len(encoded)
-            count += 1
-            if len(lines) >= row_group_size or pending_bytes >= ROW_GROUP_BYTES:
-                flush(writer)
-                pending_bytes = 0
-            if count % PROGRESS_EVERY == 0:
-                on_progress(count)
-        flush(writer)
+        thread = threading.Thread(target=write_groups, args=(writer,), name="export-parquet")
+        thread.start()
+        try:
+            for row in rows:
+                encoded = line(row)
+                lines.append(encoded)
+                pending_bytes += len(encoded)
+                count += 1
+                if len(lines) >= row_group_size or pending_bytes >= ROW_GROUP_BYTES:
+                    flush()
+                    pending_bytes = 0
+                if count % PROGRESS_EVERY == 0:
+                    on_progress(count)
+            flush()
+        finally:
+            groups.put(None)
+            thread.join()
+        if failure:
+            raise failure[0]
     on_progress(count)
     return count
 

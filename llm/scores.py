@@ -25,6 +25,8 @@ _HALF_FORMS = re.compile(
 
 def strip_think(text: str) -> str:
     """Keeps only what follows the last `</think>`; text without one is returned unchanged."""
+    if "</" not in text:  # a plain substring search, before the regex (most texts have none)
+        return text
     parts = THINK_CLOSE.split(text)
     return parts[-1].lstrip() if len(parts) > 1 else text
 

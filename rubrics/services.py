@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from config.queries import of_ids
 from config.roles import Role, has_role
 from problems.models import Problem
 
@@ -246,7 +247,11 @@ def schemes_import_for_problems(*, problem_ids: Iterable[int]) -> ImportCounts:
     Entries that do not parse still make a draft (IMO-ProofBench guidelines are kept as the
     version's guidelines)."""
     counts = ImportCounts()
-    problems = Problem.objects.select_for_update().filter(pk__in=list(problem_ids)).order_by("pk")
+    problems = (
+        of_ids(Problem.objects.select_for_update(), "id", list(problem_ids))
+        .filter(metadata__has_key="imported_schemes")
+        .order_by("pk")
+    )
     for problem in problems:
         entries = (problem.metadata or {}).get("imported_schemes") or []
         if not isinstance(entries, list) or not entries:

@@ -13,6 +13,7 @@ from annotation.models import (
     GradeStatus,
     SecondOpinion,
 )
+from config.queries import of_ids
 from exports.formats.base import (
     ROUTE_COLUMNS,
     ROUTE_FIELDS,
@@ -22,7 +23,6 @@ from exports.formats.base import (
     _batches,
     _filtered,
     _float,
-    of_ids,
     pseudonym,
     split_of,
 )

@@ -27,13 +27,13 @@ from annotation.scales import (
     comparison_scale,
     on_scale,
 )
+from config.queries import of_ids
 from exports.formats.base import (
     BATCH,
     SPLIT_FIELD,
     ExportOptions,
     Plan,
     _filtered,
-    of_ids,
     pseudonym,
     split_of,
 )

@@ -513,6 +513,7 @@ def object_rows(
     """The rows that are objects, as (where, data); the reader's issues pass through, a row that
     is not an object is an error, and each unknown column is warned about once, where first seen."""
     warned: set[str] = set()
+    known = frozenset(known)
     for where, data in rows:
         if isinstance(data, Issue):
             yield data
@@ -520,9 +521,9 @@ def object_rows(
         if not isinstance(data, dict):
             yield error(where, "The line is not a JSON object.")
             continue
-        unknown = unknown_columns(where, data.keys() - warned, known, fmt)
-        if unknown:
-            warned.update(data.keys())
+        extra = data.keys() - known  # one set difference a row; usually empty
+        if extra and (unknown := unknown_columns(where, extra - warned, known, fmt)):
+            warned.update(extra)
             yield unknown
         yield where, data
 

@@ -90,6 +90,9 @@ class Upserter:
         self.updated_problems: set[int] = set()
         self.touched_problems: set[int] = set()
         self.fresh: set[int] = set()  # problems created by the batch being written
+        # the last reference solution's (problem, text, hash): formats that repeat a problem's
+        # reference on each of its proofs' rows hash it once, not once a row
+        self.last_solution: tuple[str, str, str] = ("", "", "")
 
     # -- collecting ------------------------------------------------------------------------
 
@@ -99,7 +102,11 @@ class Upserter:
             where, merged = self.problems.get(record.external_id, (record.where, {}))
             self.problems[record.external_id] = (where, _merge_problem(merged, record))
         elif isinstance(record, SolutionIn):
-            self.solutions[(record.problem, text_hash(record.text))] = record
+            problem, text, digest = self.last_solution
+            if record.problem != problem or record.text != text:
+                digest = text_hash(record.text)
+                self.last_solution = (record.problem, record.text, digest)
+            self.solutions[(record.problem, digest)] = record
         elif isinstance(record, ProofIn):
             key = (record.problem, record.generator, record.sample_key)
             if key in self.proofs:

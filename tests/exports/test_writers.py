@@ -83,6 +83,27 @@ def test_a_failure_midway_leaves_no_file(tmp_path, file_type):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_row_group_arrow_refuses_stops_the_parquet_export_and_leaves_no_file(tmp_path):
+    """Row groups are parsed and written in a thread of their own: its failure still reaches the
+    caller, rows after it are not written, and no file is left."""
+    import pyarrow as pa
+
+    def bad_count_in_the_second_group():
+        for row in rows(30):
+            yield {**row, "count": "not a number"} if row["count"] == 12 else row
+
+    path = tmp_path / "data.parquet"
+    with pytest.raises(pa.ArrowInvalid):
+        write_rows(
+            rows=bad_count_in_the_second_group(),
+            fields=FIELDS,
+            file_type="parquet",
+            path=path,
+            row_group_size=10,
+        )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_unknown_file_type(tmp_path):
     with pytest.raises(ValueError, match="unknown file type 'xlsx'"):
         write_rows(rows=rows(1), fields=FIELDS, file_type="xlsx", path=tmp_path / "x")

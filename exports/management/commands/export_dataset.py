@@ -16,6 +16,8 @@ class Command(BaseCommand):
         "Exports a campaign's labelled dataset to PATH, with its manifest (PATH + "
         ".manifest.json) and dataset card (PATH + .README.md) beside it."
     )
+    # Like import_corpus: the system checks (template tags, URLs) cost more than a small export.
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("--campaign", required=True, help="Campaign slug.")
