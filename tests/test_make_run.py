@@ -46,6 +46,8 @@ def test_make_run_prints_each_stage_and_ctrl_c_stops_everything(tmp_path):
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,  # its own process group, as a terminal gives it
+        # Ctrl-C's default action, which a pytest-xdist worker (ignoring SIGINT) would pass on
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     lines: list[str] = []
     try:
