@@ -348,7 +348,7 @@ class Progress:
     done: int
     in_progress: int
     waiting: int
-    final: int
+    final: int  # final labels, as the exports count them (campaign_labelled_items)
     judgements_needed: int
     judgements_submitted: int
     experts: list[ExpertRow]
@@ -372,14 +372,23 @@ def generator_score_rows(
     ]
 
 
+def campaign_labelled_items(campaign_id: int) -> QuerySet[Item]:
+    """The rule for a campaign's final labels: its items that hold one (adjudication's
+    FinalLabel, related name `final_label`), whatever the label's source, gold items included,
+    whether judgements may still revise it or not (`Item.is_final`). The dataset exports write a
+    row for each (`exports.formats.base`); the dashboard counts them as "final labels"."""
+    return Item.objects.filter(campaign_id=campaign_id, final_label__isnull=False)
+
+
 def campaign_progress(campaign: Campaign) -> Progress:
     """Items done (all judgements submitted) / in progress (some work or a lease) / waiting,
-    per-expert counts, median time and queues, scores per generator: a fixed number of
-    queries whatever the campaign's size."""
+    per-expert counts, median time and queues, scores per generator, final labels (as exported:
+    `campaign_labelled_items`): a fixed number of queries whatever the campaign's size."""
     now = timezone.now()
-    items = list(
-        Item.objects.filter(campaign=campaign, is_gold=False)
+    rows = list(
+        Item.objects.filter(campaign=campaign)
         .annotate(
+            labelled=Exists(campaign_labelled_items(campaign.pk).filter(pk=OuterRef("pk"))),
             submitted=Count(
                 "grades", filter=Q(grades__status=GradeStatus.SUBMITTED), distinct=True
             ),
@@ -392,8 +401,11 @@ def campaign_progress(campaign: Campaign) -> Progress:
                 distinct=True,
             ),
         )
-        .values("id", "required_judgements", "submitted", "active", "is_final", "route_held")
+        .values(
+            "id", "required_judgements", "submitted", "active", "labelled", "is_gold", "route_held"
+        )
     )
+    items = [i for i in rows if not i["is_gold"]]
     done = sum(1 for i in items if i["submitted"] >= i["required_judgements"])
     in_progress = sum(
         1
@@ -441,7 +453,7 @@ def campaign_progress(campaign: Campaign) -> Progress:
         in_progress=in_progress,
         waiting=len(items) - done - in_progress - held,
         held=held,
-        final=sum(1 for i in items if i["is_final"]),
+        final=sum(1 for i in rows if i["labelled"]),
         judgements_needed=sum(i["required_judgements"] for i in items),
         judgements_submitted=sum(min(i["submitted"], i["required_judgements"]) for i in items),
         experts=list(experts.values()),

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Serves Proofmark with the demo data: the database of DATABASE_URL (default SQLite in the run
-# folder), a Celery worker and celery beat on the broker of CELERY_BROKER_URL (default the
-# filesystem broker in the run folder; beat sends the jobs sweep), and Django's development server.
+# folder), Django's development server, then a Celery worker and celery beat on the broker of
+# CELERY_BROKER_URL (default the filesystem broker in the run folder; beat sends the jobs sweep).
 # Everything it writes (database, logs, media, broker folders) goes to PROOFMARK_RUN_DIR (default
 # .run). PROOFMARK_T0 (nanoseconds since the epoch, set by `make run`) is when the run started:
-# the time until the first page answered is printed from it.
+# each stage's time is printed from it, the last when `/` first answered with a page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T0=${PROOFMARK_T0:-$(date +%s%N)}
@@ -13,34 +13,46 @@ PY=.venv/bin/python
 RUN_DIR=${PROOFMARK_RUN_DIR:-$PWD/.run}
 mkdir -p "$RUN_DIR/media"
 export PROOFMARK_RUN_DIR=$RUN_DIR
+PORT=${PORT:-8000}
 echo "Database: ${DATABASE_URL:-SQLite in $RUN_DIR/proofmark.sqlite3}; broker: ${CELERY_BROKER_URL:-filesystem, in $RUN_DIR/broker}"
 echo "Packages in place after $(since) s"
 $PY manage.py migrate --no-input -v 0
 echo "Database migrated after $(since) s"
-$PY manage.py demo_setup
-echo "Demo loaded after $(since) s"
-# niced: they start while the web server does, which answers first
-nice -n 10 $PY -m celery -A config worker --pool=threads --concurrency=2 --loglevel=WARNING \
-  --without-heartbeat --without-gossip --without-mingle > "$RUN_DIR/worker.log" 2>&1 &
-WORKER=$!
-nice -n 10 $PY -m celery -A config beat --loglevel=WARNING > "$RUN_DIR/beat.log" 2>&1 &
-BEAT=$!
-PORT=${PORT:-8000}
-# Waits for the first page (the log-in page) and says how long it took since the start.
-$PY - "$PORT" "$T0" <<'EOF' &
+
+# In the background, while the web server starts (it reads nothing until asked for a page): the
+# demo, then a wait for the first page (GET /, which leads to the log-in page naming the demo
+# accounts) with the time it came, then the worker and beat, niced, so that they take no CPU
+# from the web server before it has answered. TERM (sent when the server stops) stops them.
+(
+  trap 'kill $(jobs -p) 2>/dev/null; exit 0' TERM
+  $PY manage.py demo_setup &
+  wait $! || { echo "The demo did not load (above): the site is served without it" >&2; exit 1; }
+  echo "Demo loaded after $(since) s"
+  $PY - "$PORT" "$T0" <<'EOF' &
 import sys, time, urllib.request
 
 port, t0 = sys.argv[1], int(sys.argv[2])
 for _ in range(1200):
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=2):
-            print(f"First page answered {(time.time_ns() - t0) / 1e9:.1f} s after the start", flush=True)
-            break
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as answer:
+            if answer.status == 200:
+                seconds = (time.time_ns() - t0) / 1e9
+                print(f"First page answered after {seconds:.1f} s (GET / from the start)", flush=True)
+                sys.exit(0)
     except OSError:
-        time.sleep(0.1)
+        pass
+    time.sleep(0.1)
+sys.exit("No page answered on port " + port + " within two minutes")
 EOF
-PROBE=$!
-trap 'kill $WORKER $BEAT $PROBE 2>/dev/null || true' EXIT INT TERM
-echo "Background worker (pid $WORKER, log in $RUN_DIR/worker.log) and beat (pid $BEAT, $RUN_DIR/beat.log) started"
-echo "Serving on http://127.0.0.1:$PORT (Ctrl-C stops)"
+  wait $! || exit 1
+  nice -n 10 $PY -m celery -A config worker --pool=threads --concurrency=2 --loglevel=WARNING \
+    --without-heartbeat --without-gossip --without-mingle > "$RUN_DIR/worker.log" 2>&1 &
+  echo "Background worker started (pid $!, log in $RUN_DIR/worker.log)"
+  nice -n 10 $PY -m celery -A config beat --loglevel=WARNING > "$RUN_DIR/beat.log" 2>&1 &
+  echo "Beat started (pid $!, log in $RUN_DIR/beat.log)"
+  wait
+) &
+BACKGROUND=$!
+trap 'kill $BACKGROUND 2>/dev/null || true' EXIT INT TERM
+echo "Serving on http://127.0.0.1:$PORT while the demo loads (Ctrl-C stops)"
 $PY manage.py runserver --skip-checks "127.0.0.1:$PORT"  # migrate has just run them

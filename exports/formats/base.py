@@ -30,6 +30,7 @@ from django.db.models.functions import Coalesce, NullIf
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
 from annotation.scales import SCALES
+from annotation.selectors import campaign_labelled_items
 from config.queries import of_ids
 from exports.writers import Field
 from problems.models import Problem, ReferenceSolution
@@ -237,7 +238,7 @@ def _filtered(
 
 
 def _labels(campaign: Campaign, options: ExportOptions) -> QuerySet:
-    qs = FinalLabel.objects.filter(item__campaign=campaign)
+    qs = FinalLabel.objects.filter(item__in=campaign_labelled_items(campaign.pk))
     return _filtered(qs, campaign, options, label_source="source")
 
 

@@ -140,12 +140,13 @@ def demo_accounts_ensure() -> tuple[DemoAccount, ...]:
     the documented ones; the admin may use Django's admin site."""
     ensure_role_groups()
     for account in DEMO_ACCOUNTS:
-        user, _ = User.objects.get_or_create(username=account.username)
+        user, created = User.objects.get_or_create(username=account.username)
         is_admin = account.role == Role.ADMIN
         user.is_staff = is_admin
         user.is_superuser = is_admin
         user.email = f"{account.username}@proofmark.invalid"
-        if not user.check_password(account.password):
+        # a new account has no password to check (each hash costs a quarter of a second)
+        if created or not user.check_password(account.password):
             user.set_password(account.password)
         user.save()
         user.groups.add(Group.objects.get(name=account.role.value))

@@ -180,3 +180,21 @@ def test_demo_setup_refuses_demo_accounts_without_debug():
         RequestFactory().post("/accounts/login/"), username="admin", password="admin-demo-pass"
     )
     assert not Campaign.objects.exists()
+
+
+@override_settings(DEBUG=True)
+def test_the_dashboard_counts_the_final_labels_the_export_writes(client, tmp_path):
+    """The grading campaign's 7 labels (3 by agreement, 3 single, 1 adjudicated; only the last
+    is fixed): the dashboard's "final labels" and the export's rows are the same 7."""
+    run()
+    out = tmp_path / "labels.jsonl"
+    call_command(
+        "export_dataset", "--campaign", GRADING_SLUG, "--format", "dv", "--file-type", "jsonl",
+        "--out", str(out), stdout=StringIO(),
+    )  # fmt: skip
+    exported = len(out.read_text().splitlines())
+    assert exported == FinalLabel.objects.filter(item__campaign__slug=GRADING_SLUG).count() == 7
+    assert Item.objects.filter(campaign__slug=GRADING_SLUG, is_final=True).count() == 1
+    client.force_login(User.objects.get(username="admin"))
+    html = client.get(f"/annotation/{GRADING_SLUG}/").content.decode()
+    assert f'<strong id="final-labels">{exported}</strong>' in html
