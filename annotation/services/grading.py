@@ -45,6 +45,7 @@ from annotation.services.grade_checks import (
     stale_conflict,
     submitted_conflict,
 )
+from annotation.services.progress import expert_progress_count
 from annotation.signals import item_judged, judgement_submitted
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
@@ -348,6 +349,7 @@ def grade_submit(
     _apply(grade, data, checked, target.scheme_id)
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
+    grade.sequence = expert_progress_count(campaign_id=item.campaign_id, expert_id=expert.pk)
     grade.submit_key = submit_key[:64]
     grade.save()
     _replace_spans(grade, data.spans, fresh=target.grade_id is None)

@@ -39,7 +39,9 @@ def _expert_flow(request, view: selectors.GradingView, editable: bool) -> dict:
     next_url = reverse("annotation:next", args=[item.campaign.slug]) + f"?after={item.pk}"
     flow: dict = {"next_url": next_url, "final": selectors_flow.final_feedback(item=item)}
     if view.assignment is not None:
-        flow["position"] = selectors_flow.expert_position(item=item, expert=request.user)
+        flow["position"] = selectors_flow.expert_position(
+            item=item, expert=request.user, grade=view.grade
+        )
     if view.grade is not None and view.grade.is_submitted:
         editable = editable and not item.campaign.is_calibration  # gold was shown
         flow["revising"] = query_flag(request.GET, "revise")
