@@ -8,10 +8,9 @@ from decimal import Decimal
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import connection
-from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, ExpertProgress, Grade, Item
+from annotation.models import Assignment, AssignmentStatus, Grade, Item
 from annotation.slots import item_open_sql, slot_taken_sql
 
 
@@ -49,9 +48,8 @@ OFFERABLE_BOUND = 100
 # by the expert, a judgement slot free; counted up to OFFERABLE_BOUND + 1. The walk goes by the
 # ranked queue's index (annotation.models.Item, item_ranked_queue) backwards: the items with the
 # fewest judgements first, which the expert cannot have judged, so the count stops after about
-# OFFERABLE_BOUND items whatever the expert did before. Portable SQL: SQLite runs it too.
-_OFFERABLE_SQL = f"""
-SELECT count(*) FROM (
+# OFFERABLE_BOUND items whatever the expert did before.
+_OFFERABLE = f"""
   SELECT 1 FROM annotation_item i
   WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")}
     AND (SELECT count(*) FROM annotation_assignment a
@@ -59,40 +57,36 @@ SELECT count(*) FROM (
     AND NOT EXISTS (SELECT 1 FROM annotation_assignment a
                     WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
   ORDER BY i.submitted_count, i.route_rank DESC, i.id DESC
-  LIMIT %(limit)s
-) offerable
 """
-
-
-def _offerable_count(*, campaign_id: int, expert: AbstractBaseUser, now) -> int:
-    """The items "next" could still offer the expert, up to OFFERABLE_BOUND + 1."""
-    params = {
-        "campaign": campaign_id,
-        "expert": expert.pk,
-        "now": connection.ops.adapt_datetimefield_value(now),
-        "limit": OFFERABLE_BOUND + 1,
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(_OFFERABLE_SQL, params)
-        return cursor.fetchone()[0]
-
-
-def _submitted_and_previous(
-    *, campaign_id: int, expert: AbstractBaseUser, place: int | None
-) -> tuple[int, int | None]:
-    """The expert's count of submitted grades in the campaign (ExpertProgress) and the item
-    they submitted before the grade at `place` (None: before the next one), in one statement."""
-    before = OuterRef("submitted") if place is None else place - 1
-    previous = Grade.objects.filter(
-        expert=expert, item__campaign_id=campaign_id, sequence=before
-    ).values("item_id")[:1]
-    row = (
-        ExpertProgress.objects.filter(campaign_id=campaign_id, expert=expert)
-        .annotate(previous=Subquery(previous))
-        .values_list("submitted", "previous")
-        .first()
-    )
-    return row if row is not None else (0, None)
+# In a calibration round: its gold items the expert never held (each goes to every expert once).
+_OFFERABLE_GOLD = """
+  SELECT 1 FROM annotation_item i
+  WHERE i.campaign_id = %(campaign)s AND i.is_gold
+    AND NOT EXISTS (SELECT 1 FROM annotation_assignment a
+                    WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
+"""
+# The whole position in one statement: the expert's count of submitted grades (ExpertProgress),
+# the item submitted before the grade at %(before)s (NULL: before the next one), the other open
+# items the expert holds, and the offerable items up to the bound. Portable SQL: SQLite runs it.
+_SUBMITTED = """(SELECT p.submitted FROM annotation_expertprogress p
+   WHERE p.campaign_id = %(campaign)s AND p.expert_id = %(expert)s)"""
+_POSITION = """
+SELECT
+  coalesce({submitted}, 0),
+  (SELECT g.item_id FROM annotation_grade g JOIN annotation_item gi ON gi.id = g.item_id
+   WHERE g.expert_id = %(expert)s AND gi.campaign_id = %(campaign)s
+     AND g.sequence = coalesce(%(before)s, {submitted})),
+  (SELECT count(*) FROM annotation_assignment h JOIN annotation_item hi ON hi.id = h.item_id
+   WHERE h.expert_id = %(expert)s AND h.status = '{active}'
+     AND hi.campaign_id = %(campaign)s AND NOT hi.is_final AND h.item_id <> %(item)s),
+  (SELECT count(*) FROM ({offerable} LIMIT %(limit)s) offerable)
+"""
+_POSITION_SQL = _POSITION.format(
+    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE
+)
+_POSITION_GOLD_SQL = _POSITION.format(
+    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE_GOLD
+)
 
 
 def expert_position(
@@ -102,33 +96,25 @@ def expert_position(
     be offered to them (not final, not gold, not held back by a routing budget, a judgement slot
     free, never held by them; in a calibration round, the gold items they never held).
     `grade`: the expert's grade of the item, when the caller has read it (a submitted grade
-    keeps its place: its `sequence`)."""
-    now = timezone.now()
+    keeps its place: its `sequence`). One statement."""
     place = grade.sequence if grade is not None and grade.is_submitted else None
-    submitted, previous = _submitted_and_previous(
-        campaign_id=item.campaign_id, expert=expert, place=place
-    )
-    held = set(
-        Assignment.objects.filter(
-            item__campaign_id=item.campaign_id,
-            item__is_final=False,
-            expert=expert,
-            status=AssignmentStatus.ACTIVE,
-        ).values_list("item_id", flat=True)
-    )
-    if item.campaign.is_calibration:  # a round's gold items go to every expert, each once
-        offerable = (
-            Item.objects.filter(campaign_id=item.campaign_id, is_gold=True)
-            .exclude(assignments__expert=expert)
-            .count()
+    params = {
+        "campaign": item.campaign_id,
+        "expert": expert.pk,
+        "item": item.pk,
+        "before": None if place is None else place - 1,
+        "now": connection.ops.adapt_datetimefield_value(timezone.now()),
+        "limit": OFFERABLE_BOUND + 1,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _POSITION_GOLD_SQL if item.campaign.is_calibration else _POSITION_SQL, params
         )
-    else:
-        offerable = _offerable_count(campaign_id=item.campaign_id, expert=expert, now=now)
+        submitted, previous, held_others, offerable = cursor.fetchone()
     more = offerable > OFFERABLE_BOUND
     offerable = min(offerable, OFFERABLE_BOUND)
     if place is not None:
-        held.discard(item.pk)
-        total = submitted + len(held) + offerable
+        total = submitted + held_others + offerable
         return ExpertPosition(
             number=place,
             total=total,
@@ -136,8 +122,7 @@ def expert_position(
             previous_item_id=previous,
             more=more,
         )
-    held.add(item.pk)
-    total = submitted + len(held) + offerable
+    total = submitted + held_others + 1 + offerable
     return ExpertPosition(
         number=submitted + 1,
         total=total,

@@ -178,7 +178,7 @@ def test_expert_position_reads_a_fixed_number_of_queries(django_assert_num_queri
     items = [ItemFactory(campaign=campaign) for _ in range(5)]
     expert = expert_in(campaign)
     services.assignment_next(campaign=campaign, expert=expert)
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(1):
         position = selectors_flow.expert_position(item=items[0], expert=expert)
     assert (position.number, position.total, position.remaining) == (1, 5, 4)
 
