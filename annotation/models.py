@@ -210,6 +210,24 @@ class CampaignMember(models.Model):
         return f"{self.user_id} is {self.role} of {self.campaign_id}"
 
 
+class ExpertProgress(models.Model):
+    """How many grades an expert has submitted in a campaign, kept by the services that submit
+    one (annotation.services.progress), in the submission's transaction: the grading page reads
+    "item k of N" from this row instead of counting the expert's grades."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    expert = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    submitted = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "expert"], name="expert_progress_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.expert_id} submitted {self.submitted} in {self.campaign_id}"
+
+
 class Item(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
     proof = models.ForeignKey("problems.Proof", on_delete=models.PROTECT, related_name="items")
@@ -373,6 +391,12 @@ class Grade(models.Model):
         blank=True,
         related_name="grades",
     )
+    sequence = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The grade's place among its expert's submissions in the campaign (1 = the "
+        "first), given when it is submitted (annotation.services.progress).",
+    )
 
     class Meta:
         ordering = ["item_id", "id"]
@@ -387,7 +411,10 @@ class Grade(models.Model):
                 name="grade_submitted_has_score",
             ),
         ]
-        indexes = [models.Index(fields=["item", "status"], name="grade_item_status")]
+        indexes = [
+            models.Index(fields=["item", "status"], name="grade_item_status"),
+            models.Index(fields=["expert", "sequence"], name="grade_expert_sequence"),
+        ]
 
     def __str__(self) -> str:
         return f"grade of item {self.item_id} by {self.expert_id} ({self.status})"

@@ -202,6 +202,19 @@ def proof_steps(text: str) -> list[dict]:
     return list(_steps_cached(text))
 
 
+def page_texts(view: GradingView) -> list[str]:
+    """The long Markdown texts the grading page shows, to render (or read rendered) at once
+    (problems.rendering.texts_rendered) before its template does."""
+    item = view.item
+    return [
+        item.proof.problem.statement,
+        item.proof.text,
+        *(solution.text for solution in view.solutions),
+        item.scheme.text if item.scheme_id else "",
+        item.campaign.guidelines,
+    ]
+
+
 def grading_page_context(view: GradingView) -> dict:
     item = view.item
     campaign = item.campaign

@@ -134,19 +134,31 @@ def _one(queryset: QuerySet):
     return rows[0] if rows else None
 
 
+def _models_from_row(row: tuple, parts: list[tuple]) -> tuple[list, int]:
+    """The instances of a hand-written read's parts (None for a part its LEFT JOIN missed),
+    and where the row's other values start."""
+    built, at = [], 0
+    for model, names in parts:
+        values = row[at : at + len(names)]
+        at += len(names)
+        built.append(None if values[0] is None else model_from_row(model, names, values))
+    return built, at
+
+
 def grading_view_for_user(*, item_id: int, user: AbstractBaseUser) -> GradingView:
     """The item as `user` may see it. Experts reach only items assigned to them (never another
     expert's judgement unless the item is final or revealed); admins see every grade. Anyone
     else gets a 404, so item ids cannot be probed."""
-    item = _one(
-        Item.objects.select_related("campaign", "proof__problem", "scheme").filter(pk=item_id)
-    )
-    if item is None:
+    sql, parts = _page_item_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"item": item_id, "user": user.pk})
+        row = cursor.fetchone()
+    if row is None:
         raise Http404("No such item.")
-    # An expert removed from the campaign keeps the assignment row but loses the item.
-    member = CampaignMember.objects.filter(campaign_id=item.campaign_id, user=user)
-    assignment = _one(Assignment.objects.filter(item=item, expert=user).filter(Exists(member)))
-    return _grading_view(item, user, assignment, with_solutions=True)
+    built, at = _models_from_row(row, parts)
+    item, campaign, proof, problem, scheme, assignment = built
+    item.campaign, item.proof, proof.problem, item.scheme = campaign, proof, problem, scheme
+    return _grading_view(item, user, assignment, with_solutions=True, has_grade=row[at] is not None)
 
 
 def _grading_view(
@@ -190,6 +202,19 @@ def _grading_view(
 _PROOF = ("id", "problem_id", "text")
 _PROBLEM = ("id", "external_id", "statement")
 _SCHEME = ("id", "version", "structure")
+_PAGE_SCHEME = ("id", "version", "structure", "text")
+# An item with the caller's assignment (only while they are a member of its campaign: an expert
+# removed keeps the row but loses the item) and grade: the joins of the hand-written reads.
+_ITEM_FROM = f"""FROM {Item._meta.db_table} i
+JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id
+JOIN {Proof._meta.db_table} p ON p.id = i.proof_id
+JOIN {Problem._meta.db_table} pr ON pr.id = p.problem_id
+LEFT JOIN {MarkingScheme._meta.db_table} s ON s.id = i.scheme_id
+LEFT JOIN {Assignment._meta.db_table} a ON a.item_id = i.id AND a.expert_id = %(user)s
+  AND EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} m
+              WHERE m.campaign_id = i.campaign_id AND m.user_id = %(user)s)
+LEFT JOIN {Grade._meta.db_table} g ON g.item_id = i.id AND g.expert_id = %(user)s
+WHERE i.id = %(item)s"""
 
 
 @cache
@@ -209,16 +234,26 @@ SELECT {", ".join(select for _, _, select in selected)},
        EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
                WHERE e.campaign_id = i.campaign_id AND e.user_id = %(user)s
                  AND e.role = %(expert)s)
-FROM {Item._meta.db_table} i
-JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id
-JOIN {Proof._meta.db_table} p ON p.id = i.proof_id
-JOIN {Problem._meta.db_table} pr ON pr.id = p.problem_id
-LEFT JOIN {MarkingScheme._meta.db_table} s ON s.id = i.scheme_id
-LEFT JOIN {Assignment._meta.db_table} a ON a.item_id = i.id AND a.expert_id = %(user)s
-  AND EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} m
-              WHERE m.campaign_id = i.campaign_id AND m.user_id = %(user)s)
-LEFT JOIN {Grade._meta.db_table} g ON g.item_id = i.id AND g.expert_id = %(user)s
-WHERE i.id = %(item)s"""
+{_ITEM_FROM}"""
+    return sql, [(model, names) for model, names, _ in selected]
+
+
+@cache
+def _page_item_sql() -> tuple[str, list[tuple]]:
+    """The grading page's read of an item: the API's joins, with the parts the page shows (the
+    problem's statement, the scheme's text) and the caller's whole assignment."""
+    parts = [
+        (Item, "i", None),
+        (Campaign, "c", None),
+        (Proof, "p", _PROOF),
+        (Problem, "pr", _PROBLEM),
+        (MarkingScheme, "s", _PAGE_SCHEME),
+        (Assignment, "a", None),
+    ]
+    selected = [(model, *columns(model, alias, names)) for model, alias, names in parts]
+    sql = f"""
+SELECT {", ".join(select for _, _, select in selected)}, g.id
+{_ITEM_FROM}"""
     return sql, [(model, names) for model, names, _ in selected]
 
 
@@ -242,11 +277,7 @@ def item_view_for_json(
         row = cursor.fetchone()
     if row is None:
         raise Http404("No such item.")
-    built, at = [], 0
-    for model, names in parts:
-        values = row[at : at + len(names)]
-        at += len(names)
-        built.append(None if values[0] is None else model_from_row(model, names, values))
+    built, at = _models_from_row(row, parts)
     item, read_campaign, proof, problem, scheme = built
     assignment_id, grade_id, is_expert = row[at:]
     item.campaign = (

@@ -10,7 +10,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, Grade, GradeStatus, Item
+from annotation.models import Assignment, AssignmentStatus, Grade, Item
 from annotation.slots import item_open_sql, slot_taken_sql
 
 
@@ -27,90 +27,108 @@ def expert_holds_item(*, expert: AbstractBaseUser, item_id: int | None) -> bool:
 @dataclass(frozen=True)
 class ExpertPosition:
     """Where an item stands in an expert's work on its campaign: item `number` of `total`, with
-    `remaining` left for them after it, and the item they submitted before it."""
+    `remaining` left for them after it, and the item they submitted before it. `more`: more
+    items than OFFERABLE_BOUND could still be offered, so `total` and `remaining` are bounds
+    the true counts exceed (the page says "over")."""
 
     number: int
     total: int
     remaining: int
     previous_item_id: int | None
+    more: bool = False
 
+
+# Past this many items "next" could still offer, the page says "over": counting them all would
+# read the whole open queue on each load (12,000 items with their assignments on a 20,000-item
+# campaign), and past a hundred the exact number tells the expert nothing more.
+OFFERABLE_BOUND = 100
 
 # The items "next" could still offer the expert (as annotation.services.assignment selects them):
 # open (needing a judgement, not final, not gold, not held back by a routing budget), never held
-# by the expert, a judgement slot free. Counted in one pass over the campaign's open items,
-# joined to their assignments grouped once, instead of two correlated lookups an item (25 ms
-# against 6 on a 20,000-item campaign). Portable SQL: SQLite runs it too.
-_OFFERABLE_SQL = f"""
-SELECT count(*) FROM annotation_item i
-LEFT JOIN (
-  SELECT a.item_id,
-         sum(CASE WHEN {slot_taken_sql("a")} THEN 1 ELSE 0 END) AS taken,
-         max(CASE WHEN a.expert_id = %(expert)s THEN 1 ELSE 0 END) AS own
-  FROM annotation_assignment a JOIN annotation_item o ON o.id = a.item_id
-  WHERE o.campaign_id = %(campaign)s AND o.needs_work AND NOT o.is_final AND NOT o.is_gold
-  GROUP BY a.item_id
-) s ON s.item_id = i.id
-WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")}
-  AND coalesce(s.taken, 0) < i.required_judgements AND coalesce(s.own, 0) = 0
+# by the expert, a judgement slot free; counted up to OFFERABLE_BOUND + 1. The walk goes by the
+# ranked queue's index (annotation.models.Item, item_ranked_queue) backwards: the items with the
+# fewest judgements first, which the expert cannot have judged, so the count stops after about
+# OFFERABLE_BOUND items whatever the expert did before.
+_OFFERABLE = f"""
+  SELECT 1 FROM annotation_item i
+  WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")}
+    AND (SELECT count(*) FROM annotation_assignment a
+         WHERE a.item_id = i.id AND {slot_taken_sql("a")}) < i.required_judgements
+    AND NOT EXISTS (SELECT 1 FROM annotation_assignment a
+                    WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
+  ORDER BY i.submitted_count, i.route_rank DESC, i.id DESC
 """
+# In a calibration round: its gold items the expert never held (each goes to every expert once).
+_OFFERABLE_GOLD = """
+  SELECT 1 FROM annotation_item i
+  WHERE i.campaign_id = %(campaign)s AND i.is_gold
+    AND NOT EXISTS (SELECT 1 FROM annotation_assignment a
+                    WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
+"""
+# The whole position in one statement: the expert's count of submitted grades (ExpertProgress),
+# the item submitted before the grade at %(before)s (NULL: before the next one), the other open
+# items the expert holds, and the offerable items up to the bound. Portable SQL: SQLite runs it.
+_SUBMITTED = """(SELECT p.submitted FROM annotation_expertprogress p
+   WHERE p.campaign_id = %(campaign)s AND p.expert_id = %(expert)s)"""
+_POSITION = """
+SELECT
+  coalesce({submitted}, 0),
+  (SELECT g.item_id FROM annotation_grade g JOIN annotation_item gi ON gi.id = g.item_id
+   WHERE g.expert_id = %(expert)s AND gi.campaign_id = %(campaign)s
+     AND g.sequence = coalesce(%(before)s, {submitted})),
+  (SELECT count(*) FROM annotation_assignment h JOIN annotation_item hi ON hi.id = h.item_id
+   WHERE h.expert_id = %(expert)s AND h.status = '{active}'
+     AND hi.campaign_id = %(campaign)s AND NOT hi.is_final AND h.item_id <> %(item)s),
+  (SELECT count(*) FROM ({offerable} LIMIT %(limit)s) offerable)
+"""
+_POSITION_SQL = _POSITION.format(
+    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE
+)
+_POSITION_GOLD_SQL = _POSITION.format(
+    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE_GOLD
+)
 
 
-def _offerable_count(*, campaign_id: int, expert: AbstractBaseUser, now) -> int:
-    params = {
-        "campaign": campaign_id,
-        "expert": expert.pk,
-        "now": connection.ops.adapt_datetimefield_value(now),
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(_OFFERABLE_SQL, params)
-        return cursor.fetchone()[0]
-
-
-def expert_position(*, item: Item, expert: AbstractBaseUser) -> ExpertPosition:
+def expert_position(
+    *, item: Item, expert: AbstractBaseUser, grade: Grade | None = None
+) -> ExpertPosition:
     """Total = the expert's submitted items + the items they hold + the items that could still
     be offered to them (not final, not gold, not held back by a routing budget, a judgement slot
-    free, never held by them; in a calibration round, the gold items they never held)."""
-    now = timezone.now()
-    submitted = list(
-        Grade.objects.filter(
-            item__campaign_id=item.campaign_id, expert=expert, status=GradeStatus.SUBMITTED
+    free, never held by them; in a calibration round, the gold items they never held).
+    `grade`: the expert's grade of the item, when the caller has read it (a submitted grade
+    keeps its place: its `sequence`). One statement."""
+    place = grade.sequence if grade is not None and grade.is_submitted else None
+    params = {
+        "campaign": item.campaign_id,
+        "expert": expert.pk,
+        "item": item.pk,
+        "before": None if place is None else place - 1,
+        "now": connection.ops.adapt_datetimefield_value(timezone.now()),
+        "limit": OFFERABLE_BOUND + 1,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _POSITION_GOLD_SQL if item.campaign.is_calibration else _POSITION_SQL, params
         )
-        .order_by("submitted_at", "id")
-        .values_list("item_id", flat=True)
-    )
-    held = set(
-        Assignment.objects.filter(
-            item__campaign_id=item.campaign_id,
-            item__is_final=False,
-            expert=expert,
-            status=AssignmentStatus.ACTIVE,
-        ).values_list("item_id", flat=True)
-    )
-    if item.campaign.is_calibration:  # a round's gold items go to every expert, each once
-        offerable = (
-            Item.objects.filter(campaign_id=item.campaign_id, is_gold=True)
-            .exclude(assignments__expert=expert)
-            .count()
-        )
-    else:
-        offerable = _offerable_count(campaign_id=item.campaign_id, expert=expert, now=now)
-    if item.pk in submitted:
-        index = submitted.index(item.pk)
-        held.discard(item.pk)
-        total = len(submitted) + len(held) + offerable
+        submitted, previous, held_others, offerable = cursor.fetchone()
+    more = offerable > OFFERABLE_BOUND
+    offerable = min(offerable, OFFERABLE_BOUND)
+    if place is not None:
+        total = submitted + held_others + offerable
         return ExpertPosition(
-            number=index + 1,
+            number=place,
             total=total,
-            remaining=total - len(submitted),
-            previous_item_id=submitted[index - 1] if index else None,
+            remaining=total - submitted,
+            previous_item_id=previous,
+            more=more,
         )
-    held.add(item.pk)
-    total = len(submitted) + len(held) + offerable
+    total = submitted + held_others + 1 + offerable
     return ExpertPosition(
-        number=len(submitted) + 1,
+        number=submitted + 1,
         total=total,
-        remaining=total - len(submitted) - 1,
-        previous_item_id=submitted[-1] if submitted else None,
+        remaining=total - submitted - 1,
+        previous_item_id=previous,
+        more=more,
     )
 
 

@@ -12,7 +12,8 @@ it, and drops it at the end: real data is never touched.
 Data, made as users make it (benchmarks/campaign.py): benchmarks/corpus.py's corpus (real-shaped
 proofs of varied length) imported, then a campaign of `--items` items (default 20,000) and one
 of 1,000 through the services, with the default 40% double-scored (two experts each), and 17
-experts, each a member with an API token and a logged-in session. Experts give varied scores
+experts, each a member with an API token and a logged-in session; the texts of their items
+rendered ahead, as the worker does when items are made. Experts give varied scores
 (mostly near the proof's merit, now and then far off: the agreement rules and adjudication run
 as in real use).
 Phases (each runs `--seconds` or until its share of the items is used):
@@ -84,6 +85,7 @@ def load(items: int) -> Fixture:
     corpus = corpus_file(items, folder=OUT)
     big = campaign_build(slug="http-big", corpus=corpus, items=items, experts=EXPERTS + 1)
     small = campaign_build(slug="http-small", corpus=corpus, items=SMALL_ITEMS, experts=EXPERTS + 1)
+    prerender(big.slug, small.slug)
     print(
         f"{big.items:,} items ({big.double_scored:,} double-scored) and {small.items:,} "
         f"({small.double_scored:,})",
@@ -91,6 +93,25 @@ def load(items: int) -> Fixture:
     )
     return Fixture(
         big=big.slug, small=small.slug, tokens=big.tokens, cookies=big.cookies, users=big.experts
+    )
+
+
+def prerender(*slugs: str) -> None:
+    """What the worker does when items are made (problems.services.texts_prerender, queued by
+    items_create_from_selection), done here before the phases as a worker would have done it
+    between the campaign's creation and its grading: the pages read the stored renderings."""
+    from annotation.models import Item
+    from problems.services import texts_prerender
+
+    started = time.process_time()
+    proof_ids = list(
+        Item.objects.filter(campaign__slug__in=slugs).values_list("proof_id", flat=True)
+    )
+    texts_prerender(proof_ids=proof_ids)
+    print(
+        f"texts of {len(proof_ids):,} items rendered ahead: "
+        f"{time.process_time() - started:.1f} s of CPU",
+        flush=True,
     )
 
 

@@ -296,11 +296,17 @@ JOB_HEARTBEAT_SECONDS = float(os.environ.get("JOB_HEARTBEAT_SECONDS", "30"))
 JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", "120"))
 JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "60"))
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
+# Rendering ahead (problems.services.texts_prerender) has one too: its messages never count as
+# jobs waiting (jobs.services.queued_messages reads the jobs' queue only).
 CELERY_TASK_QUEUES = [
     Queue(CELERY_TASK_DEFAULT_QUEUE),
     Queue(f"{CELERY_TASK_DEFAULT_QUEUE}.sweep"),
+    Queue(f"{CELERY_TASK_DEFAULT_QUEUE}.render"),
 ]
-CELERY_TASK_ROUTES = {"jobs.sweep": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}.sweep"}}
+CELERY_TASK_ROUTES = {
+    "jobs.sweep": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}.sweep"},
+    "problems.tasks.texts_prerender_run": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}.render"},
+}
 CELERY_BEAT_SCHEDULE = {
     "jobs-sweep": {
         "task": "jobs.sweep",

@@ -167,3 +167,16 @@ class ImportJob(JobLiveness):
 
     def __str__(self) -> str:
         return f"import {self.pk} ({self.original_name})"
+
+
+class RenderedText(models.Model):
+    """A Markdown + TeX text rendered to safe HTML (problems.rendering), stored under the
+    renderer's version and the text's SHA-256: rendered once, read by every page that shows the
+    text afterwards, in every web process."""
+
+    key = models.CharField(max_length=80, primary_key=True)
+    html = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.key

@@ -6,11 +6,14 @@ bare LaTeX environments as escaped TeX in `<span class="math inline">` / `<div c
 block">` (`<span class="math block">` for display math inside a paragraph) for KaTeX in the
 browser (static/js/math.js), then cleans the HTML with an allow-list (nh3): no raw HTML, no
 script, no event attributes, no style, links only to http(s), mailto and relative URLs, no images
-(they would load from off the machine). The result is cached per text and renderer version.
+(they would load from off the machine). The result is cached per text and renderer version;
+`texts_rendered` also stores it in the database (RenderedText), where every web process finds
+it, and `problems.services.texts_prerender` renders a campaign's texts ahead, on the worker.
 """
 
 import hashlib
 import re
+from collections.abc import Iterable
 
 import nh3
 from django.core.cache import cache
@@ -19,6 +22,7 @@ from markdown_it.common.utils import escapeHtml
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from problems.latex import display_fixups, latex_plugin, normalise_source
+from problems.models import RenderedText
 
 RENDERER_VERSION = "3"
 CACHE_SECONDS = 7 * 24 * 3600
@@ -125,14 +129,50 @@ def preview_text(text: str, limit: int = 160) -> str:
     return cut.rstrip() + " \u2026"
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _cache_key(digest: str) -> str:
+    return f"proofmark:md:{RENDERER_VERSION}:{digest}"
+
+
 def render_markdown(text: str) -> str:
     """Safe HTML for Markdown + LaTeX `text`, from the cache when this text was seen before."""
     if not text:
         return ""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    key = f"proofmark:md:{RENDERER_VERSION}:{digest}"
+    key = _cache_key(_digest(text))
     html = cache.get(key)
     if html is None:
         html = render_markdown_uncached(text)
         cache.set(key, html, CACHE_SECONDS)
     return html
+
+
+def texts_rendered(texts: Iterable[str]) -> None:
+    """Makes the HTML of each text ready for render_markdown: from the cache, else from the
+    stored renderings (RenderedText, one query for all of them), else rendered now and stored.
+    A page calls it with its long texts before its template renders them; a proof read again
+    (the second expert, a reload, another web process) is then never rendered twice. Storing
+    is a cache's write: a text stored twice at once keeps the first row (the same HTML)."""
+    digests = {_digest(text): text for text in set(texts) if text}
+    cached = cache.get_many([_cache_key(d) for d in digests])
+    missing = {d: t for d, t in digests.items() if _cache_key(d) not in cached}
+    if not missing:
+        return
+    found = dict(
+        RenderedText.objects.filter(
+            key__in=[f"{RENDERER_VERSION}:{d}" for d in missing]
+        ).values_list("key", "html")
+    )
+    ready, fresh = {}, []
+    for digest, text in missing.items():
+        key = f"{RENDERER_VERSION}:{digest}"
+        html = found.get(key)
+        if html is None:
+            html = render_markdown_uncached(text)
+            fresh.append(RenderedText(key=key, html=html))
+        ready[_cache_key(digest)] = html
+    if fresh:
+        RenderedText.objects.bulk_create(fresh, ignore_conflicts=True)
+    cache.set_many(ready, CACHE_SECONDS)

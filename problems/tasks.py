@@ -4,7 +4,7 @@ from celery import shared_task
 from django.db import OperationalError
 
 from jobs.services import job_run
-from problems.services import import_job_fail, import_job_run
+from problems.services import import_job_fail, import_job_run, texts_prerender
 
 MAX_RETRIES = 3
 
@@ -26,3 +26,9 @@ def import_run(self, job_id: int) -> None:
             raise
 
     job_run("import", job_id, body)
+
+
+@shared_task(ignore_result=True)
+def texts_prerender_run(proof_ids: list[int]) -> None:
+    """Renders the proofs' texts ahead (a cache's warming: no job row; lost, the page renders)."""
+    texts_prerender(proof_ids=proof_ids)

@@ -157,8 +157,12 @@ def worker_database_url() -> str:
 def celery_process(command: str, *, env: dict, log) -> subprocess.Popen:
     """`celery worker` (threads) or `celery beat` in a process of its own, on the test database,
     eager mode off, `env` over the test's environment."""
+    queue = env.get("CELERY_TASK_DEFAULT_QUEUE", settings.CELERY_TASK_DEFAULT_QUEUE)
     options = {
+        # the jobs' queues only: rendering ahead (a queue of its own, queued by every test that
+        # makes items) would read the test database while a test's teardown empties it
         "worker": [
+            f"--queues={queue},{queue}.sweep",
             "--pool=threads",
             "--concurrency=8",
             "--without-heartbeat",

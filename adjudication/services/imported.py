@@ -38,7 +38,7 @@ from annotation.models import (
     default_error_taxonomy,
 )
 from annotation.scales import SCALES, Scale, nearest
-from annotation.services import campaign_create
+from annotation.services import campaign_create, expert_progress_count
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
 from rubrics.selectors import schemes_approved_for_problems
@@ -265,9 +265,12 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                         "scheme_id": item.scheme_id,
                     },
                 )
-                if grade.submitted_at is None:
-                    grade.submitted_at = now
-                    grade.save(update_fields=["submitted_at"])
+                if grade.sequence is None:
+                    grade.submitted_at = grade.submitted_at or now
+                    grade.sequence = expert_progress_count(
+                        campaign_id=campaign.pk, expert_id=grade.expert_id
+                    )
+                    grade.save(update_fields=["submitted_at", "sequence"])
                 first_grade = first_grade or grade
                 grade_ids.append(grade.pk)
                 values.append(scaled)

@@ -44,6 +44,7 @@ from annotation.services.items import (
     items_create_from_selection,
     items_repin_to_scheme,
 )
+from annotation.services.progress import expert_progress_count
 from annotation.services.second_opinion import (
     SecondOpinionError,
     second_opinion_enabled,
@@ -70,6 +71,7 @@ __all__ = [
     "campaign_member_add",
     "campaign_member_remove",
     "campaign_update",
+    "expert_progress_count",
     "double_scored_keys",
     "grade_revise",
     "grade_save_draft",

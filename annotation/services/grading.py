@@ -45,6 +45,7 @@ from annotation.services.grade_checks import (
     stale_conflict,
     submitted_conflict,
 )
+from annotation.services.progress import expert_progress_count
 from annotation.signals import item_judged, judgement_submitted
 from config.rows import model_insert
 from problems.models import Proof
@@ -349,6 +350,7 @@ def grade_submit(
     _apply(grade, data, checked, target.scheme_id)
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
+    grade.sequence = expert_progress_count(campaign_id=item.campaign_id, expert_id=expert.pk)
     grade.submit_key = submit_key[:64]
     if target.grade_id is None:
         model_insert(grade)  # the judgement without a draft: one INSERT, no query compiler

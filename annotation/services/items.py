@@ -17,6 +17,7 @@ from annotation.services.grade_checks import (
 )
 from annotation.signals import items_added
 from problems.models import Proof
+from problems.services import texts_prerender_queue
 from rubrics.selectors import scheme_generator_config_id, schemes_approved_for_problems
 
 
@@ -132,6 +133,7 @@ def items_create_from_selection(
             )
         )
     result.created = Item.objects.bulk_create(rows)
+    texts_prerender_queue(proof_ids=[item.proof_id for item in result.created])
     result.double_scored = sum(1 for item in result.created if item.required_judgements > 1)
     if result.created:
         items_added.send(

@@ -9,12 +9,13 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, selectors_flow, services
-from annotation.page import grading_page_context
+from annotation.page import grading_page_context, page_texts
 from annotation.views.campaigns import lease_next
 from annotation.views.review import review_page
 from annotation.views.second_opinion import second_opinion_flow
 from config.flags import FlagError, query_flag
 from config.roles import ALL_ROLES, role_required
+from problems.rendering import texts_rendered
 
 
 @never_cache  # back to an item after submitting shows the server's state, not a stale page
@@ -23,6 +24,7 @@ def item_page(request, item_id):
     view = selectors.grading_view_for_user(item_id=item_id, user=request.user)
     if view.item.analysis_id is not None:
         return review_page(request, item_id, grading=view)
+    texts_rendered(page_texts(view))
     context = grading_page_context(view)
     try:
         context |= _expert_flow(request, view, context["editable"])
@@ -39,7 +41,9 @@ def _expert_flow(request, view: selectors.GradingView, editable: bool) -> dict:
     next_url = reverse("annotation:next", args=[item.campaign.slug]) + f"?after={item.pk}"
     flow: dict = {"next_url": next_url, "final": selectors_flow.final_feedback(item=item)}
     if view.assignment is not None:
-        flow["position"] = selectors_flow.expert_position(item=item, expert=request.user)
+        flow["position"] = selectors_flow.expert_position(
+            item=item, expert=request.user, grade=view.grade
+        )
     if view.grade is not None and view.grade.is_submitted:
         editable = editable and not item.campaign.is_calibration  # gold was shown
         flow["revising"] = query_flag(request.GET, "revise")

@@ -1,7 +1,9 @@
-"""Writes of the corpus: the one import service and the import jobs that run it."""
+"""Writes of the corpus: the one import service and the import jobs that run it; renderings
+made ahead."""
 
 from problems.services.corpus import ImportReport, corpus_import
 from problems.services.jobs import import_job_create, import_job_fail, import_job_run
+from problems.services.rendering import texts_prerender, texts_prerender_queue
 
 __all__ = [
     "ImportReport",
@@ -9,4 +11,6 @@ __all__ = [
     "import_job_create",
     "import_job_fail",
     "import_job_run",
+    "texts_prerender",
+    "texts_prerender_queue",
 ]

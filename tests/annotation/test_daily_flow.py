@@ -178,6 +178,57 @@ def test_expert_position_reads_a_fixed_number_of_queries(django_assert_num_queri
     items = [ItemFactory(campaign=campaign) for _ in range(5)]
     expert = expert_in(campaign)
     services.assignment_next(campaign=campaign, expert=expert)
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(1):
         position = selectors_flow.expert_position(item=items[0], expert=expert)
     assert (position.number, position.total, position.remaining) == (1, 5, 4)
+
+
+def test_past_the_bound_the_position_says_over(monkeypatch, client):
+    """Past OFFERABLE_BOUND items that next could offer, the count stops: the page says "over"
+    a number the true count exceeds; at the bound it is exact."""
+    monkeypatch.setattr(selectors_flow, "OFFERABLE_BOUND", 3)
+    campaign = CampaignFactory()
+    items = [ItemFactory(campaign=campaign) for _ in range(5)]
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    client.force_login(expert)
+    html = client.get(reverse("annotation:item", args=[items[0].pk])).content.decode()
+    assert "item 1 of over 4 for you, over 3 remaining" in html  # truly 5 and 4
+    Assignment.objects.create(  # skipped: never offered to this expert again
+        item=items[4], expert=expert, leased_until=items[0].created_at, status="released"
+    )
+    position = selectors_flow.expert_position(item=items[0], expert=expert)
+    assert (position.total, position.remaining, position.more) == (4, 3, False)
+
+
+def test_the_submission_count_stays_equal_to_the_grades(client):
+    """ExpertProgress counts the expert's submitted grades per campaign and each grade keeps its
+    place, through submissions, revisions and another campaign's work: equal to the real
+    count, and "previous" follows the order of submission."""
+    from annotation.models import ExpertProgress, Grade
+
+    campaign, other_campaign = CampaignFactory(), CampaignFactory()
+    items = [ItemFactory(campaign=campaign) for _ in range(3)]
+    ItemFactory(campaign=other_campaign)
+    expert = expert_in(campaign)
+    other_campaign.members.create(user=expert, role="expert")
+    client.force_login(expert)
+    order = []
+    for campaign_now in (campaign, other_campaign, campaign, campaign):
+        item = services.assignment_next(campaign=campaign_now, expert=expert).item
+        submit(client, item)
+        order.append(item)
+    grade = Grade.objects.get(item=order[0], expert=expert)
+    services.grade_revise(grade=grade, user=expert, data=services.GradeInput(score=Decimal(2)))
+    for each in (campaign, other_campaign):
+        grades = Grade.objects.filter(item__campaign=each, expert=expert, status="submitted")
+        progress = ExpertProgress.objects.get(campaign=each, expert=expert)
+        assert progress.submitted == grades.count()
+        assert sorted(grades.values_list("sequence", flat=True)) == list(
+            range(1, grades.count() + 1)
+        )
+    mine = [i for i in order if i.campaign_id == campaign.pk]
+    assert mine == items  # in the queue's order
+    html = client.get(reverse("annotation:item", args=[mine[2].pk])).content.decode()
+    assert "item 3 of 3 for you, 0 remaining" in html
+    assert f'href="/annotation/items/{mine[1].pk}/" id="previous-link"' in html

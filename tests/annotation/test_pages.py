@@ -109,7 +109,7 @@ def test_grading_page_query_count_is_constant(client, django_assert_max_num_quer
         assert response.content.decode().count('data-kind="award"') == n
         counts.append(len(ctx.captured_queries))
     assert counts[0] == counts[1]
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(8):
         client.get(reverse("annotation:item", args=[item.pk]))
 
 

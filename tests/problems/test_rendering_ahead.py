@@ -1,0 +1,55 @@
+"""Rendering ahead: a campaign's new items queue their texts for the worker, on their own queue
+(never counted as jobs waiting); the page then reads them rendered, and renders and stores a
+text it does not find."""
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from annotation import services
+from problems.models import RenderedText
+from problems.rendering import RENDERER_VERSION, render_markdown_uncached
+from problems.services import texts_prerender
+from problems.tasks import texts_prerender_run
+from tests.annotation.factories import CampaignFactory, expert_in
+from tests.problems.page_factories import ProofFactory, ReferenceSolutionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_rendering_ahead_has_a_queue_of_its_own():
+    route = settings.CELERY_TASK_ROUTES[texts_prerender_run.name]["queue"]
+    assert route != settings.CELERY_TASK_DEFAULT_QUEUE
+    assert route in {q.name for q in settings.CELERY_TASK_QUEUES}
+
+
+def test_texts_rendered_ahead_are_what_the_page_shows(client):
+    proof = ProofFactory(text="By induction on $n$: **done**.")
+    ReferenceSolutionFactory(problem=proof.problem, text="Take $n = 1$.")
+    texts_prerender(proof_ids=[proof.pk])
+    stored = dict(RenderedText.objects.values_list("key", "html"))
+    assert len(stored) == 3  # the proof, the statement, the solution
+    assert render_markdown_uncached(proof.text) in stored.values()
+    assert all(key.startswith(f"{RENDERER_VERSION}:") for key in stored)
+    texts_prerender(proof_ids=[proof.pk])  # again: nothing new
+    assert RenderedText.objects.count() == 3
+
+    campaign = CampaignFactory()
+    made = services.items_create_from_selection(campaign=campaign, proofs=[proof])
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    client.force_login(expert)
+    html = client.get(reverse("annotation:item", args=[made.created[0].pk])).content.decode()
+    assert render_markdown_uncached(proof.text) in html
+    assert RenderedText.objects.count() == 3  # read, not rendered again
+
+
+def test_the_page_stores_a_text_it_does_not_find(client):
+    campaign = CampaignFactory()
+    proof = ProofFactory(text="A proof nobody rendered ahead, with $x^2$.")
+    made = services.items_create_from_selection(campaign=campaign, proofs=[proof])
+    expert = expert_in(campaign)
+    services.assignment_next(campaign=campaign, expert=expert)
+    client.force_login(expert)
+    assert client.get(reverse("annotation:item", args=[made.created[0].pk])).status_code == 200
+    assert RenderedText.objects.filter(html=render_markdown_uncached(proof.text)).exists()
