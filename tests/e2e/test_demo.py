@@ -68,7 +68,7 @@ def test_each_demo_role_finds_work_on_its_main_page(
     assert_accessible(expert1)
     expert1.click(f"form[action='/annotation/{GRADING_SLUG}/next/'] button")
     expert1.wait_for_selector("h1:has-text('DEMO-')")
-    assert expert1.locator(".katex").count() > 0
+    expert1.locator(".katex").first.wait_for()  # KaTeX typesets after the deferred scripts run
     expert1.screenshot(path=str(screenshot_dir / "demo-expert1-grading.png"), full_page=True)
     assert_accessible(expert1)
 

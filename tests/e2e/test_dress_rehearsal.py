@@ -15,6 +15,7 @@ import shutil
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from adjudication.models import FinalLabel
 from annotation.models import Campaign
@@ -106,7 +107,7 @@ def open_the_case(page, shots, name: str):
     """Adjudicator: Adjudication -> the one open case."""
     page.get_by_role("navigation").get_by_role("link", name="Adjudication").click()
     cases = page.locator("#case-queue a", has_text="#")
-    assert cases.count() == 1
+    expect(cases).to_have_count(1)
     cases.first.click()
     page.wait_for_selector("#proof-typeset")
     assert page.locator(".judgement").count() == 2
