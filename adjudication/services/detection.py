@@ -126,7 +126,7 @@ def _submitted_scores(item_id: int) -> list[tuple[int, Decimal]]:
 
 
 @transaction.atomic(savepoint=False)
-def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
+def item_evaluate(*, item_id: int) -> int | AdjudicationCase | None:
     """Compares the item's submitted judgements once all are in (and again after a revision).
 
     One judgement: a "single" label. Within the campaign tolerance: a label by the campaign's
@@ -137,13 +137,14 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
     import or the labelling loop is kept, as is a gold item's (experts are checked against
     it), and a case an admin opened by hand waits for an adjudicator.
     Runs inside the submitting transaction (through `item_judged`) without a savepoint of its
-    own: if it fails, the judgement that triggered it is not recorded either.
+    own: if it fails, the judgement that triggered it is not recorded either. Returns the key of
+    the item's label, its case, or None (not all judgements in, or a calibration round).
     """
     item = _judged(item_id)
     if item.is_calibration:
         return None  # a calibration round's grades are checked against gold, never labels
     if item.label_is_kept:
-        return FinalLabel.objects.get(pk=item.label_id)
+        return item.label_id
     grades = _submitted_scores(item_id)
     if len(grades) < item.required or not grades:
         return None
@@ -181,7 +182,7 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
             policy=f"{how} (difference {difference.normalize():f} within tolerance "
             f"{tolerance.normalize():f})",
             grade_ids=grade_ids,
-            case=case,
+            case_id=case.pk if case is not None else None,
         )
     if item.label_id is not None:
         # a revision undid the agreement: the derived label goes, a case decides
