@@ -78,19 +78,18 @@ def final_label_set(
     case: AdjudicationCase | None = None,
     native_value: Decimal | None = None,
     native_max: Decimal | None = None,
-) -> FinalLabel:
-    """Creates or replaces the item's final label (`label_write` says when the item becomes
-    final)."""
-    columns = {
-        "scale": item.campaign.scale,
-        "scheme_id": item.scheme_id,
-        "value": value,
-        "source": source,
-        "policy": policy,
-        "grade_ids": sorted(grade_ids),
-        "case_id": case.pk if case is not None else None,
-        "native_value": native_value,
-        "native_max": native_max,
-    }
-    label_id = label_write(item_id=item.pk, **columns)
-    return FinalLabel(pk=label_id, item_id=item.pk, **columns)
+) -> int:
+    """Creates or replaces the item's final label and returns its key (`label_write` says when
+    the item becomes final)."""
+    return label_write(
+        item_id=item.pk,
+        scale=item.campaign.scale,
+        scheme_id=item.scheme_id,
+        value=value,
+        source=source,
+        policy=policy,
+        grade_ids=grade_ids,
+        case_id=case.pk if case is not None else None,
+        native_value=native_value,
+        native_max=native_max,
+    )

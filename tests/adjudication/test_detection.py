@@ -208,7 +208,7 @@ def test_setting_a_label_again_replaces_it_in_place_and_keeps_the_item_final():
     )
     assert FinalLabel.objects.filter(item=item).count() == 1
     stored = FinalLabel.objects.get(item=item)
-    assert stored.pk == first.pk == again.pk
+    assert stored.pk == first.pk == again
     assert (stored.value, stored.source, stored.policy) == (Decimal("6"), "adjudication", "by hand")
     assert stored.created_at == first.created_at and stored.updated_at > first.updated_at
     assert Item.objects.get(pk=item.pk).is_final
