@@ -5,6 +5,7 @@ in one statement what the ORM would compile at a higher CPU cost, and still hand
 from functools import cache
 
 from django.db import connection
+from django.utils import timezone
 
 
 def _in_model_order(model, attnames) -> tuple[str, ...]:
@@ -82,3 +83,57 @@ def model_insert(instance) -> None:
             instance.pk = cursor.lastrowid
     instance._state.adding = False
     instance._state.db = connection.alias
+
+
+@cache
+def _upsert_sql(model, unique: str, replaced: tuple[str, ...], vendor: str) -> tuple[str, tuple]:
+    """The INSERT of a row of `model` that, when a row with the same `unique` column exists,
+    replaces that row's `replaced` columns instead (the other columns keep their first values),
+    returning the row's key; and the fields whose values it takes, in that order."""
+    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
+    quote = connection.ops.quote_name
+    by_attname = {f.attname: f.column for f in fields}
+    names = ", ".join(quote(f.column) for f in fields)
+    values = ", ".join(["%s"] * len(fields))
+    update = ", ".join(
+        f"{quote(by_attname[n])} = EXCLUDED.{quote(by_attname[n])}" for n in replaced
+    )
+    sql = (
+        f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({values}) "
+        f"ON CONFLICT ({quote(by_attname[unique])}) DO UPDATE SET {update} "
+        f"RETURNING {quote(model._meta.pk.column)}"
+    )
+    return sql, fields
+
+
+@cache
+def _attnames(model) -> frozenset[str]:
+    return frozenset(f.attname for f in model._meta.concrete_fields)
+
+
+def row_upsert(model, *, unique: str, replaced: tuple[str, ...], values: dict) -> int:
+    """Creates or replaces (on `unique`, an attname with a unique constraint) a row of `model` in
+    one statement and returns its key: `values` by attname, the columns not given take their
+    defaults, the automatic dates now (`replaced` names the columns a replacement rewrites:
+    list `updated_at` to have it follow); values are prepared as the ORM prepares them
+    (`get_db_prep_save`). What `bulk_create(update_conflicts=True)` of one instance does, without
+    the instance or the query compiler's CPU. No model signals are sent."""
+    sql, fields = _upsert_sql(model, unique, replaced, connection.vendor)
+    if not values.keys() <= _attnames(model):
+        raise TypeError(
+            f"not columns of {model.__name__}: {sorted(values.keys() - _attnames(model))}"
+        )
+    now = None
+    prepared = []
+    for f in fields:
+        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
+            now = now or timezone.now()
+            value = now
+        elif f.attname in values:
+            value = values[f.attname]
+        else:
+            value = f.get_default()
+        prepared.append(f.get_db_prep_save(value, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, prepared)
+        return cursor.fetchone()[0]

@@ -7,8 +7,9 @@ import pytest
 from django.db import connection
 from django.db.models.signals import post_save, pre_save
 
+from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, Item
-from config.rows import columns, model_from_row, model_insert
+from config.rows import columns, model_from_row, model_insert, row_upsert
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 
 pytestmark = pytest.mark.django_db
@@ -69,7 +70,32 @@ def test_a_hand_inserted_row_is_the_row_save_writes():
     assert (got.created_at, got.updated_at) == (inserted.created_at, inserted.updated_at)
 
 
+def test_an_upsert_creates_then_replaces_only_the_named_columns_of_the_same_row():
+    item = ItemFactory()
+    values = {"item_id": item.pk, "value": Decimal("4"), "scale": "0-7", "source": "single"}
+    first = row_upsert(
+        FinalLabel, unique="item_id", replaced=("value", "updated_at"), values=values
+    )
+    created = FinalLabel.objects.get(pk=first)
+    assert (created.value, created.grade_ids, created.policy) == (Decimal("4"), [], "")
+    assert created.created_at == created.updated_at
+    again = row_upsert(
+        FinalLabel,
+        unique="item_id",
+        replaced=("value", "updated_at"),
+        values={**values, "value": Decimal("6.5"), "source": "agreement", "grade_ids": [3]},
+    )
+    got = FinalLabel.objects.get(item=item)
+    assert again == first == got.pk
+    assert (got.value, got.source, got.grade_ids) == (Decimal("6.5"), "single", [])
+    assert got.created_at == created.created_at and got.updated_at > created.updated_at
+    with pytest.raises(TypeError, match="valeu"):
+        row_upsert(FinalLabel, unique="item_id", replaced=("value",), values={"valeu": 1})
+
+
 def test_the_models_inserted_by_hand_have_no_save_receivers():
-    """model_insert sends no pre_save / post_save: a receiver added for Grade must take the
-    ORM's save back on the submission path (annotation.services.grading)."""
+    """model_insert and row_upsert send no pre_save / post_save: a receiver added for Grade or
+    FinalLabel must take the ORM's save back on the submission path (annotation.services.grading,
+    adjudication.services.labels)."""
     assert not pre_save.has_listeners(Grade) and not post_save.has_listeners(Grade)
+    assert not pre_save.has_listeners(FinalLabel) and not post_save.has_listeners(FinalLabel)

@@ -66,6 +66,7 @@ class _Judged:
     label_id: int | None
     label_source: str | None
     case_id: int | None
+    grades: list[tuple[int, Decimal]]  # (id, score) of the submitted judgements, oldest first
 
     @property
     def label_is_kept(self) -> bool:
@@ -77,29 +78,35 @@ class _Judged:
 
 
 def _judged_sql(*, lock: bool) -> str:
+    """One row per submitted judgement (one row with no judgement when there is none)."""
     return f"""
 SELECT i.required_judgements, i.scheme_id, c.scale, c.tolerance, c.label_policy, i.is_gold,
        c.is_calibration, l.id, l.source,
        (SELECT k.id FROM {AdjudicationCase._meta.db_table} k
-        WHERE k.item_id = i.id AND k.status <> %(resolved)s ORDER BY k.id LIMIT 1)
+        WHERE k.item_id = i.id AND k.status <> %(resolved)s ORDER BY k.id LIMIT 1),
+       g.id, g.score
 FROM {Item._meta.db_table} i
 JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id
 LEFT JOIN {FinalLabel._meta.db_table} l ON l.item_id = i.id
+LEFT JOIN {Grade._meta.db_table} g ON g.item_id = i.id AND g.status = %(submitted)s
 WHERE i.id = %(item)s
+ORDER BY g.id
 {"FOR UPDATE OF i" if lock else ""}"""
 
 
 def _judged(item_id: int) -> _Judged:
-    """Locks the item's row (PostgreSQL) and reads what its evaluation needs: a hand-written
-    join, since every submission that completes an item runs it."""
+    """Locks the item's row (PostgreSQL) and reads what its evaluation needs, its submitted
+    judgements with it: a hand-written join, since every submission that completes an item
+    runs it."""
     sql = _judged_sql(lock=connection.features.has_select_for_update_of)
+    params = {"item": item_id, "resolved": CaseStatus.RESOLVED, "submitted": GradeStatus.SUBMITTED}
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"item": item_id, "resolved": CaseStatus.RESOLVED})
-        row = cursor.fetchone()
-    if row is None:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    if not rows:
         raise Item.DoesNotExist(f"item {item_id} does not exist")
-    (required, scheme_id, scale, tolerance, policy, is_gold, is_calibration, label_id) = row[:8]
-    label_source, case_id = row[8:]
+    (required, scheme_id, scale, tolerance, policy, is_gold, is_calibration, label_id) = rows[0][:8]
+    label_source, case_id = rows[0][8:10]
     return _Judged(
         required=required,
         scheme_id=scheme_id,
@@ -111,6 +118,7 @@ def _judged(item_id: int) -> _Judged:
         label_id=label_id,
         label_source=label_source,
         case_id=case_id,
+        grades=[(pk, Decimal(str(score))) for *_, pk, score in rows if pk is not None],
     )
 
 
@@ -126,7 +134,7 @@ def _submitted_scores(item_id: int) -> list[tuple[int, Decimal]]:
 
 
 @transaction.atomic(savepoint=False)
-def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
+def item_evaluate(*, item_id: int) -> int | AdjudicationCase | None:
     """Compares the item's submitted judgements once all are in (and again after a revision).
 
     One judgement: a "single" label. Within the campaign tolerance: a label by the campaign's
@@ -137,14 +145,15 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
     import or the labelling loop is kept, as is a gold item's (experts are checked against
     it), and a case an admin opened by hand waits for an adjudicator.
     Runs inside the submitting transaction (through `item_judged`) without a savepoint of its
-    own: if it fails, the judgement that triggered it is not recorded either.
+    own: if it fails, the judgement that triggered it is not recorded either. Returns the key of
+    the item's label, its case, or None (not all judgements in, or a calibration round).
     """
     item = _judged(item_id)
     if item.is_calibration:
         return None  # a calibration round's grades are checked against gold, never labels
     if item.label_is_kept:
-        return FinalLabel.objects.get(pk=item.label_id)
-    grades = _submitted_scores(item_id)
+        return item.label_id
+    grades = item.grades
     if len(grades) < item.required or not grades:
         return None
     case = None
@@ -181,7 +190,7 @@ def item_evaluate(*, item_id: int) -> FinalLabel | AdjudicationCase | None:
             policy=f"{how} (difference {difference.normalize():f} within tolerance "
             f"{tolerance.normalize():f})",
             grade_ids=grade_ids,
-            case=case,
+            case_id=case.pk if case is not None else None,
         )
     if item.label_id is not None:
         # a revision undid the agreement: the derived label goes, a case decides

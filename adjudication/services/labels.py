@@ -9,6 +9,7 @@ from django.db import transaction
 from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from annotation.models import Item
 from annotation.services import item_finalize
+from config.rows import row_upsert
 
 
 def label_write(
@@ -19,48 +20,51 @@ def label_write(
     source: str,
     grade_ids: list[int],
     **columns: object,
-) -> FinalLabel:
-    """Creates or replaces the item's final label in one statement (an upsert on the item);
-    `columns` are the label's other columns (value, policy, case, native value and maximum).
-    A label that judgements no longer change (adjudication, import, labelling loop) also marks
-    the item final; a label derived from the judgements (single, agreement) leaves the experts
-    free to revise until the item is adjudicated or the campaign closes. Runs inside the
-    caller's transaction, which holds the item's row lock."""
-    label = FinalLabel(
-        item_id=item_id,
-        scale=scale,
-        scheme_id=scheme_id,
-        source=LabelSource(source).value,
-        grade_ids=sorted(grade_ids),
-        **columns,
+) -> int:
+    """Creates or replaces the item's final label in one statement (an upsert on the item) and
+    returns its key; `columns` are the label's other columns by attname (value, policy,
+    case_id, native value and maximum). A label that judgements no longer change (adjudication,
+    import, labelling loop) also marks the item final; a label derived from the judgements
+    (single, agreement) leaves the experts free to revise until the item is adjudicated or the
+    campaign closes. Runs inside the caller's transaction, which holds the item's row lock;
+    every submission that completes an item runs it, hence no model instance
+    (`config.rows.row_upsert`)."""
+    source = LabelSource(source).value
+    label_id = row_upsert(
+        FinalLabel,
+        unique="item_id",
+        replaced=_REPLACED,
+        values={
+            "item_id": item_id,
+            "scale": scale,
+            "scheme_id": scheme_id,
+            "source": source,
+            "grade_ids": sorted(grade_ids),
+            **columns,
+        },
     )
-    FinalLabel.objects.bulk_create(
-        [label],
-        update_conflicts=True,
-        unique_fields=["item"],
-        update_fields=[*_REPLACED, "updated_at"],
-    )
-    if label.source not in DERIVED_SOURCES:
+    if source not in DERIVED_SOURCES:
         item_finalize(item_id=item_id)
-    return label
+    return label_id
 
 
 # Labels computed from the experts' judgements: they follow revisions (`item_evaluate`).
 DERIVED_SOURCES = frozenset({LabelSource.SINGLE, LabelSource.AGREEMENT})
 
 
-_REPLACED = [
+_REPLACED = (
     "value",
     "scale",
     "source",
     "policy",
-    "scheme",
+    "scheme_id",
     "grade_ids",
-    "case",
+    "case_id",
     "native_value",
     "native_max",
     "confidence",  # a new label's confidence is unknown until the rater model is fitted again
-]
+    "updated_at",
+)
 
 
 @transaction.atomic
@@ -74,9 +78,9 @@ def final_label_set(
     case: AdjudicationCase | None = None,
     native_value: Decimal | None = None,
     native_max: Decimal | None = None,
-) -> FinalLabel:
-    """Creates or replaces the item's final label (`label_write` says when the item becomes
-    final)."""
+) -> int:
+    """Creates or replaces the item's final label and returns its key (`label_write` says when
+    the item becomes final)."""
     return label_write(
         item_id=item.pk,
         scale=item.campaign.scale,
@@ -85,7 +89,7 @@ def final_label_set(
         source=source,
         policy=policy,
         grade_ids=grade_ids,
-        case=case,
+        case_id=case.pk if case is not None else None,
         native_value=native_value,
         native_max=native_max,
     )
