@@ -135,6 +135,15 @@ def queued_messages() -> int:
         return 0
 
 
+def task_by_name(name: str):
+    """The Celery task registered under `name`. A web process has not imported the apps' task
+    modules (the worker does at start): they are imported, through Celery's autodiscovery, the
+    first time one is asked for."""
+    if name not in current_app.tasks:
+        current_app.loader.import_default_modules()
+    return current_app.tasks[name]
+
+
 def job_send_on_commit(
     kind_name: str,
     pks: Iterable[int],
@@ -151,7 +160,7 @@ def job_send_on_commit(
     pks = list(pks)
 
     def send() -> None:
-        task = current_app.tasks[kind.task]
+        task = task_by_name(kind.task)
         for pk in pks:
             try:
                 task.delay(pk)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import logging
 
-from celery import current_app
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
+from jobs.services import task_by_name
 from problems.models import Proof, ReferenceSolution
 from problems.rendering import texts_rendered
 
@@ -44,7 +44,7 @@ def texts_prerender_queue(*, proof_ids: list[int]) -> None:
 
     def send() -> None:
         # by the name it is registered under: problems.tasks imports these services
-        task = current_app.tasks["problems.tasks.texts_prerender_run"]
+        task = task_by_name("problems.tasks.texts_prerender_run")
         for start in range(0, len(proof_ids), PRERENDER_BATCH):
             try:
                 task.delay(proof_ids[start : start + PRERENDER_BATCH])
