@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -133,6 +133,42 @@ def queued_messages() -> int:
             return declared.message_count
     except (ChannelError, OperationalError):
         return 0
+
+
+def task_by_name(name: str):
+    """The Celery task registered under `name`. A web process has not imported the apps' task
+    modules (the worker does at start): they are imported, through Celery's autodiscovery, the
+    first time one is asked for."""
+    if name not in current_app.tasks:
+        current_app.loader.import_default_modules()
+    return current_app.tasks[name]
+
+
+def job_send_on_commit(
+    kind_name: str,
+    pks: Iterable[int],
+    *,
+    unqueued: Callable[[int, str], None] | None = None,
+) -> None:
+    """Sends the kind's task for each row once the transaction commits: the one way a service
+    queues its jobs. The task is found by the name its kind registered, so a service never imports
+    its own app's tasks module (which imports the services: no cycle). A row whose message cannot
+    be sent (the broker went away after the service's `broker_require`) is recorded as failed with
+    the reason, by `unqueued` or else the kind's `fail`; the other rows are still sent."""
+    kind = KINDS[kind_name]
+    record = unqueued or kind.fail
+    pks = list(pks)
+
+    def send() -> None:
+        task = task_by_name(kind.task)
+        for pk in pks:
+            try:
+                task.delay(pk)
+            except OperationalError as exc:
+                logger.error("%s %s: could not be queued: %s", kind.name, pk, exc)
+                record(pk, f"the job could not be queued (is the Celery broker up?): {exc}")
+
+    transaction.on_commit(send)
 
 
 def _send(kind: JobKind, pk: int) -> None:

@@ -25,7 +25,6 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
-from kombu.exceptions import OperationalError
 
 from adjudication import agreement
 from adjudication.models import (
@@ -49,6 +48,7 @@ from adjudication.verification.verifier_runs import (
 from annotation import scales
 from annotation.models import Campaign, Item, Scale, TaskKind
 from annotation.services import campaign_create, items_create_from_selection
+from jobs.services import job_send_on_commit
 from llm import prompts
 from llm.client import LLMError, Usage
 from problems.models import Proof, VerifierAnalysis
@@ -60,22 +60,6 @@ FINAL_OUTCOMES = {LoopOutcome.LABELLED, LoopOutcome.ROUTED, LoopOutcome.FAILED}
 
 class LabellingError(ValueError):
     """A loop run or audit that cannot be made as asked; the message names the field."""
-
-
-def _enqueue_on_commit(outcome_ids: Sequence[int]) -> None:
-    from adjudication.tasks import labelling_outcome_job
-
-    def send() -> None:
-        for outcome_id in outcome_ids:
-            try:
-                labelling_outcome_job.delay(outcome_id)
-            except OperationalError as exc:
-                labelling_outcome_fail(
-                    outcome_id=outcome_id,
-                    reason=f"the job could not be queued (is the Celery broker up?): {exc}",
-                )
-
-    transaction.on_commit(send)
 
 
 @transaction.atomic
@@ -147,7 +131,7 @@ def labelling_run_start(
     outcomes = LabellingOutcome.objects.bulk_create(
         LabellingOutcome(run=run, proof_id=proof_id) for proof_id in ids
     )
-    _enqueue_on_commit([outcome.pk for outcome in outcomes])
+    job_send_on_commit("labelling", [outcome.pk for outcome in outcomes])
     return run
 
 
@@ -183,7 +167,7 @@ def labelling_run_retry_failed(*, run: LabellingRun) -> int:
         outcome.save(update_fields=["outcome", "updated_at"])
     if failed:
         _run_refresh(run.pk)
-        _enqueue_on_commit([outcome.pk for outcome in failed])
+        job_send_on_commit("labelling", [outcome.pk for outcome in failed])
     return len(failed)
 
 

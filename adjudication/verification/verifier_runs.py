@@ -22,10 +22,10 @@ from decimal import Decimal
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from kombu.exceptions import OperationalError
 
 from adjudication.models import JobStatus, MetaVerification, VerifierRun, VerifierRunKind
 from annotation.presplit import PresplitError, defect_suggestions_generate
+from jobs.services import job_send_on_commit
 from llm import prompts
 from llm.client import Completion, LLMClient, LLMError, LLMTransientError, Usage
 from llm.meta_scores import meta_verifier_score
@@ -249,21 +249,6 @@ def meta_verifications_generate(
 # --- Runs -------------------------------------------------------------------------------------
 
 
-def _enqueue_on_commit(run_id: int) -> None:
-    from adjudication.tasks import verifier_run_job
-
-    def send() -> None:
-        try:
-            verifier_run_job.delay(run_id)
-        except OperationalError as exc:
-            verifier_run_fail(
-                run_id=run_id,
-                reason=f"the job could not be queued (is the Celery broker up?): {exc}",
-            )
-
-    transaction.on_commit(send)
-
-
 @transaction.atomic
 def verifier_run_start(
     *,
@@ -292,7 +277,7 @@ def verifier_run_start(
         total=len(ids) * samples,
         created_by=user,
     )
-    _enqueue_on_commit(run.pk)
+    job_send_on_commit("verifier_run", [run.pk])
     return run
 
 
@@ -303,7 +288,7 @@ def verifier_run_retry(*, run: VerifierRun) -> VerifierRun:
     run.status = JobStatus.PENDING
     run.finished_at = None
     run.save(update_fields=["status", "finished_at"])
-    _enqueue_on_commit(run.pk)
+    job_send_on_commit("verifier_run", [run.pk])
     return run
 
 

@@ -29,6 +29,7 @@ from exports.writers import (
     write_rows,
     write_text_atomic,
 )
+from jobs.services import job_send_on_commit
 
 logger = logging.getLogger(__name__)
 PROGRESS_SAVE_EVERY = 2000
@@ -154,10 +155,8 @@ def export_create(
         filters=options.to_dict(),
         created_by=user,
     )
-    from exports.tasks import export_run_task
-
     broker_require()  # 503 and nothing saved while the job queue is away
-    transaction.on_commit(lambda: export_run_task.delay(job.pk))
+    job_send_on_commit("export", [job.pk])
     return job
 
 

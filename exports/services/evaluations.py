@@ -32,6 +32,7 @@ from exports.services.evaluation_import import (
     errors_joined,
 )
 from exports.services.evaluation_report import evaluation_report
+from jobs.services import job_send_on_commit
 from llm.client import LLMClient, LLMError, Usage
 from rubrics.matching import ProofMatch, proofs_match
 from rubrics.models import LLMEndpoint
@@ -75,10 +76,8 @@ def evaluation_run_create(
         total=total * runs,
         created_by=user,
     )
-    from exports.tasks import evaluation_run_task
-
     broker_require()  # 503 and nothing saved while the job queue is away
-    transaction.on_commit(lambda: evaluation_run_task.delay(evaluation.pk))
+    job_send_on_commit("grader_evaluation", [evaluation.pk])
     return evaluation
 
 
@@ -282,8 +281,6 @@ def evaluation_run_retry(*, evaluation: GraderEvaluation) -> GraderEvaluation:
     evaluation.status = JobStatus.PENDING
     evaluation.finished_at = None
     evaluation.save(update_fields=["status", "finished_at"])
-    from exports.tasks import evaluation_run_task
-
     broker_require()  # 503 and nothing saved while the job queue is away
-    transaction.on_commit(lambda: evaluation_run_task.delay(evaluation.pk))
+    job_send_on_commit("grader_evaluation", [evaluation.pk])
     return evaluation

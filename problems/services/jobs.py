@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from config.broker import broker_require
 from config.storage import stored_file_local
+from jobs.services import job_send_on_commit
 from problems.models import ImportJob
 from problems.progress import import_progress_remove, import_progress_write
 from problems.services.corpus import ImportReport, corpus_import
@@ -35,10 +36,8 @@ def import_job_create(
     licence: str = "",
     created_by: User | None,
 ) -> ImportJob:
-    """Saves the upload on a new job and enqueues `problems.tasks.import_run` after commit.
+    """Saves the upload on a new job and sends its job (`problems.tasks.import_run`) after commit.
     `licence` is the licence of the whole source (blank: the format's default)."""
-    from problems.tasks import import_run
-
     broker_require()  # 503 and nothing saved while the job queue is away
     job = ImportJob(
         original_name=Path(upload.name).name[:255],
@@ -50,7 +49,7 @@ def import_job_create(
     )
     job.file.save(Path(upload.name).name, upload, save=False)
     job.save()
-    transaction.on_commit(lambda: import_run.delay(job.pk))
+    job_send_on_commit("import", [job.pk])
     return job
 
 

@@ -9,6 +9,7 @@ import logging
 from django.db import transaction
 from kombu.exceptions import OperationalError
 
+from jobs.services import task_by_name
 from problems.models import Proof, ReferenceSolution
 from problems.rendering import texts_rendered
 
@@ -40,12 +41,13 @@ def texts_prerender_queue(*, proof_ids: list[int]) -> None:
     """Queues texts_prerender for the proofs once the caller's transaction commits, in tasks of
     PRERENDER_BATCH proofs. A message the broker does not take is only logged: the page renders
     a text it does not find, and stores it."""
-    from problems.tasks import texts_prerender_run  # the task module imports the services
 
     def send() -> None:
+        # by the name it is registered under: problems.tasks imports these services
+        task = task_by_name("problems.tasks.texts_prerender_run")
         for start in range(0, len(proof_ids), PRERENDER_BATCH):
             try:
-                texts_prerender_run.delay(proof_ids[start : start + PRERENDER_BATCH])
+                task.delay(proof_ids[start : start + PRERENDER_BATCH])
             except OperationalError as exc:
                 logger.warning("texts not queued for rendering ahead: %s", exc)
                 return

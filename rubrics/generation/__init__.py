@@ -9,7 +9,7 @@ method live in `rubrics.workflows`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
 
 from django.conf import settings
@@ -18,8 +18,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
-from kombu.exceptions import OperationalError
 
+from jobs.services import job_send_on_commit
 from llm import parsers, prompts
 from llm.client import LLMClient, LLMError, LLMTransientError, Usage
 from problems.models import Problem
@@ -167,7 +167,7 @@ def generation_run_start(
     tasks = GenerationTask.objects.bulk_create(
         GenerationTask(run=run, problem_id=problem_id) for problem_id in problem_ids
     )
-    _enqueue_on_commit([task.pk for task in tasks])
+    job_send_on_commit("scheme_generation", [task.pk for task in tasks], unqueued=_unqueued)
     return run
 
 
@@ -182,7 +182,7 @@ def generation_task_retry(*, task: GenerationTask) -> GenerationTask:
     task.finished_at = None
     task.save(update_fields=["status", "error", "finished_at", "updated_at"])
     _run_refresh(task.run_id)
-    _enqueue_on_commit([task.pk])
+    job_send_on_commit("scheme_generation", [task.pk], unqueued=_unqueued)
     return task
 
 
@@ -195,28 +195,17 @@ def generation_run_retry_failed(*, run: GenerationRun) -> int:
     return len(failed)
 
 
-def _enqueue_on_commit(task_ids: Sequence[int]) -> None:
-    """Sends one job per task once the transaction commits. A task whose job cannot be queued
-    (broker unreachable) is recorded as failed, to be retried from the page."""
-    from rubrics.tasks import generate_scheme
-
-    def send() -> None:
-        for task_id in task_ids:
-            try:
-                generate_scheme.delay(task_id)
-            except OperationalError as exc:
-                generation_task_unqueued(task_id=task_id, reason=str(exc))
-
-    transaction.on_commit(send)
-
-
 @transaction.atomic
+def _unqueued(pk: int, reason: str) -> None:
+    generation_task_unqueued(task_id=pk, reason=reason)
+
+
 def generation_task_unqueued(*, task_id: int, reason: str) -> None:
     task = GenerationTask.objects.select_for_update().get(pk=task_id)
     if task.status != JobStatus.PENDING:
         return
     task.status = JobStatus.FAILED
-    task.error = f"The job could not be queued (is the Celery broker up?): {reason}"
+    task.error = reason[:1].upper() + reason[1:]
     task.finished_at = timezone.now()
     task.save(update_fields=["status", "error", "finished_at", "updated_at"])
     _run_refresh(task.run_id)

@@ -172,7 +172,7 @@ def test_a_job_waiting_for_its_retry_is_left_alone_until_it_is_due():
         method="proofbench", prompt_version="v1", endpoint=endpoint, user=admin
     )
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(generation, "_enqueue_on_commit", lambda ids: None)
+        patch.setattr(generation, "job_send_on_commit", lambda *args, **kwargs: None)
         run = generation.generation_run_start(
             config=config, problems=[problem_with_solutions()], user=admin
         )
