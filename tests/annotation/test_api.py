@@ -121,12 +121,12 @@ def test_submit_with_next_returns_the_next_item_in_one_round_trip(
     expert = expert_in(campaign)
     api = api_client_for(expert)
     leased = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()["item"]["id"]
-    # token and roles 1; the item with its campaign and membership 1; the submission 13 (in
-    # its savepoint: the item's lock, then its read; the grade; the first grade freezes the
-    # scheme: 5 of them; the assignment done; the item's evaluation read with its judgements,
-    # then its label's upsert); the lease 5; the next item 1 (its assignment and campaign known).
-    # SQLite: no lock, and the assignment done in 3 statements.
-    with django_assert_max_num_queries(21 if connection.vendor == "postgresql" else 22):
+    # token and roles 1; the item with its campaign and membership 1; the submission 14 (in
+    # its savepoint: the item's lock, then its read; the grade; the expert's progress counter;
+    # the first grade freezes the scheme: 5 of them; the assignment done; the item's evaluation
+    # read with its judgements, then its label's upsert); the lease 5; the next item 1 (its
+    # assignment and campaign known). SQLite: no lock, and the assignment done in 3 statements.
+    with django_assert_max_num_queries(22 if connection.vendor == "postgresql" else 23):
         answer = api.post(f"/api/v1/items/{leased}/submit/?next=1", {"score": 3}, format="json")
     assert answer.status_code == 200, answer.json()
     body = answer.json()
