@@ -293,7 +293,9 @@ def test_api_submit_reveals_and_revise_endpoint(api_client_for):
     reveal = submit["second_opinion"]
     assert reveal["available"] and reveal["automatic_scale"] == "0-0.5-1"
     assert reveal["score_before"] == "5.00" and reveal["can_revise"]
-    assert MARKER in reveal["analyses"][0]["text"]
+    assert any(
+        MARKER in analysis["text"] for analysis in reveal["analyses"]
+    )  # sample keys sort as text
     url = f"/api/v1/items/{item.pk}/second-opinion/revise/"
     no_reason = api.post(url, {"score": 3, "reason": ""}, format="json")
     assert no_reason.status_code == 400 and "reason" in no_reason.json()
