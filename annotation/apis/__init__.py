@@ -11,7 +11,7 @@ from rest_framework.exceptions import NotFound, PermissionDenied, ValidationErro
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation import selectors, services
+from annotation import selectors, selectors_campaign, services
 from annotation.apis.second_opinion import SecondOpinionDetailOutput, second_opinion_answer
 from annotation.calibration_gate import CalibrationRequired
 from annotation.models import (
@@ -521,7 +521,7 @@ class ItemsCreateApi(APIView):
         if data.get("proof_ids"):
             proofs = Proof.objects.filter(pk__in=data["proof_ids"]).select_related("problem")
         else:
-            proofs = selectors.proof_selection(
+            proofs = selectors_campaign.proof_selection(
                 contest=data["contest"],
                 year=data["year"],
                 generator=data["generator"],

@@ -8,7 +8,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation import selectors, selectors_flow, services
+from annotation import selectors, selectors_campaign, selectors_flow, services
 from annotation.calibration_gate import CalibrationRequired
 from annotation.forms import AssignForm, CampaignForm, MemberForm, MoveForm, SelectionForm
 from annotation.models import Assignment, CampaignMember, Item, TaskKind
@@ -79,7 +79,7 @@ def campaign_detail(request, slug):
             fragment="annotation/_own_grades.html",
             context=context,
         )
-    progress = selectors.campaign_progress(campaign)
+    progress = selectors_campaign.campaign_progress(campaign)
     spec = scale_spec(campaign.scale)
     return render(
         request,
@@ -89,20 +89,20 @@ def campaign_detail(request, slug):
             "progress": progress,
             "plot": scores_svg(progress.scores_by_generator, low=min(spec.min, 0), high=spec.max),
             "scale_values": spec.values,
-            "generator_rows": selectors.generator_score_rows(
+            "generator_rows": selectors_campaign.generator_score_rows(
                 progress.scores_by_generator, spec.values
             ),
             "members": selectors.campaign_members(campaign),
             "member_form": MemberForm(),
             "assign_form": AssignForm(),
-            "experts": selectors.experts_for_assignment(campaign),
-            "assignable": selectors.items_for_hand_assignment(campaign),
-            "assignable_cap": selectors.HAND_ASSIGNABLE_SHOWN,
+            "experts": selectors_campaign.experts_for_assignment(campaign),
+            "assignable": selectors_campaign.items_for_hand_assignment(campaign),
+            "assignable_cap": selectors_campaign.HAND_ASSIGNABLE_SHOWN,
             "revisions": [
                 (r, sorted(k for k in r.new if r.new.get(k) != r.old.get(k)))
-                for r in selectors.revisions_for_campaign(campaign)[:50]
+                for r in selectors_campaign.revisions_for_campaign(campaign)[:50]
             ],
-            "older_pins": selectors.items_on_older_schemes(campaign),
+            "older_pins": selectors_campaign.items_on_older_schemes(campaign),
         },
     )
 
@@ -139,7 +139,7 @@ def items_create(request, slug):
     preview = None
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
-        proofs = selectors.proof_selection(
+        proofs = selectors_campaign.proof_selection(
             contest=data["contest"], year=data["year"], generator=data["generator"],
             problem=data["problem"],
         )  # fmt: skip
@@ -178,7 +178,7 @@ def items_create(request, slug):
             "campaign": campaign,
             "form": form,
             "preview": preview,
-            "choices": selectors.selection_choices(),
+            "choices": selectors_campaign.selection_choices(),
         },
     )
 

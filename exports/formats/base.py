@@ -30,7 +30,7 @@ from django.db.models.functions import Coalesce, NullIf
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
 from annotation.scales import SCALES
-from annotation.selectors import campaign_labelled_items
+from annotation.selectors_campaign import campaign_labelled_items
 from config.queries import of_ids
 from exports.writers import Field
 from problems.models import Problem, ReferenceSolution
