@@ -5,6 +5,7 @@ import shutil
 
 import pytest
 from django.conf import settings
+from playwright.sync_api import expect
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
@@ -12,6 +13,9 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 AXE_SCRIPT = settings.BASE_DIR / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa"]  # WCAG 2 level A and AA rules
+
+
+expect.set_options(timeout=15_000)  # as long as the contexts' default
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +49,13 @@ def strict_page(browser):
     context.set_default_timeout(15_000)
     page = context.new_page()
     page.csp_errors = []
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(
+            "wait_for_function polls with eval, which the policy blocks: use expect(locator)"
+        )
+
+    page.wait_for_function = refuse  # it passes only when the first check already holds
     page.on(
         "console",
         lambda msg: "Content Security Policy" in msg.text and page.csp_errors.append(msg.text),

@@ -5,6 +5,7 @@ round form and requirement page. Slips: Enter again, double click, back."""
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Campaign, Grade
 from calibration.models import CalibrationItem, CalibrationPass, CalibrationRequirement
@@ -29,7 +30,7 @@ def start_round(page, live_server, round):
     page.goto(f"{live_server.url}/annotation/{round.slug}/")
     page.click("button:has-text('Grade next')")
     page.wait_for_selector("#calibration-notice")
-    page.wait_for_function("document.getElementById('computed-score').textContent !== '\u2013'")
+    expect(page.locator("#computed-score")).not_to_have_text("\u2013")
 
 
 def test_round_submit_see_gold_then_next(
@@ -50,7 +51,7 @@ def test_round_submit_see_gold_then_next(
     assert_accessible(page)
     for key in ["j", "2", "j", "2"]:  # c1 = 2, c2 = 2: computed 4
         page.keyboard.press(key)
-    page.wait_for_function("document.getElementById('computed-score').textContent === '4'")
+    expect(page.locator("#computed-score")).to_have_text("4")
     page.keyboard.press("Escape")
     page.keyboard.press("Enter")
     page.wait_for_selector("#calibration-feedback #feedback-gold")
@@ -135,7 +136,7 @@ def test_expert_blocked_until_they_pass(
     page.click("#calibration-round-link")
     page.click("button:has-text('Grade next')")
     page.wait_for_selector("#calibration-notice")
-    page.wait_for_function("document.getElementById('computed-score').textContent !== '\u2013'")
+    expect(page.locator("#computed-score")).not_to_have_text("\u2013")
     page.check("input[name=score][value='4']", force=True)
     page.click("#submit-button")
     page.wait_for_selector("#calibration-feedback #feedback-gold")

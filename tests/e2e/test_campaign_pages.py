@@ -19,8 +19,10 @@ def test_admin_sets_up_a_campaign_and_the_expert_finds_it(
     expert = UserFactory(username="ivy", roles=["expert"])
 
     login(page, admin_user)
-    page.click("nav.mainnav >> text=Campaigns")
-    page.click("text=New campaign")
+    with page.expect_navigation():  # until load: htmx is listening
+        page.click("nav.mainnav >> text=Campaigns")
+    with page.expect_navigation():  # until load: htmx is listening
+        page.click("text=New campaign")
     page.fill("#id_name", "Pages pilot")
     page.select_option("#id_scale", "1-4")
     page.fill("#id_double_share", "1")

@@ -16,7 +16,8 @@ def test_researcher_exports_downloads_and_reads_a_grader_report(
 ):
     corpus = labelled_campaign(slug="e2e-pilot")
     login(page, UserFactory(username="researcher-e2e", roles=["researcher"]))
-    page.click("nav.mainnav >> text=Exports")
+    with page.expect_navigation():  # until load: htmx is listening
+        page.click("nav.mainnav >> text=Exports")
     page.wait_for_selector("h1:has-text('Exports')")
     page.select_option("#id_campaign", corpus.campaign.slug)
     page.select_option("#id_format", "proofbench")

@@ -23,7 +23,8 @@ def test_admin_generates_schemes_and_follows_the_run(
     problem_with_solutions(external_id="IMO-2024-P1", contest="IMO", year=2024)
     login(page, UserFactory(username="admin-e2e", roles=["admin"]))
 
-    page.click("nav.mainnav >> text=Generate")
+    with page.expect_navigation():  # until load: htmx is listening
+        page.click("nav.mainnav >> text=Generate")
     page.wait_for_selector("#generation-problems input[name=problems]")
     page.select_option("#id_contest", "USAMO")
     page.wait_for_function(
@@ -58,7 +59,8 @@ def test_admin_generates_schemes_and_follows_the_run(
     # the first: clusters, 2 analyses, 2 rubrics; the second (one solution): no clustering call
     assert len(fake_llm.log) == 5 + 2
 
-    page.click("nav.mainnav >> text=Generate")
+    with page.expect_navigation():  # until load: htmx is listening
+        page.click("nav.mainnav >> text=Generate")
     page.click("#configs >> text=Freeze")
     page.wait_for_selector("#configs .tag.frozen")
     assert "is frozen" in page.inner_text(".messages")

@@ -23,7 +23,8 @@ def test_admin_uploads_a_file_and_watches_it_finish(
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
 
     login(page, UserFactory(username="admin-e2e", roles=["admin"]))
-    page.click("nav.mainnav >> text=Import")
+    with page.expect_navigation():  # until load: htmx is listening
+        page.click("nav.mainnav >> text=Import")
     page.wait_for_selector("form.import-form")
     page.set_input_files("#id_file", str(path))
     page.select_option("#id_format", "proofbench")

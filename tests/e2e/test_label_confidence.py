@@ -41,7 +41,8 @@ def test_admin_fits_the_rater_model_and_reads_scores_with_intervals(
 
     # the scores page, from the agreement page's link
     page.goto(f"{live_server.url}/adjudication/campaigns/{campaign.slug}/agreement/")
-    page.click("a:has-text('Scores with intervals')")
+    with page.expect_navigation():  # until load: htmx is listening
+        page.click("a:has-text('Scores with intervals')")
     page.wait_for_selector("#score-intervals")
     page.fill("#width", "wide")
     page.press("#width", "Enter")

@@ -35,7 +35,8 @@ def test_admin_retries_the_failed_sample_of_a_verifier_run(
     )
     login(page, UserFactory(username="vrun-admin-e2e", roles=["admin"]))
 
-    page.click("nav.mainnav >> text=Verification")
+    with page.expect_navigation():  # until load: htmx is listening
+        page.click("nav.mainnav >> text=Verification")
     page.fill("#verifier-form #id_contest", "VRUN")
     page.select_option("#verifier-form #id_endpoint", label="fake-verifier (fake-model)")
     page.fill("#verifier-form #id_samples", "2")
