@@ -74,7 +74,8 @@ def campaign_labelled_items(campaign_id: int) -> QuerySet[Item]:
     """The rule for a campaign's final labels: its items that hold one (adjudication's
     FinalLabel, related name `final_label`), whatever the label's source, gold items included,
     whether judgements may still revise it or not (`Item.is_final`). The dataset exports write a
-    row for each (`exports.formats.base`); the dashboard counts them as "final labels"."""
+    row for each (`exports.formats.base._labels` reads them from the labels' side: the labels
+    whose item is in the campaign); the dashboard counts them as "final labels"."""
     return Item.objects.filter(campaign_id=campaign_id, final_label__isnull=False)
 
 

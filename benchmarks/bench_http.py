@@ -152,6 +152,18 @@ def prelease(fixture: Fixture, clients: int, per_client: int) -> list[list[int]]
     return mine
 
 
+def hand_back(leased: list[list[int]]) -> None:
+    """The leased items a phase left unsubmitted, handed back as experts who stop hand theirs
+    back (released). Left active, the grading-page phases' 2,000 two-hour leases to each of the
+    first experts stayed with them for the rest of the run, which no expert working through the
+    page or the API ends up holding, and the later phases paid for them."""
+    from annotation.models import Assignment, AssignmentStatus
+
+    Assignment.objects.filter(
+        item_id__in=[pk for pks in leased for pk in pks], status=AssignmentStatus.ACTIVE
+    ).update(status=AssignmentStatus.RELEASED)
+
+
 # --- Clients --------------------------------------------------------------------------------
 
 
@@ -517,6 +529,8 @@ def main() -> None:
                 )  # fmt: skip
                 print(f"{phase}, {clients} experts: {result.rate:.0f}/s", flush=True)
                 results.append(result)
+                if leased:
+                    hand_back(leased)
         for clients in CONCURRENCY[1:]:
             leased = prelease(fixture, clients, limit // clients + 1)
             analyse()
@@ -526,6 +540,7 @@ def main() -> None:
             )  # fmt: skip
             print(f"{PAGE_PHASE}, {clients} experts: {result.rate:.0f} loads/s", flush=True)
             results.append(result)
+            hand_back(leased)
         analyse()
         small = run_phase(
             server, fixture, phase="submit?next=1", clients=4, slug=fixture.small,

@@ -30,8 +30,7 @@ from django.db.models.functions import Coalesce, NullIf
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
 from annotation.scales import SCALES
-from annotation.selectors_campaign import campaign_labelled_items
-from config.queries import of_ids
+from config.queries import of_ids, read_ahead
 from exports.writers import Field
 from problems.models import Problem, ReferenceSolution
 from rubrics.models import MarkingScheme
@@ -238,7 +237,9 @@ def _filtered(
 
 
 def _labels(campaign: Campaign, options: ExportOptions) -> QuerySet:
-    qs = FinalLabel.objects.filter(item__in=campaign_labelled_items(campaign.pk))
+    # campaign_labelled_items, read from the labels' side (an item holds at most one label):
+    # `item__in` that queryset made every batch's key query join the labels twice
+    qs = FinalLabel.objects.filter(item__campaign_id=campaign.pk)
     return _filtered(qs, campaign, options, label_source="source")
 
 
@@ -444,12 +445,17 @@ def _stream(
     ({id: SchemeColumns}, read only when `schemes`); the common tail is added here."""
     problems = ReadOnce(_problem_loader(options, references))
     scheme_texts = ReadOnce(_load_schemes)
-    held: dict = {}
-    for batch in _batches(qs, LABEL_COLUMNS | columns):
-        by_problem = problems.get({raw["problem_pk"] for raw in batch})
-        if schemes:
-            wanted = {raw[key] for raw in batch for key in ("scheme_id", "item_scheme_id")}
-            held = scheme_texts.get(wanted - {None})
+
+    def read() -> Iterator[tuple[list[dict], dict, dict]]:
+        for batch in _batches(qs, LABEL_COLUMNS | columns):
+            by_problem = problems.get({raw["problem_pk"] for raw in batch})
+            held = {}
+            if schemes:
+                wanted = {raw[key] for raw in batch for key in ("scheme_id", "item_scheme_id")}
+                held = scheme_texts.get(wanted - {None})
+            yield batch, by_problem, held
+
+    for batch, by_problem, held in read_ahead(read()):
         for raw in batch:
             problem = by_problem[raw["problem_pk"]]
             if options.split and problem.split != options.split:

@@ -9,7 +9,7 @@ from django.apps import apps as django_apps
 from django.utils import timezone
 
 from annotation import services
-from annotation.models import Assignment, Campaign, Grade, GradeRevision, Item
+from annotation.models import Assignment, Campaign, CampaignMember, Grade, GradeRevision, Item
 from annotation.services.grade_checks import (
     NOT_GRADED,
 )
@@ -364,3 +364,47 @@ def test_final_gold_items_are_still_served_and_stay_blind():
     services.grade_submit(item=gold, expert=a, data=full_grade())
     assert services.assignment_next(campaign=campaign, expert=b).item == gold
     assert grading_view_for_user(item_id=gold.pk, user=b).others == []
+
+
+def test_an_expert_handed_many_items_resumes_the_oldest_from_a_page():
+    """An admin handed an expert 30 items; the first 10 leases lapsed while other experts took
+    those items' slots. "Next" releases the lapsed ones and resumes the eleventh, reading the
+    leases a page at a time (never all 30 as rows), and the expert's 30 leases in this campaign
+    cost nothing in another one."""
+    from django.db.models.signals import post_init
+
+    campaign = CampaignFactory()
+    items = [ItemFactory(campaign=campaign, required_judgements=1) for _ in range(30)]
+    expert, admin = expert_in(campaign), expert_in(campaign)
+    handed = [
+        services.assignment_create_manual(item=item, expert=expert, assigned_by=admin)
+        for item in items
+    ]
+    lapsed = timezone.now() - timedelta(hours=1)
+    Assignment.objects.filter(pk__in=[a.pk for a in handed[:10]]).update(leased_until=lapsed)
+    for item in items[:10]:  # another expert takes each lapsed item's only slot
+        Assignment.objects.create(
+            item=item, expert=admin, leased_until=timezone.now() + timedelta(hours=1)
+        )
+    other = CampaignFactory()
+    ItemFactory(campaign=other)
+    CampaignMember.objects.create(campaign=other, user=expert, role="expert")
+
+    built = []
+
+    def count(sender, instance, **kwargs):
+        built.append(instance.pk)
+
+    post_init.connect(count, sender=Assignment)
+    try:
+        resumed = services.assignment_next(campaign=campaign, expert=expert)
+        assert resumed.pk == handed[10].pk
+        # two pages of 8 and the ten lapsed leases read again under lock; all 30 before
+        assert len(built) == 2 * 8 + 10
+        built.clear()
+        elsewhere = services.assignment_next(campaign=other, expert=expert)
+        assert elsewhere.item.campaign_id == other.pk and elsewhere.expert_id == expert.pk
+    finally:
+        post_init.disconnect(count, sender=Assignment)
+    released = Assignment.objects.filter(pk__in=[a.pk for a in handed[:10]])
+    assert set(released.values_list("status", flat=True)) == {"released"}
