@@ -1,14 +1,25 @@
 from django.apps import AppConfig
 
 
+# the services are imported when a job fails, not at every start-up
+def _verifier_run_fail(pk: int, reason: str) -> None:
+    from adjudication.verification.verifier_runs import verifier_run_fail
+
+    verifier_run_fail(run_id=pk, reason=reason)
+
+
+def _labelling_fail(pk: int, reason: str) -> None:
+    from adjudication.verification.labelling import labelling_outcome_fail
+
+    labelling_outcome_fail(outcome_id=pk, reason=reason)
+
+
 class AdjudicationConfig(AppConfig):
     name = "adjudication"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
         from adjudication import receivers
-        from adjudication.verification.labelling import labelling_outcome_fail
-        from adjudication.verification.verifier_runs import verifier_run_fail
         from annotation.signals import item_judged
         from jobs.kinds import JobKind, job_kind_register
         from jobs.models import JobStatus
@@ -20,7 +31,7 @@ class AdjudicationConfig(AppConfig):
                 "adjudication.VerifierRun",
                 "adjudication.tasks.verifier_run_job",
                 (JobStatus.PENDING,),
-                fail=lambda pk, reason: verifier_run_fail(run_id=pk, reason=reason),
+                fail=_verifier_run_fail,
             )
         )
         job_kind_register(
@@ -29,7 +40,7 @@ class AdjudicationConfig(AppConfig):
                 "adjudication.LabellingOutcome",
                 "adjudication.tasks.labelling_outcome_job",
                 (JobStatus.PENDING,),
-                fail=lambda pk, reason: labelling_outcome_fail(outcome_id=pk, reason=reason),
+                fail=_labelling_fail,
                 status_field="outcome",
             )
         )

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import TypeVar
 
 from django.db.models import TextChoices
@@ -201,11 +202,13 @@ def to_ternary(value_0_7: Decimal | int | float | str, cuts: tuple[int, int] = (
     return Decimal(0)
 
 
+@lru_cache(maxsize=4096)
 def ternary_of(
     value: Decimal | int | float | str, scale: str, cuts: tuple[int, int] = (5, 7)
 ) -> Decimal:
     """A label of any scale on 0 / 0.5 / 1: that scale's own labels by `nearest`, the others
-    through 0-7 and the cut points."""
+    through 0-7 and the cut points. Remembered: a dataset's labels take a few values, and the
+    nearest-value search was a quarter of a D_v export's CPU."""
     if scale == Scale.TERNARY:
         return nearest(check_label(value, scale), SCALES[scale].values)
     return to_ternary(to_0_7(value, scale), cuts)

@@ -147,8 +147,15 @@ def main() -> None:
             f"{time.perf_counter() - start:.0f} s",
             flush=True,
         )
+    from django.db import connection
+
     from adjudication.models import FinalLabel
 
+    with connection.cursor() as cursor:
+        # planner statistics of the graded campaign, as autovacuum keeps them on a live database
+        # (this machine's PostgreSQL runs with autovacuum off: without this, the export read its
+        # labels planned for the empty tables the campaign started with)
+        cursor.execute("ANALYZE")
     if not FinalLabel.objects.filter(item__campaign__slug=SLUG).exists():
         sys.exit(f"campaign {SLUG} has no final labels: run without --skip-load")
     token = admin_token()

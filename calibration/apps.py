@@ -9,8 +9,7 @@ class CalibrationConfig(AppConfig):
     def ready(self) -> None:
         from annotation.calibration_gate import calibration_gate_register
         from annotation.signals import expert_added
-        from calibration.receivers import on_expert_added
-        from calibration.services import calibration_gate_check
+        from calibration.receivers import gate_check, on_expert_added
 
-        calibration_gate_register(calibration_gate_check)
+        calibration_gate_register(gate_check)
         expert_added.connect(on_expert_added, dispatch_uid="calibration-rounds")

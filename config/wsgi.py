@@ -1,5 +1,6 @@
 import gc
 import os
+from importlib import import_module
 
 from django.core.wsgi import get_wsgi_application
 from django.db import connections
@@ -11,6 +12,8 @@ application = get_wsgi_application()
 # gunicorn loads this module once before it forks its workers (config.gunicorn.preload_app), so
 # a new worker starts warm. Nothing here opens a database connection; none is handed to a fork.
 get_resolver().url_patterns  # noqa: B018 (the import is the point)
+# and the Celery app the web sends jobs with (a command loads it on its first send only)
+import_module("config.celery")
 connections.close_all()
 # What is loaded now lives as long as the process: out of the garbage collector's generations, so
 # that its full passes (which py-spy showed inside the submissions' allocations) walk only what

@@ -1,6 +1,19 @@
 from django.apps import AppConfig
 
 
+# the services are imported when a job fails, not at every start-up
+def _evaluation_fail(pk: int, reason: str) -> None:
+    from exports.services.evaluations import evaluation_fail
+
+    evaluation_fail(evaluation_id=pk, reason=reason)
+
+
+def _export_fail(pk: int, reason: str) -> None:
+    from exports.services.datasets import export_fail
+
+    export_fail(job_id=pk, reason=reason)
+
+
 class ExportsConfig(AppConfig):
     name = "exports"
     default_auto_field = "django.db.models.BigAutoField"
@@ -10,8 +23,6 @@ class ExportsConfig(AppConfig):
         from annotation.signals import items_added
         from config.storage import stored_folder_delete
         from exports import opinions, receivers
-        from exports.services.datasets import export_fail
-        from exports.services.evaluations import evaluation_fail
         from jobs.kinds import JobKind, job_kind_register
         from jobs.models import JobStatus
 
@@ -21,7 +32,7 @@ class ExportsConfig(AppConfig):
                 "exports.GraderEvaluation",
                 "exports.evaluation_run",
                 (JobStatus.PENDING,),
-                fail=lambda pk, reason: evaluation_fail(evaluation_id=pk, reason=reason),
+                fail=_evaluation_fail,
             )
         )
         # a re-run starts from nothing: whatever the dead run stored goes (each run writes in a
@@ -32,7 +43,7 @@ class ExportsConfig(AppConfig):
                 "exports.ExportJob",
                 "exports.export_run",
                 (JobStatus.PENDING,),
-                fail=lambda pk, reason: export_fail(job_id=pk, reason=reason),
+                fail=_export_fail,
                 reset=lambda pk: stored_folder_delete(f"exports/{pk}"),
             )
         )

@@ -15,9 +15,11 @@ import os
 import queue
 import threading
 import uuid
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import accumulate
 from pathlib import Path
 
 import orjson
@@ -231,8 +233,8 @@ def _write_csv(rows, fields, binary, on_progress) -> int:
 
 
 def _parquet_line(fields: list[Field]) -> Callable[[dict], bytes]:
-    """A row as one JSON line for Arrow's JSON reader: `json` columns (at any depth) become
-    JSON text, everything else is written as it is."""
+    """A row's `fields` as one JSON line for Arrow's JSON reader: `json` columns (at any depth)
+    become JSON text, everything else is written as it is."""
 
     def convert(field: Field, value: object) -> object:
         if value is None:
@@ -259,13 +261,47 @@ def _parquet_line(fields: list[Field]) -> Callable[[dict], bytes]:
     return line
 
 
+def _string_array(field: Field, values: list):
+    """An Arrow string column made from its values' UTF-8 buffers (offsets, data, validity): no
+    JSON escaping on the way in nor parsing on the way out, and no pandas (which `pa.array` on
+    a Python list imports). A value that is not a string is refused, naming its column."""
+    import pyarrow as pa
+
+    count = len(values)
+    present = [v for v in values if v is not None] if None in values else values
+    try:
+        text = "".join(present)
+    except TypeError:
+        wrong = next(v for v in present if type(v) is not str)
+        raise ValueError(
+            f"column {field.name}: {type(wrong).__name__} in a string column"
+        ) from None
+    if text.isascii():  # a character a byte: the lengths are the strings' own
+        data = text.encode("ascii")
+        sizes = [0 if v is None else len(v) for v in values]
+    else:
+        encoded = [None if v is None else v.encode("utf-8") for v in values]
+        data = b"".join(v for v in encoded if v is not None)
+        sizes = [0 if v is None else len(v) for v in encoded]
+    validity = None
+    if present is not values:
+        bits = bytearray((count + 7) // 8)
+        for index, value in enumerate(values):
+            if value is not None:
+                bits[index >> 3] |= 1 << (index & 7)
+        validity = pa.py_buffer(bits)
+    offsets = array("i", accumulate(sizes, initial=0))
+    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data), validity)
+
+
 def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
-    """Each row group is collected as JSON lines (what the JSONL writer writes) and parsed into
-    Arrow columns by Arrow's own JSON reader against the schema: no Python object per cell, and
-    pyarrow never imports pandas (`pa.array` on a Python list does, for about 50 MB). Parsing
-    and writing a row group happen in a thread of their own (Arrow releases the interpreter
-    lock) while the next row group is encoded: on two cores the two overlap. At most two row
-    groups wait for it, so memory stays flat."""
+    """Each row group is collected column by column: the plain string columns (problem, proof,
+    analysis: most of the bytes) as UTF-8 values that become Arrow buffers as they are, the
+    other columns as JSON lines (what the JSONL writer writes) parsed by Arrow's own JSON reader
+    against their schema. No Python object per cell reaches Arrow, and pyarrow never imports
+    pandas. Building and writing a row group happen in a thread of their own (Arrow releases
+    the interpreter lock) while the next row group is encoded: on two cores the two overlap.
+    At most two row groups wait for it, so memory stays flat."""
     import pyarrow as pa
     import pyarrow.json as pa_json
     import pyarrow.parquet as pq
@@ -274,46 +310,68 @@ def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
     # arenas that add to the peak.
     pool = pa.system_memory_pool()
     schema = arrow_schema(fields)
-    parse = pa_json.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error")
-    line = _parquet_line(fields)
+    direct = [f for f in fields if f.kind == "string"]
+    names = [f.name for f in direct]
+    rest = [f for f in fields if f.kind != "string"]
+    parse = pa_json.ParseOptions(
+        explicit_schema=arrow_schema(rest), unexpected_field_behavior="error"
+    )
+    line = _parquet_line(rest)
     count = 0
     lines: list[bytes] = []
-    pending_bytes = 0
+    texts: list[dict] = []  # the row group's rows, for its string columns
+    grouped = pending_bytes = 0  # rows and bytes of the row group being collected
     groups: queue.Queue = queue.Queue(maxsize=2)
     failure: list[BaseException] = []
 
+    def table_of(data: bytes, group: list[dict]):
+        arrays = {f.name: _string_array(f, [row[f.name] for row in group]) for f in direct}
+        if rest:
+            read = pa_json.ReadOptions(use_threads=False, block_size=len(data) + 1)
+            parsed = pa_json.read_json(
+                pa.BufferReader(data), read_options=read, parse_options=parse, memory_pool=pool
+            )
+            arrays.update(zip(parsed.column_names, parsed.columns, strict=True))
+        return pa.Table.from_arrays([arrays[f.name] for f in fields], schema=schema)
+
     def write_groups(writer: pq.ParquetWriter) -> None:
-        while (data := groups.get()) is not None:
+        while (group := groups.get()) is not None:
             if failure:
                 continue
             try:
-                read = pa_json.ReadOptions(use_threads=False, block_size=len(data) + 1)
-                table = pa_json.read_json(
-                    pa.BufferReader(data), read_options=read, parse_options=parse, memory_pool=pool
-                )
-                writer.write_table(table)
+                writer.write_table(table_of(*group))
             except BaseException as exc:  # raised in the encoding thread
                 failure.append(exc)
 
     def flush() -> None:
+        nonlocal texts, grouped, pending_bytes
         if failure:
             raise failure[0]
-        if lines:
-            groups.put(b"".join(lines))
+        if grouped:
+            groups.put((b"".join(lines), texts))
             lines.clear()
+            texts = []
+            grouped = pending_bytes = 0
 
     with pq.ParquetWriter(temp, schema, compression="snappy", memory_pool=pool) as writer:
         thread = threading.Thread(target=write_groups, args=(writer,), name="export-parquet")
         thread.start()
         try:
             for row in rows:
-                encoded = line(row)
-                lines.append(encoded)
-                pending_bytes += len(encoded)
+                if direct:
+                    texts.append(row)
+                    for name in names:
+                        value = row[name]
+                        if type(value) is str:
+                            pending_bytes += len(value)
+                if rest:
+                    encoded = line(row)
+                    lines.append(encoded)
+                    pending_bytes += len(encoded)
                 count += 1
-                if len(lines) >= row_group_size or pending_bytes >= ROW_GROUP_BYTES:
+                grouped += 1
+                if grouped >= row_group_size or pending_bytes >= ROW_GROUP_BYTES:
                     flush()
-                    pending_bytes = 0
                 if count % PROGRESS_EVERY == 0:
                     on_progress(count)
             flush()

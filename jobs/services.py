@@ -17,13 +17,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-from celery import current_app
-from celery.exceptions import Retry
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
-from kombu.exceptions import ChannelError, OperationalError
 
 from jobs.kinds import KINDS, RUNNING, JobKind
 
@@ -84,6 +81,8 @@ def job_run(kind_name: str, pk: int, body: Callable[[], object]) -> bool:
     A job that asks Celery to retry later (celery.exceptions.Retry) waits: its status goes back
     to waiting and its heartbeat is set to when the retry is due, so the sweep leaves it alone.
     """
+    from celery.exceptions import Retry  # run by the worker, which has Celery loaded
+
     kind = KINDS[kind_name]
     if not _take(kind, pk):
         logger.info("%s %s: finished or running elsewhere, not run again", kind_name, pk)
@@ -125,8 +124,10 @@ class Sweep:
 
 def queued_messages() -> int:
     """How many messages wait in the jobs' queue (0 when the broker cannot say)."""
+    from kombu.exceptions import ChannelError, OperationalError
+
     try:
-        with current_app.connection_for_write() as conn:
+        with celery_app().connection_for_write() as conn:
             declared = conn.default_channel.queue_declare(
                 queue=settings.CELERY_TASK_DEFAULT_QUEUE, passive=True
             )
@@ -135,13 +136,21 @@ def queued_messages() -> int:
         return 0
 
 
+def celery_app():
+    """The Celery app, loaded on first use (config/__init__.py says why)."""
+    from config.celery import app
+
+    return app
+
+
 def task_by_name(name: str):
     """The Celery task registered under `name`. A web process has not imported the apps' task
     modules (the worker does at start): they are imported, through Celery's autodiscovery, the
     first time one is asked for."""
-    if name not in current_app.tasks:
-        current_app.loader.import_default_modules()
-    return current_app.tasks[name]
+    app = celery_app()
+    if name not in app.tasks:
+        app.loader.import_default_modules()
+    return app.tasks[name]
 
 
 def job_send_on_commit(
@@ -160,6 +169,8 @@ def job_send_on_commit(
     pks = list(pks)
 
     def send() -> None:
+        from kombu.exceptions import OperationalError
+
         task = task_by_name(kind.task)
         for pk in pks:
             try:
@@ -172,8 +183,10 @@ def job_send_on_commit(
 
 
 def _send(kind: JobKind, pk: int) -> None:
+    from kombu.exceptions import OperationalError
+
     try:
-        current_app.send_task(kind.task, args=[pk])
+        celery_app().send_task(kind.task, args=[pk])
     except OperationalError as exc:  # the next sweep sends it again
         logger.error("%s %s: could not be queued again: %s", kind.name, pk, exc)
 

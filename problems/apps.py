@@ -1,6 +1,13 @@
 from django.apps import AppConfig
 
 
+def _import_fail(pk: int, reason: str) -> None:
+    # the services are imported when a job fails, not at every start-up
+    from problems.services import import_job_fail
+
+    import_job_fail(job_id=pk, message=reason)
+
+
 class ProblemsConfig(AppConfig):
     name = "problems"
     default_auto_field = "django.db.models.BigAutoField"
@@ -8,7 +15,6 @@ class ProblemsConfig(AppConfig):
     def ready(self) -> None:
         from jobs.kinds import JobKind, job_kind_register
         from jobs.models import JobStatus
-        from problems.services import import_job_fail
 
         job_kind_register(
             JobKind(
@@ -16,6 +22,6 @@ class ProblemsConfig(AppConfig):
                 "problems.ImportJob",
                 "problems.tasks.import_run",
                 (JobStatus.PENDING,),
-                fail=lambda pk, reason: import_job_fail(job_id=pk, message=reason),
+                fail=_import_fail,
             )
         )

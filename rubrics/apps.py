@@ -1,6 +1,13 @@
 from django.apps import AppConfig
 
 
+def _generation_fail(pk: int, reason: str) -> None:
+    # the generation module is imported when a task fails, not at every start-up
+    from rubrics.generation import generation_task_fail
+
+    generation_task_fail(task_id=pk, reason=reason)
+
+
 class RubricsConfig(AppConfig):
     name = "rubrics"
     default_auto_field = "django.db.models.BigAutoField"
@@ -11,7 +18,6 @@ class RubricsConfig(AppConfig):
         from jobs.kinds import JobKind, job_kind_register
         from jobs.models import JobStatus
         from problems.signals import corpus_imported
-        from rubrics.generation import generation_task_fail
         from rubrics.receivers import on_corpus_imported, on_migrated
 
         job_kind_register(
@@ -20,7 +26,7 @@ class RubricsConfig(AppConfig):
                 "rubrics.GenerationTask",
                 "rubrics.tasks.generate_scheme",
                 (JobStatus.PENDING, JobStatus.RETRYING),
-                fail=lambda pk, reason: generation_task_fail(task_id=pk, reason=reason),
+                fail=_generation_fail,
             )
         )
 

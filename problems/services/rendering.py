@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
-from kombu.exceptions import OperationalError
 
 from jobs.services import task_by_name
 from problems.models import Proof, ReferenceSolution
@@ -43,6 +42,8 @@ def texts_prerender_queue(*, proof_ids: list[int]) -> None:
     a text it does not find, and stores it."""
 
     def send() -> None:
+        from kombu.exceptions import OperationalError
+
         # by the name it is registered under: problems.tasks imports these services
         task = task_by_name("problems.tasks.texts_prerender_run")
         for start in range(0, len(proof_ids), PRERENDER_BATCH):

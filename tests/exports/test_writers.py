@@ -71,6 +71,31 @@ def test_parquet_row_groups_are_bounded(tmp_path):
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [10, 10, 5]
 
 
+def test_parquet_string_columns_hold_the_texts_as_given(tmp_path, monkeypatch):
+    """Plain string columns go to Arrow as buffers, not JSON: missing values, non-ASCII text,
+    quotes and newlines, row groups closed by size, all read back as they were given; a value
+    that is not a string is refused, naming its column."""
+    import exports.writers as writers
+
+    texts = [None, "", 'a "quoted"\nline', "café ∀x∈ℝ", "z" * 3000, "😀 \\ \t"] * 5
+    fields = [Field("text", "string", ""), Field("n", "int", ""), Field("note", "string", "")]
+    given = [{"text": t, "n": i, "note": None if i % 4 else f"n{i}"} for i, t in enumerate(texts)]
+    monkeypatch.setattr(writers, "ROW_GROUP_BYTES", 4000)  # 15 KB of text: groups close by size
+    path = tmp_path / "texts.parquet"
+    write_rows(rows=iter(given), fields=fields, file_type="parquet", path=path)
+    assert pq.read_table(path).to_pylist() == given
+    assert pq.ParquetFile(path).metadata.num_row_groups == 3
+
+    with pytest.raises(ValueError, match="column note: int in a string column"):
+        write_rows(
+            rows=iter([{"text": "x", "n": 1, "note": 5}]),
+            fields=fields,
+            file_type="parquet",
+            path=tmp_path / "bad.parquet",
+        )
+    assert not (tmp_path / "bad.parquet").exists()
+
+
 @pytest.mark.parametrize("file_type", ["jsonl", "csv", "parquet"])
 def test_a_failure_midway_leaves_no_file(tmp_path, file_type):
     def broken():
