@@ -50,6 +50,9 @@ def database_url() -> str:
 
 def by_command(fmt: str, file_type: str) -> dict:
     out = OUT / f"{SLUG}-{fmt}.{file_type}"
+    # a new file, as a user exports a dataset: replacing the last run's (136 MB of JSONL) would
+    # add the file system's unlink of it (30-90 ms here) to the export
+    out.unlink(missing_ok=True)
     seconds, peak, _ = run_measured(
         manage(
             "export_dataset", "--campaign", SLUG, "--format", fmt, "--file-type", file_type,
@@ -152,10 +155,11 @@ def main() -> None:
     from adjudication.models import FinalLabel
 
     with connection.cursor() as cursor:
-        # planner statistics of the graded campaign, as autovacuum keeps them on a live database
-        # (this machine's PostgreSQL runs with autovacuum off: without this, the export read its
-        # labels planned for the empty tables the campaign started with)
-        cursor.execute("ANALYZE")
+        # the tables as autovacuum keeps them on a live database: planner statistics of the graded
+        # campaign and the rows of the campaign it replaced cleared away (this machine's
+        # PostgreSQL runs with autovacuum off: without this, the export read its labels planned
+        # for the empty tables the campaign started with, through the replaced one's dead rows)
+        cursor.execute("VACUUM ANALYZE")
     if not FinalLabel.objects.filter(item__campaign__slug=SLUG).exists():
         sys.exit(f"campaign {SLUG} has no final labels: run without --skip-load")
     token = admin_token()
