@@ -149,14 +149,58 @@ def celery_worker_process(django_db_setup, django_db_blocker):
     log.close()
 
 
+# The name the test workers' connections go by in pg_stat_activity (see pytest_runtest_teardown).
+WORKER_APPLICATION = "proofmark-test-worker"
+_workers_started = False
+
+
 def worker_database_url() -> str:
     db = settings.DATABASES["default"]
-    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+    return (
+        f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+        f"?application_name={WORKER_APPLICATION}"
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Before a test's fixtures are torn down (a transactional test's flush TRUNCATEs every
+    table), the test workers' database sessions still at work are ended. A worker started by an
+    earlier test lives for the session and takes any job a later test queues, one that does not
+    wait for it included (an import page's upload): its transaction and the flush's TRUNCATE then
+    deadlocked, and PostgreSQL gave up the flush. The job belongs to a test that is over."""
+    if _workers_started and settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        worker_sessions_end()
+    return (yield)
+
+
+def worker_sessions_end() -> int:
+    """Ends the test workers' sessions of the test database that are not idle (a query running,
+    or a transaction open); returns how many."""
+    import psycopg
+
+    db = settings.DATABASES["default"]
+    with psycopg.connect(
+        dbname=db["NAME"],
+        user=db["USER"],
+        host=db["HOST"] or "127.0.0.1",
+        port=db["PORT"] or 5432,
+        autocommit=True,
+    ) as conn:
+        ended = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND application_name = %s"
+            " AND state <> 'idle'",
+            [WORKER_APPLICATION],
+        ).fetchall()
+    return len(ended)
 
 
 def celery_process(command: str, *, env: dict, log) -> subprocess.Popen:
     """`celery worker` (threads) or `celery beat` in a process of its own, on the test database,
     eager mode off, `env` over the test's environment."""
+    global _workers_started
+    _workers_started = True
     queue = env.get("CELERY_TASK_DEFAULT_QUEUE", settings.CELERY_TASK_DEFAULT_QUEUE)
     options = {
         # the jobs' queues only: rendering ahead (a queue of its own, queued by every test that
