@@ -215,7 +215,8 @@ def test_overlapping_errors_then_a_revision(
     assert page.locator("#submit-button").count() == 0
     assert page.locator("input[name=score][value='6']").is_disabled()
     assert_accessible(page)
-    page.click("#revise-link")
+    with page.expect_navigation():  # until load: the page's keys are bound
+        page.click("#revise-link")
     page.wait_for_selector("#proof-text mark.err-multi")
     assert page.inner_text("#submit-button").startswith("Save revision")
     page.keyboard.press("j")
@@ -321,7 +322,8 @@ def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
     assert "1 judgement of yours" in page.inner_text("#own-grades")
     page.screenshot(path=str(screenshot_dir / "grading-own-judgements.png"))
     assert_accessible(page)
-    page.click("#own-grades-table >> text=revise")
+    with page.expect_navigation():  # until load: the page's keys are bound
+        page.click("#own-grades-table >> text=revise")
     page.wait_for_selector("#proof-text .katex")
     assert page.inner_text("#submit-button").startswith("Save revision")
     page.keyboard.press("j")
