@@ -213,6 +213,16 @@ LEFT JOIN {Grade._meta.db_table} g ON g.item_id = i.id AND g.expert_id = %(user)
 WHERE i.id = %(item)s"""
 
 
+def _item_sql(parts: list[tuple], extra: str) -> tuple[str, list[tuple]]:
+    """An item read over `_ITEM_FROM`: the columns of `parts` ((model, alias, attnames or None
+    for all)) then `extra`; and the (model, attnames) of the row's parts in order."""
+    selected = [(model, *columns(model, alias, names)) for model, alias, names in parts]
+    sql = f"""
+SELECT {", ".join(select for _, _, select in selected)}, {extra}
+{_ITEM_FROM}"""
+    return sql, [(model, names) for model, names, _ in selected]
+
+
 @cache
 def _api_item_sql() -> tuple[str, list[tuple]]:
     """The API's read of an item, and the (model, attnames) of its row's parts in order."""
@@ -223,15 +233,13 @@ def _api_item_sql() -> tuple[str, list[tuple]]:
         (Problem, "pr", _PROBLEM),
         (MarkingScheme, "s", _SCHEME),
     ]
-    selected = [(model, *columns(model, alias, names)) for model, alias, names in parts]
-    sql = f"""
-SELECT {", ".join(select for _, _, select in selected)},
-       a.id, g.id,
+    return _item_sql(
+        parts,
+        f"""a.id, g.id,
        EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
                WHERE e.campaign_id = i.campaign_id AND e.user_id = %(user)s
-                 AND e.role = %(expert)s)
-{_ITEM_FROM}"""
-    return sql, [(model, names) for model, names, _ in selected]
+                 AND e.role = %(expert)s)""",
+    )
 
 
 @cache
@@ -246,11 +254,7 @@ def _page_item_sql() -> tuple[str, list[tuple]]:
         (MarkingScheme, "s", _PAGE_SCHEME),
         (Assignment, "a", None),
     ]
-    selected = [(model, *columns(model, alias, names)) for model, alias, names in parts]
-    sql = f"""
-SELECT {", ".join(select for _, _, select in selected)}, g.id
-{_ITEM_FROM}"""
-    return sql, [(model, names) for model, names, _ in selected]
+    return _item_sql(parts, "g.id")
 
 
 def item_view_for_json(

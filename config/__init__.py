@@ -2,6 +2,6 @@
 
 The Celery app (config.celery) is not imported here: `celery -A config` finds `config.celery.app`
 by itself, and the processes that send tasks load it on their first send
-(jobs.services.celery_app), so that a management command or a web request that queues nothing
+(config.broker.celery_app), so that a management command or a web request that queues nothing
 never imports Celery and Kombu (about 60 ms of every start-up).
 """

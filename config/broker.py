@@ -14,12 +14,18 @@ class BrokerUnavailable(APIException):
     default_code = "broker_unavailable"
 
 
-def broker_problem() -> str | None:
-    """None when the broker accepts a connection, else what went wrong, in words."""
+def celery_app():
+    """The Celery app (config.celery), loaded on first use: `config/__init__.py` does not import
+    it, so a command or a request that queues nothing never loads Celery and Kombu."""
     from config.celery import app
 
+    return app
+
+
+def broker_problem() -> str | None:
+    """None when the broker accepts a connection, else what went wrong, in words."""
     try:
-        with app.connection_for_write() as broker:
+        with celery_app().connection_for_write() as broker:
             broker.ensure_connection(max_retries=1, interval_start=0, timeout=2)
     except Exception as exc:  # noqa: BLE001 (any failure to connect is the answer)
         return f"{type(exc).__name__}: {exc}"

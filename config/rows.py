@@ -52,19 +52,22 @@ def model_from_row(model, attnames: tuple[str, ...], values) -> object:
     return model.from_db(connection.alias, list(attnames), converted)
 
 
+def _insert_head(model) -> tuple[str, tuple]:
+    """`INSERT INTO table (columns) VALUES (%s, ...)` of every concrete column of `model` but its
+    automatic key, and those fields in that order."""
+    quote = connection.ops.quote_name
+    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
+    names = ", ".join(quote(f.column) for f in fields)
+    values = ", ".join(["%s"] * len(fields))
+    return f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({values})", fields
+
+
 @cache
 def _insert_sql(model, vendor: str) -> tuple[str, tuple]:
-    """The INSERT of a new row of `model` (every concrete column but its automatic key), and
-    the fields whose values it takes, in that order."""
-    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
-    names = ", ".join(connection.ops.quote_name(f.column) for f in fields)
-    values = ", ".join(["%s"] * len(fields))
-    pk = connection.ops.quote_name(model._meta.pk.column)
-    sql = (
-        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({names}) VALUES ({values})"
-    )
+    """The INSERT of a new row of `model`, returning its key where the database can."""
+    sql, fields = _insert_head(model)
     if connection.features.can_return_columns_from_insert:
-        sql += f" RETURNING {pk}"
+        sql += f" RETURNING {connection.ops.quote_name(model._meta.pk.column)}"
     return sql, fields
 
 
@@ -90,18 +93,13 @@ def _upsert_sql(model, unique: str, replaced: tuple[str, ...], vendor: str) -> t
     """The INSERT of a row of `model` that, when a row with the same `unique` column exists,
     replaces that row's `replaced` columns instead (the other columns keep their first values),
     returning the row's key; and the fields whose values it takes, in that order."""
-    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
     quote = connection.ops.quote_name
-    by_attname = {f.attname: f.column for f in fields}
-    names = ", ".join(quote(f.column) for f in fields)
-    values = ", ".join(["%s"] * len(fields))
-    update = ", ".join(
-        f"{quote(by_attname[n])} = EXCLUDED.{quote(by_attname[n])}" for n in replaced
-    )
-    sql = (
-        f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({values}) "
-        f"ON CONFLICT ({quote(by_attname[unique])}) DO UPDATE SET {update} "
-        f"RETURNING {quote(model._meta.pk.column)}"
+    sql, fields = _insert_head(model)
+    column = {f.attname: quote(f.column) for f in fields}
+    update = ", ".join(f"{column[n]} = EXCLUDED.{column[n]}" for n in replaced)
+    sql += (
+        f" ON CONFLICT ({column[unique]}) DO UPDATE SET {update}"
+        f" RETURNING {quote(model._meta.pk.column)}"
     )
     return sql, fields
 

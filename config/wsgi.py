@@ -1,10 +1,11 @@
 import gc
 import os
-from importlib import import_module
 
 from django.core.wsgi import get_wsgi_application
 from django.db import connections
 from django.urls import get_resolver
+
+from config.broker import celery_app
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
@@ -13,7 +14,7 @@ application = get_wsgi_application()
 # a new worker starts warm. Nothing here opens a database connection; none is handed to a fork.
 get_resolver().url_patterns  # noqa: B018 (the import is the point)
 # and the Celery app the web sends jobs with (a command loads it on its first send only)
-import_module("config.celery")
+celery_app()
 connections.close_all()
 # What is loaded now lives as long as the process: out of the garbage collector's generations, so
 # that its full passes (which py-spy showed inside the submissions' allocations) walk only what

@@ -22,6 +22,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from config.broker import celery_app
 from jobs.kinds import KINDS, RUNNING, JobKind
 
 logger = logging.getLogger(__name__)
@@ -134,13 +135,6 @@ def queued_messages() -> int:
             return declared.message_count
     except (ChannelError, OperationalError):
         return 0
-
-
-def celery_app():
-    """The Celery app, loaded on first use (config/__init__.py says why)."""
-    from config.celery import app
-
-    return app
 
 
 def task_by_name(name: str):
