@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 from django.conf import settings
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
@@ -16,6 +16,16 @@ AXE_TAGS = ["wcag2a", "wcag2aa"]  # WCAG 2 level A and AA rules
 
 
 expect.set_options(timeout=15_000)  # as long as the contexts' default
+
+
+def _refuse_wait_for_function(*args, **kwargs):
+    raise AssertionError(
+        "wait_for_function gives up at its predicate's first throw (an element not there yet) "
+        "and polls with eval, which the site's policy blocks: use expect(locator), which retries"
+    )
+
+
+Page.wait_for_function = _refuse_wait_for_function  # every page, whichever context made it
 
 
 @pytest.fixture(scope="session")
@@ -32,9 +42,8 @@ def browser():
 
 @pytest.fixture
 def context(browser):
-    # Playwright's wait_for_function evaluates its predicate in the page, which the site's
-    # Content-Security-Policy forbids: flows run with it bypassed, and tests/e2e/test_csp.py
-    # opens the pages under the policy.
+    # Flows run with the site's Content-Security-Policy bypassed; strict_page and
+    # tests/e2e/test_csp.py open the pages under the policy.
     context = browser.new_context(viewport={"width": 1366, "height": 900}, bypass_csp=True)
     context.set_default_timeout(15_000)
     yield context
@@ -49,13 +58,6 @@ def strict_page(browser):
     context.set_default_timeout(15_000)
     page = context.new_page()
     page.csp_errors = []
-
-    def refuse(*args, **kwargs):
-        raise AssertionError(
-            "wait_for_function polls with eval, which the policy blocks: use expect(locator)"
-        )
-
-    page.wait_for_function = refuse  # it passes only when the first check already holds
     page.on(
         "console",
         lambda msg: "Content Security Policy" in msg.text and page.csp_errors.append(msg.text),

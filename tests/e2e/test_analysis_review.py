@@ -4,9 +4,11 @@ links the proof passage one concerns, judges both with the keyboard, sees the ru
 derived live, finds the draft after a reload, overrides with a reason and submits; the review
 reaches adjudication as a final label."""
 
+import re
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import CampaignMember, DefectSuggestion, MetaReview
 from tests.factories import UserFactory
@@ -61,7 +63,7 @@ def test_expert_reviews_an_analysis_end_to_end(
     page.wait_for_selector("#defect-list .defect")
     assert page.locator("#analysis-text mark.claim-suggested").count() == 1
     page.click("#suggestion-list >> text=accept as a defect")  # the LLM pre-split's suggestion
-    page.wait_for_function("document.querySelectorAll('#defect-list .defect').length === 2")
+    expect(page.locator("#defect-list .defect")).to_have_count(2)
     assert page.is_hidden("#suggestion-box")
     assert page.locator("#analysis-text mark.claim").count() == 2
 
@@ -73,17 +75,17 @@ def test_expert_reviews_an_analysis_end_to_end(
     page.wait_for_selector("#proof-text mark.passage")
     page.keyboard.press("j")  # the second defect
     page.keyboard.press("2")  # does not exist
-    page.wait_for_function("document.getElementById('derived-rating').textContent === '0.5'")
+    expect(page.locator("#derived-rating")).to_have_text("0.5")
     assert "1 of the 2 claimed defects are unreasonable" in page.inner_text("#derived-reason")
     assert page.is_visible("#aspects-moot")
     page.fill("#comment", "The parity claim is not in the proof.")
-    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    expect(page.locator("#save-status")).to_have_text(re.compile("^Saved"))
     page.evaluate("document.querySelector('.review-panel').scrollTop = 0")
     page.screenshot(path=str(screenshot_dir / "analysis-review.png"))
     assert_accessible(page)
 
     page.reload()  # the draft lives on the server
-    page.wait_for_function("document.querySelectorAll('#defect-list .defect').length === 2")
+    expect(page.locator("#defect-list .defect")).to_have_count(2)
     assert page.inner_text("#derived-rating") == "0.5"
     assert page.inner_text("#save-status") == "Draft restored"
     assert page.input_value("#comment") == "The parity claim is not in the proof."
@@ -92,9 +94,7 @@ def test_expert_reviews_an_analysis_end_to_end(
     assert page.is_visible("#override-reason-box")
     page.click("body")
     page.keyboard.press("Enter")
-    page.wait_for_function(
-        "document.getElementById('submit-refused').textContent.includes('override: give the reason')"
-    )
+    expect(page.locator("#submit-refused")).to_contain_text("override: give the reason")
     page.fill("#override-reason", "Both defects are about the same wrong step.")
     page.click("#submit-button")
     page.wait_for_url(f"**/annotation/{campaign.slug}/next/?after={item.pk}")
@@ -135,13 +135,13 @@ def test_review_shortcuts_live_after_a_click_and_enter_on_skip_skips(page, live_
     assert page.evaluate("document.getElementById('pane-problem').open") is not problem_open
     page.keyboard.press("Enter")
     refused = page.locator("#submit-refused")
-    page.wait_for_function("document.getElementById('submit-refused').textContent !== ''")
+    expect(page.locator("#submit-refused")).not_to_have_text("")
     assert "score: say whether the analysis's score fits" in refused.inner_text()
 
     page.click("input[name=score_fits][value=true]")
-    page.wait_for_function("document.getElementById('derived-rating').textContent === '1'")
+    expect(page.locator("#derived-rating")).to_have_text("1")
     assert refused.inner_text() == ""
-    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    expect(page.locator("#save-status")).to_have_text(re.compile("^Saved"))
     page.focus("#skip-button")
     page.keyboard.press("Enter")
     page.wait_for_selector("text=No work left in Meta keys")
@@ -174,7 +174,7 @@ def test_a_review_whose_session_ends_survives_a_reload(
     page.click("input[name=expression_error][value=false]")
     page.click("input[name=score_fits][value=true]")
     page.fill("#comment", "Kept through the night.")
-    page.wait_for_function("document.getElementById('derived-rating').textContent === '1'")
+    expect(page.locator("#derived-rating")).to_have_text("1")
     page.click("body")
     page.keyboard.press("Enter")
     page.wait_for_selector("#item-notice:not([hidden])")
@@ -190,12 +190,12 @@ def test_a_review_whose_session_ends_survives_a_reload(
     page.fill("#id_password", "pass-word-123")
     page.click("button[type=submit]")
     page.wait_for_url(review_url)
-    page.wait_for_function("document.querySelectorAll('#defect-list .defect').length === 1")
+    expect(page.locator("#defect-list .defect")).to_have_count(1)
     assert page.is_checked("input[name=expression_error][value=false]")
     assert page.is_checked("input[name=score_fits][value=true]")
     assert page.input_value("#comment") == "Kept through the night."
     assert page.inner_text("#derived-rating") == "1"
-    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    expect(page.locator("#save-status")).to_have_text(re.compile("^Saved"))
     draft = MetaReview.objects.get()
     assert (draft.grade.status, draft.expression_error, draft.score_fits) == ("draft", False, True)
     assert page.evaluate("() => Object.keys(localStorage).length") == 0  # the server has it

@@ -6,6 +6,7 @@ import csv
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Grade
 from rubrics.models import SchemeMethod
@@ -48,7 +49,7 @@ def test_pick_a_band_with_its_key_then_revise_it(
     page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
     page.click("button:has-text('Grade next')")
     page.wait_for_selector("#proof-text .katex")
-    page.wait_for_function("document.getElementById('computed-score').textContent !== '\u2013'")
+    expect(page.locator("#computed-score")).not_to_have_text("\u2013")
     partial = page.locator('.cp-row.band[data-id="partial"]')
     assert "Guessed the solution correctly" in partial.inner_text()
     assert page.locator(".cp-row.band").count() == 4
@@ -56,15 +57,15 @@ def test_pick_a_band_with_its_key_then_revise_it(
     page.keyboard.press("1")
     assert partial.locator("input[name=band]").is_checked()
     assert page.locator("input[name=score][value='1']").is_checked()
-    page.wait_for_function("document.getElementById('computed-score').textContent === '1'")
+    expect(page.locator("#computed-score")).to_have_text("1")
     page.screenshot(path=str(screenshot_dir / "grading-bands.png"), full_page=True)
     # another band's key moves the pick (one band at a time)
     page.keyboard.press("6")
     assert page.locator('.cp-row.band[data-id="almost"] input').is_checked()
     assert not partial.locator("input[name=band]").is_checked()
-    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    expect(page.locator("#computed-score")).to_have_text("6")
     page.keyboard.press("1")
-    page.wait_for_function("document.getElementById('computed-score').textContent === '1'")
+    expect(page.locator("#computed-score")).to_have_text("1")
     page.keyboard.press("Enter")
     page.wait_for_selector("text=No work left in Band round")
     grade = Grade.objects.get(item=item, expert=expert)

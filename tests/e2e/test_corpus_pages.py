@@ -4,6 +4,7 @@ see the math typeset by KaTeX; nothing is loaded from off the machine."""
 from urllib.parse import urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 from problems.demo.loader import demo_corpus_load
 from tests.factories import UserFactory
@@ -53,15 +54,15 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     assert_accessible(page)
 
     page.select_option("#id_topic", "G")
-    page.wait_for_function("document.querySelectorAll('a.problem-link').length === 1")
+    expect(page.locator("a.problem-link")).to_have_count(1)
     assert rows(page) == ["DEMO-2024-G1"]
     assert "topic=G" in page.url
 
     page.select_option("#id_topic", "")
-    page.wait_for_function("document.querySelectorAll('a.problem-link').length === 6")
+    expect(page.locator("a.problem-link")).to_have_count(6)
     page.keyboard.press("/")
     page.keyboard.type("party")
-    page.wait_for_function("document.querySelectorAll('a.problem-link').length === 1")
+    expect(page.locator("a.problem-link")).to_have_count(1)
     assert rows(page) == ["DEMO-2025-C2"]
 
     page.click("a.problem-link")

@@ -94,7 +94,7 @@ def grade_all(page, campaign, decide, shots, who: str) -> list[str]:
         page.locator("#proof-text").or_(done).wait_for()
         if page.locator("#proof-text").count() == 0:
             return seen
-        page.wait_for_function("document.getElementById('computed-score').textContent !== '\u2013'")
+        expect(page.locator("#computed-score")).not_to_have_text("\u2013")
         problem_id = re.search(r"Grading · (\S+)", page.title()).group(1)
         decide(page, problem_id)
         page.screenshot(path=str(shots / f"{who}-{problem_id}.png"))
@@ -204,9 +204,7 @@ def test_imo_proofbench_with_deepseek_math_v2_outputs(
             assert not page.locator(".bands .katex-error").count()  # \lcm in PB-Advanced-002
             key = BANDS[who][problem_id]
             page.keyboard.press(key)
-            page.wait_for_function(
-                "(k) => document.getElementById('computed-score').textContent === k", arg=key
-            )
+            expect(page.locator("#computed-score")).to_have_text(key)
             assert page.locator(f"input[name=score][value='{key}']").is_checked()
 
         return decide
@@ -325,9 +323,7 @@ def test_matharena_usamo_2025_with_points_per_step(
                 page.keyboard.press("j")
                 page.keyboard.press(value)
             total = str(sum(int(v) for v in points))
-            page.wait_for_function(
-                "(t) => document.getElementById('computed-score').textContent === t", arg=total
-            )
+            expect(page.locator("#computed-score")).to_have_text(total)
             page.keyboard.press("Escape")
 
         return decide

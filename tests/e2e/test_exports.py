@@ -4,6 +4,7 @@ downloads the file; then imports a grader's predictions and reads the report wit
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.exports.factories import labelled_campaign
 from tests.factories import UserFactory
@@ -67,5 +68,5 @@ def test_researcher_exports_downloads_and_reads_a_grader_report(
     assert_accessible(page)
     assert "Oracle, first n" in page.text_content("svg.bon")  # A.4's baselines by default
     page.click("text=Show them averaged over the grader's random subsets")
-    page.wait_for_function("document.querySelector('svg.bon').textContent.includes('Subset mean')")
+    expect(page.locator("svg.bon")).to_contain_text("Subset mean")
     assert "over the first n" in page.inner_text(".bon-baselines >> a")

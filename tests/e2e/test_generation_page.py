@@ -3,6 +3,7 @@
 polling until each problem has its scheme; the scheme opens. The model is the fake server."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.factories import UserFactory
 from tests.llm import replies
@@ -27,9 +28,7 @@ def test_admin_generates_schemes_and_follows_the_run(
         page.click("nav.mainnav >> text=Generate")
     page.wait_for_selector("#generation-problems input[name=problems]")
     page.select_option("#id_contest", "USAMO")
-    page.wait_for_function(
-        "document.querySelectorAll('#generation-problems input[name=problems]').length === 2"
-    )
+    expect(page.locator("#generation-problems input[name=problems]")).to_have_count(2)
     page.check("#select-all")
     page.select_option("#id_method", "refgrader_milestones")
     page.select_option("#id_endpoint", label="fake-vllm (fake-model)")

@@ -1,9 +1,11 @@
 """Browser flows of the grading page: grade with the keyboard only, select text and tag an
 error, close the tab mid-grade and find the draft (spans included) in a fresh browser."""
 
+import re
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation import services
 from annotation.models import ErrorSpan, Grade
@@ -33,7 +35,7 @@ def open_item(page, live_server, campaign):
     page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
     page.click("button:has-text('Grade next')")
     page.wait_for_selector("#proof-text .katex")
-    page.wait_for_function("document.getElementById('computed-score').textContent !== '\u2013'")
+    expect(page.locator("#computed-score")).not_to_have_text("\u2013")
 
 
 def select_text(page, needle: str):
@@ -95,7 +97,7 @@ def test_grade_a_proof_with_the_keyboard_only(
     assert_accessible(page)
     for key in ["j", "2", "j", "3", "j", "1"]:
         page.keyboard.press(key)
-    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    expect(page.locator("#computed-score")).to_have_text("6")
     assert page.locator("input[name=score][value='6']").is_checked()
     page.keyboard.press("Escape")
     page.keyboard.press("5")
@@ -109,9 +111,7 @@ def test_grade_a_proof_with_the_keyboard_only(
     page.keyboard.type("Equality case argued loosely.")
     page.keyboard.press("Escape")
     page.keyboard.press("Enter")  # without a note the server refuses the override, naming it
-    page.wait_for_function(
-        "document.getElementById('submit-refused').textContent.startsWith('score_note:')"
-    )
+    expect(page.locator("#submit-refused")).to_have_text(re.compile("^score_note:"))
     page.fill("#score-note", "The equality case is only sketched.")
     page.keyboard.press("Escape")
     page.screenshot(path=str(screenshot_dir / "grading-keyboard.png"), full_page=True)
@@ -166,7 +166,7 @@ def test_select_text_and_tag_an_error(
     page.wait_for_selector("#span-popup:not([hidden])")
     page.select_option("#span-category", "missing_cases")
     page.click("#span-save")
-    page.wait_for_function("document.querySelectorAll('#span-list li').length === 2")
+    expect(page.locator("#span-list li")).to_have_count(2)
     wait_for(lambda: ErrorSpan.objects.filter(grade__item=item).count() == 2)
     quotes = sorted(ErrorSpan.objects.filter(grade__item=item).values_list("quote", flat=True))
     assert "attained at $x = 1$" in quotes
@@ -179,9 +179,7 @@ def save_revision(page, item):
     """Leaves the checklist and submits: the expert's grade becomes 4 with one revision."""
     page.keyboard.press("Escape")
     page.keyboard.press("Enter")
-    page.wait_for_function(
-        "document.getElementById('save-status').textContent.startsWith('Revision saved')"
-    )
+    expect(page.locator("#save-status")).to_have_text(re.compile(r"^Revision\ saved"))
     grade = Grade.objects.get(item=item)
     assert grade.score == Decimal(4) and grade.revisions.count() == 1
 
@@ -199,12 +197,12 @@ def test_overlapping_errors_then_a_revision(
         page.keyboard.press("e")
         page.select_option("#span-category", category)
         page.click("#span-save")
-    page.wait_for_function("document.querySelectorAll('#span-list li').length === 2")
+    expect(page.locator("#span-list li")).to_have_count(2)
     assert page.locator("mark.err-multi").inner_text() == "the minimum"
     assert page.locator("mark.err-multi").get_attribute("title").startswith("#1 ")
     for key in ["j", "2", "j", "3", "j", "1"]:
         page.keyboard.press(key)
-    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    expect(page.locator("#computed-score")).to_have_text("6")
     page.keyboard.press("Enter")
     page.wait_for_selector("text=No work left in Browser round")
     assert Grade.objects.get(item=item).score == Decimal(6)
@@ -221,10 +219,8 @@ def test_overlapping_errors_then_a_revision(
     assert page.inner_text("#submit-button").startswith("Save revision")
     page.keyboard.press("j")
     page.keyboard.press("0")  # the computed score is previewed, nothing saved yet
-    page.wait_for_function("document.getElementById('computed-score').textContent === '4'")
-    page.wait_for_function(
-        "document.getElementById('save-status').textContent.startsWith('Not yet saved')"
-    )
+    expect(page.locator("#computed-score")).to_have_text("4")
+    expect(page.locator("#save-status")).to_have_text(re.compile(r"^Not\ yet\ saved"))
     assert Grade.objects.get(item=item).score == Decimal(6)
     save_revision(page, item)
 
@@ -314,7 +310,7 @@ def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
     open_item(page, live_server, campaign)
     for key in ["j", "2", "j", "3", "j", "1"]:
         page.keyboard.press(key)
-    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    expect(page.locator("#computed-score")).to_have_text("6")
     page.keyboard.press("Enter")
     page.wait_for_selector("text=No work left in Browser round")
     page.click("text=Back to the campaign")
@@ -328,7 +324,7 @@ def test_back_to_a_graded_item_from_the_campaign_page_and_revise(
     assert page.inner_text("#submit-button").startswith("Save revision")
     page.keyboard.press("j")
     page.keyboard.press("0")
-    page.wait_for_function("document.getElementById('computed-score').textContent === '4'")
+    expect(page.locator("#computed-score")).to_have_text("4")
     save_revision(page, item)
     assert item.final_label.value == Decimal(4)  # the single label followed the revision
 
@@ -379,7 +375,7 @@ def test_a_fresh_checklist_item_is_not_graded_and_enter_submits_nothing(
 
     page.keyboard.press("j")
     page.keyboard.press("2")  # c1 gets 2 points: the final score follows
-    page.wait_for_function("document.getElementById('computed-score').textContent === '2'")
+    expect(page.locator("#computed-score")).to_have_text("2")
     assert page.locator("input[name=score][value='2']").is_checked()
     assert page.is_hidden("#not-graded") and refused.inner_text() == ""
     page.keyboard.press("Escape")
@@ -408,7 +404,7 @@ def test_enter_on_a_focused_control_does_what_the_control_says(
     login(page, expert)
     open_item(page, live_server, campaign)
     page.keyboard.press("5")
-    page.wait_for_function("document.getElementById('save-status').textContent.startsWith('Saved')")
+    expect(page.locator("#save-status")).to_have_text(re.compile("^Saved"))
     page.click("#comment")
     page.keyboard.type("first")
     page.keyboard.press("Enter")
@@ -459,7 +455,7 @@ def test_item_k_of_n_next_moves_on_and_previous_comes_back(
     page.wait_for_selector("#proof-text .katex")
     for key in ["j", "2", "j", "3", "j", "1"]:
         page.keyboard.press(key)
-    page.wait_for_function("document.getElementById('computed-score').textContent === '6'")
+    expect(page.locator("#computed-score")).to_have_text("6")
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/items/{items[0].pk}/")  # the held one comes back, not item 2 again
     page.wait_for_selector("#proof-text .katex")

@@ -2,10 +2,12 @@
 the keys chose, a second tab that is behind is told the grade was already submitted and may
 revise it, and a session that ends mid-grade loses nothing."""
 
+import re
 import time
 from decimal import Decimal
 
 import pytest
+from playwright.sync_api import expect
 
 from annotation.models import Grade
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
@@ -30,7 +32,7 @@ def open_first(page, live_server, campaign):
     page.goto(f"{live_server.url}/annotation/{campaign.slug}/")
     page.click("button:has-text('Grade next')")
     page.wait_for_selector("#proof-text .katex, #proof-text p")
-    page.wait_for_function("document.getElementById('computed-score').textContent !== '\u2013'")
+    expect(page.locator("#computed-score")).not_to_have_text("\u2013")
 
 
 def press(page, keys, gap_ms):
@@ -72,10 +74,7 @@ def test_fast_rubric_keys_then_enter_store_what_the_keys_chose(
         press(page, keys + ["Enter"], gap)
         page.wait_for_url(lambda url, before=before: url != before)
         if number < len(runs) - 1:
-            page.wait_for_function(
-                "document.getElementById('computed-score') && "
-                "document.getElementById('computed-score').textContent === '0'"
-            )
+            expect(page.locator("#computed-score")).to_have_text("0")
     page.wait_for_selector("text=No work left in Fast round")
     grades = {g.item_id: g for g in Grade.objects.filter(item__in=items, expert=expert)}
     stored = [(g.awards, g.score, g.computed_score, g.score_note) for g in grades.values()]
@@ -95,7 +94,7 @@ def test_a_second_tab_is_told_the_grade_was_submitted_and_may_revise(
     open_first(first, live_server, campaign)
     second = context.new_page()
     second.goto(first.url)
-    second.wait_for_function("document.getElementById('computed-score').textContent === '0'")
+    expect(second.locator("#computed-score")).to_have_text("0")
     press(first, ["=", "Enter"], 50)
     first.wait_for_selector("text=No work left in Two tabs")
     assert Grade.objects.get(item=item).score == 7
@@ -112,9 +111,7 @@ def test_a_second_tab_is_told_the_grade_was_submitted_and_may_revise(
     second.screenshot(path=str(screenshot_dir / "grading-already-submitted.png"), full_page=True)
     assert_accessible(second)
     second.click("#revise-to-mine")
-    second.wait_for_function(
-        "document.getElementById('save-status').textContent.startsWith('Revision saved')"
-    )
+    expect(second.locator("#save-status")).to_have_text(re.compile(r"^Revision\ saved"))
     grade = Grade.objects.get(item=item)
     assert (grade.score, grade.awards, grade.revisions.count()) == (2, {"c1": "2"}, 1)
 
