@@ -180,7 +180,7 @@ MEDIA_URL = "/media/"
 # AWS_SECRET_ACCESS_KEY). See config/storage.py.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "staticfiles": {"BACKEND": "config.storage.StaticStorage"},
 }
 if os.environ.get("S3_BUCKET"):
     STORAGES["default"] = {
@@ -356,6 +356,7 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
 
 # --- Accounts and browser security -------------------------------------------------------------
+SESSION_ENGINE = "config.sessions"  # Django's database sessions, read by hand-written SQL
 # Password guessing: django-axes locks a user name from the address that guessed it, after
 # AXES_FAILURE_LIMIT failed logins, for AXES_COOLOFF_MINUTES (429 meanwhile); the same name from
 # another address, and other names from that address, still log in, so that no one can lock the

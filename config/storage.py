@@ -10,8 +10,24 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from django.contrib.staticfiles.storage import StaticFilesStorage
 from django.core.files import File
 from django.core.files.storage import Storage, default_storage
+
+
+class StaticStorage(StaticFilesStorage):
+    """Django's static files storage (`STORAGES["staticfiles"]`), each name's URL computed once:
+    every page asks for the same dozen on every load."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._urls: dict[str, str] = {}
+
+    def url(self, name):
+        found = self._urls.get(name)
+        if found is None:
+            found = self._urls[name] = super().url(name)
+        return found
 
 
 @contextmanager

@@ -150,3 +150,27 @@ def test_a_session_user_and_roles_are_read_in_one_statement(client):
     user.is_active = False
     user.save()
     assert client.get("/annotation/").status_code == 302  # an inactive user is logged out
+
+
+def test_a_session_is_read_by_one_statement_until_it_expires(client):
+    """config.sessions: the session's row is read by one hand-written statement (on both
+    databases); an expired or unknown session reads as none, and the page asks for a log-in."""
+    from datetime import timedelta
+
+    from django.contrib.sessions.models import Session
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    client.force_login(UserFactory(roles=["expert"]))
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/annotation/").status_code == 200
+    reads = [q["sql"] for q in queries if "django_session" in q["sql"]]
+    assert len(reads) == 1 and reads[0].startswith("SELECT session_data FROM")
+    key = client.cookies["sessionid"].value
+    Session.objects.filter(session_key=key).update(
+        expire_date=timezone.now() - timedelta(seconds=1)
+    )
+    assert client.get("/annotation/").status_code == 302
+    client.cookies["sessionid"] = "x" * 32  # well formed, never issued
+    assert client.get("/annotation/").status_code == 302

@@ -32,3 +32,14 @@ def test_another_storage_reads_the_local_file(tmp_path):
 
     with storage.open("exports/2/1/data.parquet", "rb") as handle:
         assert handle.read() == content
+
+
+def test_static_urls_are_django_s_computed_once(settings):
+    """config.storage.StaticStorage: the same URLs as Django's storage, each name worked out
+    once; a changed STATIC_URL makes a new storage (Django resets it), so no stale URL."""
+    from django.contrib.staticfiles.storage import StaticFilesStorage, staticfiles_storage
+
+    assert staticfiles_storage.url("css/a b.css") == StaticFilesStorage().url("css/a b.css")
+    assert staticfiles_storage.url("css/a b.css") is staticfiles_storage.url("css/a b.css")
+    settings.STATIC_URL = "/assets/"
+    assert staticfiles_storage.url("css/a b.css") == "/assets/css/a%20b.css"
