@@ -12,7 +12,10 @@ from config import (
 from config.roles import ALL_ROLES, role_required
 from problems.views.home import home
 
+# The API first: its prefix shares nothing with the pages', and a judgement is its busiest
+# request (each pattern before it is one more match tried on every call).
 urlpatterns = [
+    path("api/v1/", include("config.api_urls")),
     path("", home, name="home"),
     path("accounts/", include("problems.account_urls")),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -23,7 +26,6 @@ urlpatterns = [
     path("adjudication/", include("adjudication.urls")),
     path("exports/", include("exports.urls")),
     path("calibration/", include("calibration.urls")),
-    path("api/v1/", include("config.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",

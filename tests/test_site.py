@@ -62,3 +62,48 @@ def test_shares_show_as_percentages():
         "12.5%",
         "",
     )
+
+
+def _nav_links(html: str) -> list[str]:
+    import re
+
+    nav = html[html.index('<nav class="mainnav">') : html.index("</nav>")]
+    return re.findall(r'<a href="([^"]+)">([^<]+)</a>', nav)
+
+
+def test_the_top_bar_shows_each_role_its_links(client):
+    """config.context_processors: the links a role sees, in the bar's order; a user holding
+    two roles sees the first matching link of a shared place (Adjudication, not Discussions)."""
+    from tests.factories import UserFactory
+
+    seen = {}
+    for roles in (["expert"], ["adjudicator", "expert"], ["researcher"], ["admin"]):
+        client.force_login(UserFactory(roles=roles))
+        seen["+".join(roles)] = [label for _, label in _nav_links(client.get("/").content.decode())]
+    assert seen["expert"] == [
+        "Problems", "Marking schemes", "Grading", "Discussions", "Calibration", "API",
+    ]  # fmt: skip
+    assert seen["adjudicator+expert"][3] == "Adjudication"
+    assert seen["researcher"] == ["Problems", "Marking schemes", "Exports", "API"]
+    assert seen["admin"] == [
+        "Problems", "Marking schemes", "Campaigns", "Adjudication", "Verification", "Exports",
+        "Calibration", "Import", "Generate", "Admin", "API",
+    ]  # fmt: skip
+
+
+def test_the_top_bar_follows_the_script_prefix(client, expert_user):
+    """The bar's links are drawn once per set of roles and script prefix: a site mounted under
+    a prefix links under it, and the same process without one does not."""
+    from django.urls import set_script_prefix
+
+    client.force_login(expert_user)
+    set_script_prefix("/proofmark/")  # as the WSGI handler sets it from SCRIPT_NAME
+    try:
+        mounted = client.get("/").content.decode()
+    finally:
+        set_script_prefix("/")
+    assert all(url.startswith("/proofmark/") for url, _ in _nav_links(mounted))
+    assert 'class="brand" href="/proofmark/"' in mounted
+    plain = client.get("/").content.decode()
+    assert ("/problems/", "Problems") in _nav_links(plain)
+    assert 'class="brand" href="/"' in plain

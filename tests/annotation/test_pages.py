@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from annotation import services
-from annotation.models import Assignment, Campaign, ErrorSpan, Grade, Item
+from annotation.models import Assignment, Campaign, CampaignStatus, ErrorSpan, Grade, Item
 from annotation.services.grade_checks import (
     NOT_GRADED_CHECKLIST,
 )
@@ -80,6 +80,26 @@ def test_other_scales_show_their_definitions(client, scale, needle):
     html = client.get(reverse("annotation:item", args=[item.pk])).content.decode()
     assert 'data-kind="award"' not in html
     assert needle in html
+
+
+def test_the_final_score_takes_input_only_on_an_editable_page(client):
+    """The scale's parts of the page (annotation.page.scale_parts, drawn once per scale and
+    editability) follow the page: enabled while the expert may grade, disabled once the item
+    is submitted and not being revised."""
+    campaign = CampaignFactory(scale="0-0.5-1")
+    item, expert = leased_item(campaign)
+    client.force_login(expert)
+    url = reverse("annotation:item", args=[item.pk])
+    html = client.get(url).content.decode()
+    assert html.count('name="score" value=') == 3 and 'name="score" value="1" disabled' not in html
+    assert "<kbd>0</kbd> <kbd>h</kbd> <kbd>1</kbd> score" in html
+    services.grade_submit(
+        item=item, expert=expert, data=services.GradeInput.from_data({"score": "1"})
+    )
+    campaign.status = CampaignStatus.CLOSED
+    campaign.save()
+    html = client.get(url).content.decode()
+    assert html.count("disabled> ") >= 3 and 'name="score" value="1" disabled' in html
 
 
 def test_grading_page_query_count_is_constant(client, django_assert_max_num_queries):
