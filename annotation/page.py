@@ -262,7 +262,6 @@ def grading_page_context(view: GradingView) -> dict:
         and not grade.is_submitted
         and grade.scheme_id is not None
         and grade.scheme_id != item.scheme_id,
-        "scale_parts": scale_parts(campaign.scale, editable),
         "scale_is_ternary": campaign.scale == Scale.TERNARY,
         "citation_rule": scales.CITATION_RULE,
         "steps": steps,

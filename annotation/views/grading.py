@@ -9,7 +9,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, selectors_flow, services
-from annotation.page import grading_page_context, page_texts
+from annotation.page import grading_page_context, page_texts, scale_parts
 from annotation.views.campaigns import lease_next
 from annotation.views.review import review_page
 from annotation.views.second_opinion import second_opinion_flow
@@ -30,6 +30,7 @@ def item_page(request, item_id):
         context |= _expert_flow(request, view, context["editable"])
     except FlagError as exc:
         return HttpResponseBadRequest(exc.message, content_type="text/plain")
+    context["scale_parts"] = scale_parts(view.item.campaign.scale, context["editable"])
     return render(request, "annotation/grade.html", context)
 
 

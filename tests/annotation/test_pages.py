@@ -96,10 +96,14 @@ def test_the_final_score_takes_input_only_on_an_editable_page(client):
     services.grade_submit(
         item=item, expert=expert, data=services.GradeInput.from_data({"score": "1"})
     )
+    html = client.get(url).content.decode()  # submitted: read-only until the expert revises
+    assert html.count(" disabled> ") >= 3 and 'name="score" value="1" disabled' in html
+    html = client.get(url + "?revise=1").content.decode()
+    assert 'name="score" value="1" disabled' not in html
     campaign.status = CampaignStatus.CLOSED
     campaign.save()
-    html = client.get(url).content.decode()
-    assert html.count("disabled> ") >= 3 and 'name="score" value="1" disabled' in html
+    html = client.get(url + "?revise=1").content.decode()
+    assert 'name="score" value="1" disabled' in html
 
 
 def test_grading_page_query_count_is_constant(client, django_assert_max_num_queries):
