@@ -233,11 +233,12 @@ SELECT {", ".join(select for _, _, select in selected)}, {extra}
 
 
 @cache
-def _api_item_sql() -> tuple[str, list[tuple]]:
-    """The API's read of an item, and the (model, attnames) of its row's parts in order."""
+def _api_item_sql(*, with_campaign: bool) -> tuple[str, list[tuple]]:
+    """The API's read of an item (with its campaign's columns unless the caller holds the
+    campaign), and the (model, attnames) of its row's parts in order."""
     parts = [
         (Item, "i", None),
-        (Campaign, "c", None),
+        *([(Campaign, "c", None)] if with_campaign else []),
         (Proof, "p", _PROOF),
         (Problem, "pr", _PROBLEM),
         (MarkingScheme, "s", _SCHEME),
@@ -279,19 +280,19 @@ def item_view_for_json(
     and whether the caller is an expert of the campaign, in one hand-written statement (the
     ORM's compiled joins cost more CPU than a submission's own work), then the grade if there
     is one. `assignment` is one the caller has just leased, `campaign` one it has just read
-    (neither is built again)."""
-    sql, parts = _api_item_sql()
+    (neither is read or built again)."""
+    sql, parts = _api_item_sql(with_campaign=campaign is None)
     with connection.cursor() as cursor:
         cursor.execute(sql, {"item": item_id, "user": user.pk, "expert": MemberRole.EXPERT})
         row = cursor.fetchone()
     if row is None:
         raise Http404("No such item.")
     built, at = _models_from_row(row, parts)
-    item, read_campaign, proof, problem, scheme = built
+    item, proof, problem, scheme = built[0], *built[-3:]
+    if campaign is not None and campaign.pk != item.campaign_id:  # not the item's: read that
+        return item_view_for_json(item_id=item_id, user=user, assignment=assignment)
     assignment_id, grade_id, is_expert = row[at:]
-    item.campaign = (
-        campaign if campaign is not None and campaign.pk == item.campaign_id else read_campaign
-    )
+    item.campaign = built[1] if campaign is None else campaign
     item.proof, proof.problem, item.scheme = proof, problem, scheme
     if assignment is None or assignment.pk != assignment_id:
         assignment = (

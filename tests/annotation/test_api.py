@@ -177,6 +177,13 @@ def test_the_api_item_read_keeps_the_pages_rules(api_client_for, admin_user):
         assert api.item.scheme.structure == page.item.scheme.structure
         assert getattr(api.grade, "pk", None) == getattr(page.grade, "pk", None)
         assert [g.pk for g in api.others] == [g.pk for g in page.others]
+        # read with the campaign the caller holds (not read again), or with another one (the
+        # item's own is read): the same item, its own campaign
+        held = item_view_for_json(item_id=item.pk, user=user, campaign=campaign)
+        assert held.item.campaign is campaign and held.item.proof.text == page.item.proof.text
+        other = CampaignFactory()
+        mixed = item_view_for_json(item_id=item.pk, user=user, campaign=other)
+        assert mixed.item.campaign.slug == campaign.slug
     seen_by_admin = api_client_for(admin_user).get(f"/api/v1/items/{item.pk}/").json()
     assert [g["score"] for g in seen_by_admin["other_grades"]] == ["6.00"]
     assert api_b.get(f"/api/v1/items/{item.pk}/").json()["grade"]["comment"] == "B-DRAFT"
