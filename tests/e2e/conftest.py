@@ -27,6 +27,20 @@ def _refuse_wait_for_function(*args, **kwargs):
 
 Page.wait_for_function = _refuse_wait_for_function  # every page, whichever context made it
 
+_wait_for_selector = Page.wait_for_selector
+
+
+def _wait_for_selector_and_load(self, selector, **kwargs):
+    """Page.wait_for_selector, then the document's load event: an element is there as soon as
+    it is parsed, before the page's deferred scripts bind its keys and forms (keys pressed in
+    between are lost, as a CI run found after "Grade next"). At once when the page has loaded."""
+    found = _wait_for_selector(self, selector, **kwargs)
+    self.wait_for_load_state("load")
+    return found
+
+
+Page.wait_for_selector = _wait_for_selector_and_load
+
 
 @pytest.fixture(scope="session")
 def browser():
