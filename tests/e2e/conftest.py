@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 from django.conf import settings
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
@@ -40,6 +40,16 @@ def _wait_for_selector_and_load(self, selector, **kwargs):
 
 
 Page.wait_for_selector = _wait_for_selector_and_load
+_locator_wait_for = Locator.wait_for
+
+
+def _locator_wait_for_and_load(self, **kwargs):
+    """Locator.wait_for, then the document's load event (as Page.wait_for_selector above)."""
+    _locator_wait_for(self, **kwargs)
+    self.page.wait_for_load_state("load")
+
+
+Locator.wait_for = _locator_wait_for_and_load
 
 
 @pytest.fixture(scope="session")

@@ -19,3 +19,6 @@ def test_an_element_waited_for_comes_with_the_page_s_scripts(page, live_server):
     page.goto(f"{live_server.url}/accounts/login/", wait_until="commit")
     page.wait_for_selector("#id_username")
     assert page.evaluate("() => typeof window.htmx") == "object"
+    page.goto(f"{live_server.url}/accounts/login/", wait_until="commit")
+    page.locator("#id_password").wait_for()
+    assert page.evaluate("() => typeof window.htmx") == "object"
