@@ -114,7 +114,9 @@ def _check_open(item: Item) -> None:
 def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) -> Grade:
     """Autosave: stores whatever the expert has so far (spans included), never refusing work
     in progress for being incomplete; a score off the scale and spans that cannot be placed
-    are refused, as a submission would refuse them."""
+    are refused, as a submission would refuse them. A draft based on an older version is a
+    GradeConflict unless it says what the stored draft says (an identical repeat, as for a
+    submission)."""
     item = Item.objects.select_related("campaign", "proof", "scheme").get(pk=item.pk)
     _check_open(item)
     if not Assignment.objects.filter(item=item, expert=expert).exists():
@@ -128,10 +130,14 @@ def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) 
             "revision.",
             grade=grade,
         )
-    if data.base_version is not None and data.base_version != grade.version:
-        raise stale_conflict(grade)
     grade.item = item
     checked = grade_check(GradeRules.of(item), data, final=False)
+    if data.base_version is not None and data.base_version != grade.version:
+        if same_judgement(grade, data, checked):
+            # a change sent again whose first copy was stored after the page that sent it was
+            # left (its answer never read): a repeat, not another tab's work
+            return grade
+        raise stale_conflict(grade)
     refused = [p for p in checked.problems if p.startswith(("error span", "score:"))]
     if refused:
         raise GradeError(refused)

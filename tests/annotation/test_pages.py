@@ -283,6 +283,10 @@ def test_a_stale_draft_does_not_overwrite_a_newer_one(client):
     assert Grade.objects.get(item=item).comment == "tab A"
     again = api_json(client, "PUT", url, {"comment": "tab B", "base_version": 1})
     assert again.status_code == 200 and again.json()["version"] == 2
+    # the same change sent again on the version it was based on (its first copy was stored as
+    # the page that sent it was left): a repeat, the stored draft as it is, no new version
+    repeat = api_json(client, "PUT", url, {"comment": "tab B", "base_version": 1})
+    assert repeat.status_code == 200 and repeat.json()["version"] == 2
 
 
 def test_score_preview_computes_and_saves_nothing(client):
