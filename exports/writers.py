@@ -109,47 +109,70 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+class _Behind:
+    """Work done by a thread of its own, a bounded queue behind the caller: `put` hands it an
+    item (raising the failure of an earlier one), `close` lets it finish, `check` raises its
+    failure. Hashing, file writes and Arrow release the interpreter lock, so on a second core the
+    work overlaps the caller's encoding; the queue's bound keeps memory flat. After a failure the
+    rest is taken and dropped, so the caller never waits on a full queue."""
+
+    def __init__(self, work: Callable[[object], object], *, bound: int, name: str):
+        self.work = work
+        self.items: queue.Queue = queue.Queue(maxsize=bound)
+        self.failure: BaseException | None = None
+        self.thread = threading.Thread(target=self._drain, name=name, daemon=True)
+        self.thread.start()
+
+    def _drain(self) -> None:
+        while (item := self.items.get()) is not None:
+            if self.failure is None:
+                try:
+                    self.work(item)
+                except BaseException as exc:  # handed to the caller by put() or check()
+                    self.failure = exc
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+
+    def put(self, item: object) -> None:
+        self.check()
+        self.items.put(item)
+
+    def close(self) -> None:
+        if self.thread.is_alive():
+            self.items.put(None)
+            self.thread.join()
+
+
 class _HashingFile(io.RawIOBase):
-    """A file written and hashed by a thread of its own, a few MiB behind the caller: the
-    SHA-256 of a large JSONL export cost as much CPU as writing it, and hashlib and file writes
-    release the interpreter lock, so on a second core they overlap the rows' encoding. Used
-    under an io.BufferedWriter (1 MiB writes); the queue's bound keeps memory flat."""
+    """A file written and hashed a few MiB behind the caller (`_Behind`): the SHA-256 of a large
+    JSONL export cost as much CPU as writing it. Used under an io.BufferedWriter (1 MiB
+    writes)."""
 
     def __init__(self, path: Path):
         super().__init__()
         self.handle = path.open("wb", buffering=0)
         self.digest = hashlib.sha256()
-        self.chunks: queue.Queue = queue.Queue(maxsize=4)
-        self.failure: BaseException | None = None
-        self.thread = threading.Thread(target=self._drain, name="export-writer", daemon=True)
-        self.thread.start()
+        self.behind = _Behind(self._write, bound=4, name="export-writer")
 
-    def _drain(self) -> None:
-        while (chunk := self.chunks.get()) is not None:
-            if self.failure is None:
-                try:
-                    self.handle.write(chunk)
-                    self.digest.update(chunk)
-                except BaseException as exc:  # handed to the writing thread by close()
-                    self.failure = exc
+    def _write(self, chunk: bytes) -> None:
+        self.handle.write(chunk)
+        self.digest.update(chunk)
 
     def writable(self) -> bool:
         return True
 
     def write(self, data) -> int:
-        if self.failure is not None:
-            raise self.failure
-        self.chunks.put(bytes(data))
+        self.behind.put(bytes(data))
         return len(data)
 
     def close(self) -> None:
         if not self.closed:
-            self.chunks.put(None)
-            self.thread.join()
+            self.behind.close()
             self.handle.close()
             super().close()
-        if self.failure is not None:
-            raise self.failure
+        self.behind.check()
 
 
 @contextlib.contextmanager
@@ -321,8 +344,6 @@ def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
     lines: list[bytes] = []
     texts: list[dict] = []  # the row group's rows, for its string columns
     grouped = pending_bytes = 0  # rows and bytes of the row group being collected
-    groups: queue.Queue = queue.Queue(maxsize=2)
-    failure: list[BaseException] = []
 
     def table_of(data: bytes, group: list[dict]):
         arrays = {f.name: _string_array(f, [row[f.name] for row in group]) for f in direct}
@@ -334,28 +355,19 @@ def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
             arrays.update(zip(parsed.column_names, parsed.columns, strict=True))
         return pa.Table.from_arrays([arrays[f.name] for f in fields], schema=schema)
 
-    def write_groups(writer: pq.ParquetWriter) -> None:
-        while (group := groups.get()) is not None:
-            if failure:
-                continue
-            try:
-                writer.write_table(table_of(*group))
-            except BaseException as exc:  # raised in the encoding thread
-                failure.append(exc)
-
     def flush() -> None:
         nonlocal texts, grouped, pending_bytes
-        if failure:
-            raise failure[0]
+        behind.check()
         if grouped:
-            groups.put((b"".join(lines), texts))
+            behind.put((b"".join(lines), texts))
             lines.clear()
             texts = []
             grouped = pending_bytes = 0
 
     with pq.ParquetWriter(temp, schema, compression="snappy", memory_pool=pool) as writer:
-        thread = threading.Thread(target=write_groups, args=(writer,), name="export-parquet")
-        thread.start()
+        behind = _Behind(
+            lambda group: writer.write_table(table_of(*group)), bound=2, name="export-parquet"
+        )
         try:
             for row in rows:
                 if direct:
@@ -376,10 +388,8 @@ def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
                     on_progress(count)
             flush()
         finally:
-            groups.put(None)
-            thread.join()
-        if failure:
-            raise failure[0]
+            behind.close()
+        behind.check()
     on_progress(count)
     return count
 

@@ -27,29 +27,22 @@ def _refuse_wait_for_function(*args, **kwargs):
 
 Page.wait_for_function = _refuse_wait_for_function  # every page, whichever context made it
 
-_wait_for_selector = Page.wait_for_selector
 
-
-def _wait_for_selector_and_load(self, selector, **kwargs):
-    """Page.wait_for_selector, then the document's load event: an element is there as soon as
+def _then_load(wait, page_of):
+    """`wait` (for an element), then the document's load event: an element is there as soon as
     it is parsed, before the page's deferred scripts bind its keys and forms (keys pressed in
     between are lost, as a CI run found after "Grade next"). At once when the page has loaded."""
-    found = _wait_for_selector(self, selector, **kwargs)
-    self.wait_for_load_state("load")
-    return found
+
+    def waited(self, *args, **kwargs):
+        found = wait(self, *args, **kwargs)
+        page_of(self).wait_for_load_state("load")
+        return found
+
+    return waited
 
 
-Page.wait_for_selector = _wait_for_selector_and_load
-_locator_wait_for = Locator.wait_for
-
-
-def _locator_wait_for_and_load(self, **kwargs):
-    """Locator.wait_for, then the document's load event (as Page.wait_for_selector above)."""
-    _locator_wait_for(self, **kwargs)
-    self.page.wait_for_load_state("load")
-
-
-Locator.wait_for = _locator_wait_for_and_load
+Page.wait_for_selector = _then_load(Page.wait_for_selector, lambda page: page)
+Locator.wait_for = _then_load(Locator.wait_for, lambda locator: locator.page)
 
 
 @pytest.fixture(scope="session")
