@@ -59,6 +59,16 @@ def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False)
     return campaign
 
 
+def _open_work_sql(campaign: str, *, other_than: str | None = None) -> str:
+    """SQL: whether %(user)s holds open work (`assignment_open_sql`) in the campaign whose id is
+    the expression `campaign`, on an item other than the id `other_than` when given."""
+    other = f" AND o.item_id <> {other_than}" if other_than else ""
+    return f"""EXISTS (SELECT 1 FROM {Assignment._meta.db_table} o
+               JOIN {Item._meta.db_table} oi ON oi.id = o.item_id
+               WHERE o.expert_id = %(user)s AND oi.campaign_id = {campaign}{other}
+                 AND {assignment_open_sql("o", "oi")})"""
+
+
 @cache
 def _expert_campaign_sql() -> tuple[tuple, str]:
     names, select = columns(Campaign, "c")
@@ -68,10 +78,7 @@ def _expert_campaign_sql() -> tuple[tuple, str]:
 SELECT {select},
        EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
                WHERE e.campaign_id = c.id AND e.user_id = %(user)s AND e.role = %(expert)s),
-       EXISTS (SELECT 1 FROM {Assignment._meta.db_table} a
-               JOIN {Item._meta.db_table} i ON i.id = a.item_id
-               WHERE a.expert_id = %(user)s AND i.campaign_id = c.id
-                 AND {assignment_open_sql("a", "i")})
+       {_open_work_sql("c.id")}
 FROM {Campaign._meta.db_table} c
 WHERE c.slug = %(slug)s""",
     )
@@ -122,6 +129,9 @@ class GradingView:
     others: list[Grade] = field(default_factory=list)  # only when the item allows it
     # whether the user is an expert member of the item's campaign, when read with the item
     campaign_expert: bool | None = None
+    # whether the user holds open work in the item's campaign on another item, when read with
+    # the item (`services.assignment_next` takes it as `has_open` once this item is judged)
+    open_elsewhere: bool | None = None
 
 
 def _one(queryset: QuerySet):
@@ -233,9 +243,10 @@ SELECT {", ".join(select for _, _, select in selected)}, {extra}
 
 
 @cache
-def _api_item_sql(*, with_campaign: bool) -> tuple[str, list[tuple]]:
+def _api_item_sql(*, with_campaign: bool, with_open_work: bool) -> tuple[str, list[tuple]]:
     """The API's read of an item (with its campaign's columns unless the caller holds the
-    campaign), and the (model, attnames) of its row's parts in order."""
+    campaign; with whether the caller holds open work on another item of the campaign when
+    asked), and the (model, attnames) of its row's parts in order."""
     parts = [
         (Item, "i", None),
         *([(Campaign, "c", None)] if with_campaign else []),
@@ -248,7 +259,8 @@ def _api_item_sql(*, with_campaign: bool) -> tuple[str, list[tuple]]:
         f"""a.id, g.id,
        EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
                WHERE e.campaign_id = i.campaign_id AND e.user_id = %(user)s
-                 AND e.role = %(expert)s)""",
+                 AND e.role = %(expert)s),
+       {_open_work_sql("i.campaign_id", other_than="i.id") if with_open_work else "NULL"}""",
     )
 
 
@@ -273,6 +285,7 @@ def item_view_for_json(
     user: AbstractBaseUser,
     assignment: Assignment | None = None,
     campaign: Campaign | None = None,
+    with_open_work: bool = False,
 ) -> GradingView:
     """`grading_view_for_user` for the JSON answers, the API's and the grading page's autosave
     and submit (same checks, same blindness, no reference solutions): the item, its campaign,
@@ -280,8 +293,9 @@ def item_view_for_json(
     and whether the caller is an expert of the campaign, in one hand-written statement (the
     ORM's compiled joins cost more CPU than a submission's own work), then the grade if there
     is one. `assignment` is one the caller has just leased, `campaign` one it has just read
-    (neither is read or built again)."""
-    sql, parts = _api_item_sql(with_campaign=campaign is None)
+    (neither is read or built again). `with_open_work`: `open_elsewhere` is read too (a
+    submission that asks for the next item)."""
+    sql, parts = _api_item_sql(with_campaign=campaign is None, with_open_work=with_open_work)
     with connection.cursor() as cursor:
         cursor.execute(sql, {"item": item_id, "user": user.pk, "expert": MemberRole.EXPERT})
         row = cursor.fetchone()
@@ -290,8 +304,10 @@ def item_view_for_json(
     built, at = _models_from_row(row, parts)
     item, proof, problem, scheme = built[0], *built[-3:]
     if campaign is not None and campaign.pk != item.campaign_id:  # not the item's: read that
-        return item_view_for_json(item_id=item_id, user=user, assignment=assignment)
-    assignment_id, grade_id, is_expert = row[at:]
+        return item_view_for_json(
+            item_id=item_id, user=user, assignment=assignment, with_open_work=with_open_work
+        )
+    assignment_id, grade_id, is_expert, open_elsewhere = row[at:]
     item.campaign = built[1] if campaign is None else campaign
     item.proof, proof.problem, item.scheme = proof, problem, scheme
     if assignment is None or assignment.pk != assignment_id:
@@ -306,6 +322,7 @@ def item_view_for_json(
         item, user, assignment, with_solutions=False, has_grade=grade_id is not None
     )
     view.campaign_expert = bool(is_expert)
+    view.open_elsewhere = None if open_elsewhere is None else bool(open_elsewhere)
     return view
 
 

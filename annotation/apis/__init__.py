@@ -166,26 +166,30 @@ def _written(write) -> tuple:
         raise ValidationError({"problems": exc.problems}) from exc
 
 
-def _view(request, item_id: int, assignment=None, campaign=None) -> selectors.GradingView:
+def _view(
+    request, item_id: int, assignment=None, campaign=None, *, with_open_work: bool = False
+) -> selectors.GradingView:
     from django.http import Http404
 
     try:
         return selectors.item_view_for_json(
-            item_id=item_id, user=request.user, assignment=assignment, campaign=campaign
+            item_id=item_id,
+            user=request.user,
+            assignment=assignment,
+            campaign=campaign,
+            with_open_work=with_open_work,
         )
     except Http404 as exc:
         raise NotFound("No such item.") from exc
 
 
-def _next_item(request, campaign) -> dict:
+def _next_item(request, campaign, *, has_open: bool | None) -> dict:
     """Leases the expert's next item of the campaign: the item as ItemDetailOutput, or "No work
-    left." with the expert's totals. A campaign read by `selectors.expert_campaign` says whether
-    the expert has open work in it (not looked up again)."""
+    left." with the expert's totals. `has_open`: whether the expert has open work in the
+    campaign, when a read already said (None: looked up)."""
     try:
         assignment = services.assignment_next(
-            campaign=campaign,
-            expert=request.user,
-            has_open=getattr(campaign, "has_open_work", None),
+            campaign=campaign, expert=request.user, has_open=has_open
         )
     except CalibrationRequired as exc:
         raise PermissionDenied(str(exc)) from exc
@@ -205,7 +209,7 @@ class NextItemApi(APIView):
     @extend_schema(tags=["annotation"], request=None, responses={200: NextItemOutput})
     def post(self, request, slug):
         campaign = selectors.expert_campaign(slug=slug, user=request.user)
-        return Response(_next_item(request, campaign))
+        return Response(_next_item(request, campaign, has_open=campaign.has_open_work))
 
 
 class ItemDetailApi(APIView):
@@ -342,15 +346,17 @@ class GradeSubmitApi(APIView):
         "also holds the next item (one round trip per judgement instead of two).",
     )
     def post(self, request, item_id):
-        view = _view(request, item_id)
+        want_next = query_flag(request.query_params, "next")
+        revise = query_flag(request.query_params, "revise")
+        # with next=1, the read says whether the expert holds open work on another item: once
+        # this one is judged, the next lease needs no statement of its own to know it
+        view = _view(request, item_id, with_open_work=want_next)
         if view.item.analysis_id is not None:
             raise ValidationError({"problems": [ANALYSIS_ITEM]})
         params = GradeSubmitInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = _grade_input(params.validated_data)
         key = params.validated_data.get("submit_key") or request.headers.get("Idempotency-Key", "")
-        want_next = query_flag(request.query_params, "next")
-        revise = query_flag(request.query_params, "revise")
         if want_next:  # refused before the grade is written, not after
             selectors.ensure_campaign_expert(
                 campaign=view.item.campaign, user=request.user, known=view.campaign_expert
@@ -372,7 +378,7 @@ class GradeSubmitApi(APIView):
         if view.item.campaign.second_opinion and not revising:
             answer |= second_opinion_answer(grade=grade)
         if want_next:
-            answer["next"] = _next_item(request, view.item.campaign)
+            answer["next"] = _next_item(request, view.item.campaign, has_open=view.open_elsewhere)
         return Response(answer)
 
 

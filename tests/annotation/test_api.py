@@ -121,12 +121,13 @@ def test_submit_with_next_returns_the_next_item_in_one_round_trip(
     expert = expert_in(campaign)
     api = api_client_for(expert)
     leased = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()["item"]["id"]
-    # token and roles 1; the item with its campaign and membership 1; the submission 14 (in
-    # its savepoint: the item's lock, then its read; the grade; the expert's progress counter;
-    # the first grade freezes the scheme: 5 of them; the assignment done; the item's evaluation
-    # read with its judgements, then its label's upsert); the lease 5; the next item 1 (its
+    # token and roles 1; the item with its campaign, membership and whether the expert holds
+    # other open work 1; the submission 14 (in its savepoint: the item's lock, then its read;
+    # the grade; the expert's progress counter; the first grade freezes the scheme: 5 of them;
+    # the assignment done; the item's evaluation read with its judgements, then its label's
+    # upsert); the lease 4 (no look for open work: the first read said); the next item 1 (its
     # assignment and campaign known). SQLite: no lock, and the assignment done in 3 statements.
-    with django_assert_max_num_queries(22 if connection.vendor == "postgresql" else 23):
+    with django_assert_max_num_queries(21 if connection.vendor == "postgresql" else 22):
         answer = api.post(f"/api/v1/items/{leased}/submit/?next=1", {"score": 3}, format="json")
     assert answer.status_code == 200, answer.json()
     body = answer.json()
@@ -140,6 +141,25 @@ def test_submit_with_next_returns_the_next_item_in_one_round_trip(
     # Without the parameter the answer is the grade alone, as before.
     again = api.post(f"/api/v1/items/{following}/submit/", {"score": 5}, format="json").json()
     assert "next" not in again and again["id"] == last.json()["id"]
+
+
+def test_submit_with_next_resumes_the_experts_other_open_item_first(api_client_for, admin_user):
+    """The submission's first read says whether the expert holds open work on another item of
+    the campaign; the next item is then that one (resumed before anything new), as the next/
+    endpoint answers, and a new lease only once none is left."""
+    from annotation import services
+
+    campaign = CampaignFactory()
+    first, second, fresh = (ItemFactory(campaign=campaign) for _ in range(3))
+    expert = expert_in(campaign)
+    for item in (first, second):  # an admin hands the expert two items
+        services.assignment_create_manual(item=item, expert=expert, assigned_by=admin_user)
+    api = api_client_for(expert)
+    answer = api.post(f"/api/v1/items/{first.pk}/submit/?next=1", {"score": 3}, format="json")
+    assert answer.status_code == 200, answer.json()
+    assert answer.json()["next"]["item"]["id"] == second.pk
+    answer = api.post(f"/api/v1/items/{second.pk}/submit/?next=1", {"score": 4}, format="json")
+    assert answer.json()["next"]["item"]["id"] == fresh.pk
 
 
 def test_submit_with_next_is_refused_before_writing_for_a_non_expert(api_client_for, admin_user):
