@@ -75,7 +75,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "config.middleware.PolicyMiddleware",  # django-csp's, its policy built once
     # last, as django-axes asks: it answers a locked-out login with 429
     "axes.middleware.AxesMiddleware",
 ]

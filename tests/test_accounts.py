@@ -106,6 +106,26 @@ def test_pages_send_a_csp_without_inline_script(client):
         assert not scripts, (url, scripts)
 
 
+def test_the_policy_built_once_is_django_csps_and_a_view_may_still_change_it(rf):
+    """config.middleware.PolicyMiddleware writes the policy it built once only where django-csp
+    would write the site's policy; a view that changes the policy gets django-csp's answer."""
+    from csp.decorators import csp_exempt, csp_update
+    from csp.utils import build_policy
+    from django.http import HttpResponse
+
+    from config.middleware import PolicyMiddleware
+
+    middleware = PolicyMiddleware(lambda request: HttpResponse("ok"))
+    plain = middleware(rf.get("/"))
+    assert plain["Content-Security-Policy"] == build_policy()
+    updated = PolicyMiddleware(
+        csp_update({"img-src": ["https://example.org"]})(lambda request: HttpResponse("ok"))
+    )(rf.get("/"))
+    assert "img-src 'self' data: https://example.org" in updated["Content-Security-Policy"]
+    exempt = PolicyMiddleware(csp_exempt()(lambda request: HttpResponse("ok")))(rf.get("/"))
+    assert "Content-Security-Policy" not in exempt
+
+
 def test_a_user_without_a_role_gets_no_api_schema(api_client_for):
     assert api_client_for(UserFactory(roles=[])).get("/api/schema/").status_code == 403
     assert api_client_for(UserFactory(roles=["expert"])).get("/api/schema/").status_code == 200
