@@ -42,6 +42,11 @@ def columns(model, alias: str, attnames: tuple[str, ...] | None = None) -> tuple
 def model_from_row(model, attnames: tuple[str, ...], values) -> object:
     """An instance of `model` from `values` of its columns `attnames`, given in the model's
     order as `columns` lists them (the other columns load on first use, as with `only()`)."""
+    return model.from_db(connection.alias, list(attnames), _converted(model, attnames, values))
+
+
+def _converted(model, attnames: tuple[str, ...], values) -> list:
+    """`values` of the columns `attnames` of `model`, converted as the ORM converts them."""
     converted = []
     for value, (column, converters) in zip(
         values, _converters(model, attnames, connection.vendor), strict=True
@@ -49,7 +54,7 @@ def model_from_row(model, attnames: tuple[str, ...], values) -> object:
         for convert in converters:
             value = convert(value, column, connection)
         converted.append(value)
-    return model.from_db(connection.alias, list(attnames), converted)
+    return converted
 
 
 def _insert_head(model) -> tuple[str, tuple]:
@@ -63,25 +68,49 @@ def _insert_head(model) -> tuple[str, tuple]:
 
 
 @cache
-def _insert_sql(model, vendor: str) -> tuple[str, tuple]:
-    """The INSERT of a new row of `model`, returning its key where the database can."""
+def _insert_sql(
+    model, vendor: str, computed: tuple[tuple[str, str], ...] = ()
+) -> tuple[str, tuple]:
+    """The INSERT of a new row of `model`, returning its key where the database can, and the
+    fields whose values it takes, in that order; `computed`: (attname, SQL expression) pairs
+    whose columns take the expression instead of a value, and are returned after the key."""
     sql, fields = _insert_head(model)
+    if computed:
+        expression = dict(computed)
+        sql = sql.rsplit(" VALUES ", 1)[0] + " VALUES ({})".format(
+            ", ".join(expression.get(f.attname, "%s") for f in fields)
+        )
+        fields = tuple(f for f in fields if f.attname not in expression)
     if connection.features.can_return_columns_from_insert:
-        sql += f" RETURNING {connection.ops.quote_name(model._meta.pk.column)}"
+        quote = connection.ops.quote_name
+        returned = [model._meta.pk.column, *(model._meta.get_field(n).column for n, _ in computed)]
+        sql += " RETURNING " + ", ".join(quote(c) for c in returned)
     return sql, fields
 
 
-def model_insert(instance) -> None:
+def model_insert(
+    instance, *, computed: dict[str, str] | None = None, with_sql: str = "", with_params=()
+) -> None:
     """Saves a new `instance` in one hand-written INSERT, its values prepared as the ORM prepares
     them (`pre_save`: automatic dates; `get_db_prep_save`: JSON, decimals, keys), and sets its
     key: what `save()` does for a new row without the query compiler's CPU. No model signals are
-    sent (the models it serves have no receivers; tests/test_rows.py checks that)."""
-    sql, fields = _insert_sql(type(instance), connection.vendor)
+    sent (the models it serves have no receivers; tests/test_rows.py checks that).
+    `computed` (attname: SQL expression) gives columns an expression instead of the instance's
+    value, read back into the instance; `with_sql` (a WITH clause, its parameters `with_params`)
+    goes before the INSERT: PostgreSQL then writes another row in the same statement and the
+    expressions may read what it returned (a database that cannot return columns from an INSERT
+    takes no `computed`)."""
+    computed = tuple((computed or {}).items())
+    sql, fields = _insert_sql(type(instance), connection.vendor, computed)
     values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
     with connection.cursor() as cursor:
-        cursor.execute(sql, values)
+        cursor.execute(with_sql + sql, [*with_params, *values])
         if connection.features.can_return_columns_from_insert:
-            instance.pk = cursor.fetchone()[0]
+            row = cursor.fetchone()
+            instance.pk = row[0]
+            names = tuple(name for name, _ in computed)
+            for name, value in zip(names, _converted(type(instance), names, row[1:]), strict=True):
+                setattr(instance, name, value)
         else:
             instance.pk = cursor.lastrowid
     instance._state.adding = False

@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.models.signals import post_save, pre_save
 
 from adjudication.models import FinalLabel
-from annotation.models import Campaign, Grade, Item
+from annotation.models import Campaign, ExpertProgress, Grade, Item
 from config.rows import columns, model_from_row, model_insert, row_upsert
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 
@@ -99,3 +99,25 @@ def test_the_models_inserted_by_hand_have_no_save_receivers():
     adjudication.services.labels)."""
     assert not pre_save.has_listeners(Grade) and not post_save.has_listeners(Grade)
     assert not pre_save.has_listeners(FinalLabel) and not post_save.has_listeners(FinalLabel)
+
+
+@pytest.mark.postgresql
+def test_an_insert_may_take_expressions_that_read_a_row_written_in_the_same_statement():
+    """`computed` columns take SQL expressions (returned into the instance, converted as the ORM
+    converts them) that may read what a data-modifying WITH clause wrote: one statement."""
+    item = ItemFactory()
+    expert = expert_in(item.campaign)
+    grade = Grade(item=item, expert=expert, status="submitted", comment="Counted.")
+    model_insert(
+        grade,
+        computed={"sequence": "(SELECT submitted FROM progress)", "score": "(SELECT 2.5)"},
+        with_sql=(
+            "WITH progress AS (INSERT INTO annotation_expertprogress (campaign_id, expert_id, "
+            "submitted) VALUES (%s, %s, 41) RETURNING submitted) "
+        ),
+        with_params=[item.campaign_id, expert.pk],
+    )
+    assert (grade.sequence, grade.score) == (41, Decimal("2.50"))
+    stored = Grade.objects.get(pk=grade.pk)
+    assert (stored.sequence, stored.score, stored.comment) == (41, Decimal("2.50"), "Counted.")
+    assert ExpertProgress.objects.get(expert=expert).submitted == 41

@@ -18,6 +18,12 @@ RETURNING submitted
 """
 
 
+# The count as a WITH clause (PostgreSQL), its parameters those of expert_progress_count, for the
+# statement that writes the grade too: `(SELECT submitted FROM progress)` is the grade's place.
+COUNT_WITH = f"WITH progress AS ({_COUNT_SQL}) "
+COUNTED_PLACE = "(SELECT submitted FROM progress)"
+
+
 def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
     """Counts one more submitted grade of the expert in the campaign and returns its place
     (1 = the first): the caller, submitting the grade, stores it as the grade's sequence. One

@@ -50,6 +50,8 @@ BIG_TABLES = {
     for model in (Problem, ReferenceSolution, Proof, Item, Assignment, Grade, FinalLabel)
 }
 EXPLAINED = ("SELECT", "WITH", "UPDATE", "DELETE", "INSERT")
+# a statement that writes (a row lock, FOR [NO KEY] UPDATE, is a read)
+WRITES = re.compile(r"\b(?:INSERT|DELETE)\b|(?<!FOR )(?<!KEY )\bUPDATE\b", re.IGNORECASE)
 MOST_ROWS = 1000  # rows of the big tables one statement of a per-judgement path may visit
 
 
@@ -178,8 +180,8 @@ def rows_visited(captured: list[dict]) -> dict[str, int]:
     found = {}
     for query in captured:
         sql = query["sql"]
-        if not sql.lstrip("( \n\t").upper().startswith(("SELECT", "WITH")):
-            continue
+        if not sql.lstrip("( \n\t").upper().startswith(("SELECT", "WITH")) or WRITES.search(sql):
+            continue  # a write (its plan is checked by sequential_scans, not run again)
         savepoint = transaction.savepoint()
         with connection.cursor() as cursor:
             cursor.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql)
@@ -226,7 +228,7 @@ def test_next_and_submit_read_the_big_campaign_by_index(big_campaign, api_client
     with CaptureQueriesContext(connection) as submitted:
         answer = api.post(f"/api/v1/items/{item.pk}/submit/", {"score": 6}, format="json")
     assert answer.status_code == 200, answer.content
-    check(submitted, 13)  # the second judgement: the label is derived too
+    check(submitted, 12)  # the second judgement: the label is derived too
 
 
 def test_next_skips_the_items_an_expert_judged_by_index(big_campaign, api_client_for, db):
@@ -248,7 +250,7 @@ def test_submit_with_next_reads_the_big_campaign_by_index(big_campaign, api_clie
         answer = api.post(f"/api/v1/items/{item.pk}/submit/?next=1", {"score": 2}, format="json")
     assert answer.status_code == 200, answer.content
     assert answer.json()["next"]["item"]["id"] != item.pk
-    check(captured, 18)
+    check(captured, 17)
 
 
 def test_grading_page_of_a_veteran_reads_a_handful_of_rows(big_campaign, client, db):
