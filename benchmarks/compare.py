@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import shlex
 import statistics
@@ -37,7 +36,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchdb import HERE, OUT, TREE_VARIABLE
+from benchdb import HERE, OUT, TREE_VARIABLE, machine_words
 
 CURRENT = HERE.parent
 BASE_TREE = CURRENT / ".run" / "bench-base"
@@ -403,14 +402,7 @@ def write_section(text: str, path: Path = RESULTS) -> None:
 
 
 def machine_line() -> str:
-    try:
-        memory = int(Path("/proc/meminfo").read_text().split()[1]) / 2**20
-    except OSError:
-        memory = float("nan")
-    return (
-        f"{os.cpu_count()} cores, {memory:.0f} GiB, {platform.system()} {platform.machine()}, "
-        f"Python {platform.python_version()}; PostgreSQL on the same machine"
-    )
+    return f"{machine_words()}; PostgreSQL on the same machine"
 
 
 def main() -> int:
