@@ -36,7 +36,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchdb import HERE, OUT, TREE_VARIABLE, machine_words
+from benchdb import HERE, OUT, TREE_VARIABLE, machine_words, python_speed_ms
 
 CURRENT = HERE.parent
 BASE_TREE = CURRENT / ".run" / "bench-base"
@@ -161,6 +161,8 @@ class Run:
     cpu_seconds: float = 0.0  # of the script and the processes it waited for (not PostgreSQL)
     load_before: str = ""
     load_after: str = ""
+    steal_seconds: float = 0.0  # CPU time the hypervisor gave other machines during the run
+    loop_ms: float = 0.0  # the reference loop's CPU time just before the run (benchdb)
     failed: str = ""
     figures: dict = field(default_factory=dict)
 
@@ -225,6 +227,16 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def stolen() -> float:
+    """Seconds of CPU the hypervisor has given to other machines since boot, all cores (the
+    steal column of /proc/stat; 0 where there is none)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -232,7 +244,9 @@ def _children_cpu() -> float:
 
 def run_one(run: Run, words: list[str], env: dict, cwd: Path) -> None:
     run.started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    run.loop_ms = python_speed_ms()
     run.load_before = load()
+    steal_before = stolen()
     start = time.perf_counter()
     cpu_before = _children_cpu()
     log = run.json.with_suffix(".log")
@@ -240,6 +254,7 @@ def run_one(run: Run, words: list[str], env: dict, cwd: Path) -> None:
         result = subprocess.run(words, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     run.seconds = time.perf_counter() - start
     run.cpu_seconds = _children_cpu() - cpu_before
+    run.steal_seconds = stolen() - steal_before
     run.load_after = load()
     if result.returncode:
         tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
@@ -346,7 +361,9 @@ def section(runs: list[Run], trees: dict[str, Tree], quick: bool, machine: str) 
     lines += [
         "",
         "Runs (start UTC; wall time; CPU time of the script, `web`, `worker` and the commands it "
-        "ran, PostgreSQL not included; load average 1/5/15 min before -> after):",
+        "ran, PostgreSQL not included; CPU time stolen by the hypervisor, all cores; the "
+        "reference loop just before (benchdb.python_speed_ms: the machine's speed then); load "
+        "average 1/5/15 min before -> after):",
         "",
     ]
     runs = [run for run in runs if run.started]
@@ -355,7 +372,8 @@ def section(runs: list[Run], trees: dict[str, Tree], quick: bool, machine: str) 
         status = f"FAILED ({run.failed}), {status}" if run.failed else status
         lines.append(
             f"- `bench_{run.benchmark}.py`, round {run.round}, {run.tree}: {run.started}, "
-            f"{status}, load {run.load_before} -> {run.load_after}"
+            f"{status}, steal {run.steal_seconds:.0f} s, loop {run.loop_ms:.0f} ms, "
+            f"load {run.load_before} -> {run.load_after}"
         )
     return "\n".join(lines) + "\n"
 
@@ -469,7 +487,8 @@ def main() -> int:
         print(f"=== bench_{run.benchmark}.py, round {run.round}, {run.tree} ...", flush=True)
         run_one(run, words, env, tree.path)
         print(
-            f"    {run.failed or f'{run.seconds:.0f} s, CPU {run.cpu_seconds:.0f} s'}; load {run.load_before} -> "
+            f"    {run.failed or f'{run.seconds:.0f} s, CPU {run.cpu_seconds:.0f} s'}; "
+            f"steal {run.steal_seconds:.0f} s; loop {run.loop_ms:.0f} ms; load {run.load_before} -> "
             f"{run.load_after}",
             flush=True,
         )
