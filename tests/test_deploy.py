@@ -50,6 +50,9 @@ def test_each_request_logs_one_json_line_with_its_request_id(client, db, caplog)
 
 
 def test_task_logs_carry_the_job_id_and_attempt(db, caplog):
+    # the app a worker loads (`celery -A config`): its signals write the task's log lines (the
+    # test passed only after another test had imported it)
+    import config.celery  # noqa: F401
     from problems.tasks import import_run
 
     caplog.set_level(logging.INFO, logger="proofmark.task")
