@@ -26,7 +26,7 @@ from annotation.models import (
     Item,
     MemberRole,
 )
-from annotation.slots import assignment_open_sql
+from annotation.slots import open_work_sql
 from config.roles import Role, has_role
 from config.rows import columns, model_from_row
 from problems.models import Problem, Proof, ReferenceSolution
@@ -59,16 +59,6 @@ def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False)
     return campaign
 
 
-def _open_work_sql(campaign: str, *, other_than: str | None = None) -> str:
-    """SQL: whether %(user)s holds open work (`assignment_open_sql`) in the campaign whose id is
-    the expression `campaign`, on an item other than the id `other_than` when given."""
-    other = f" AND o.item_id <> {other_than}" if other_than else ""
-    return f"""EXISTS (SELECT 1 FROM {Assignment._meta.db_table} o
-               JOIN {Item._meta.db_table} oi ON oi.id = o.item_id
-               WHERE o.expert_id = %(user)s AND oi.campaign_id = {campaign}{other}
-                 AND {assignment_open_sql("o", "oi")})"""
-
-
 @cache
 def _expert_campaign_sql() -> tuple[tuple, str]:
     names, select = columns(Campaign, "c")
@@ -78,7 +68,7 @@ def _expert_campaign_sql() -> tuple[tuple, str]:
 SELECT {select},
        EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
                WHERE e.campaign_id = c.id AND e.user_id = %(user)s AND e.role = %(expert)s),
-       {_open_work_sql("c.id")}
+       {open_work_sql("c.id")}
 FROM {Campaign._meta.db_table} c
 WHERE c.slug = %(slug)s""",
     )
@@ -260,7 +250,7 @@ def _api_item_sql(*, with_campaign: bool, with_open_work: bool) -> tuple[str, li
        EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
                WHERE e.campaign_id = i.campaign_id AND e.user_id = %(user)s
                  AND e.role = %(expert)s),
-       {_open_work_sql("i.campaign_id", other_than="i.id") if with_open_work else "NULL"}""",
+       {open_work_sql("i.campaign_id", other_than="i.id") if with_open_work else "NULL"}""",
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from annotation.models import AssignmentStatus
+from annotation.models import Assignment, AssignmentStatus, Item
 
 
 def slot_taken_sql(alias: str) -> str:
@@ -48,6 +48,16 @@ def assignment_open_sql(assignment: str, item: str) -> str:
         f"{assignment}.status = '{AssignmentStatus.ACTIVE.value}' "
         f"AND (NOT {item}.is_final OR {item}.is_gold)"
     )
+
+
+def open_work_sql(campaign: str, *, other_than: str | None = None) -> str:
+    """SQL: whether the expert `%(user)s` holds open work (`assignment_open_sql`) in the campaign
+    whose id is the SQL expression `campaign`, on an item other than `other_than` when given."""
+    other = f" AND o.item_id <> {other_than}" if other_than else ""
+    return f"""EXISTS (SELECT 1 FROM {Assignment._meta.db_table} o
+               JOIN {Item._meta.db_table} oi ON oi.id = o.item_id
+               WHERE o.expert_id = %(user)s AND oi.campaign_id = {campaign}{other}
+                 AND {assignment_open_sql("o", "oi")})"""
 
 
 def assignment_open() -> Q:

@@ -57,30 +57,26 @@ def _converted(model, attnames: tuple[str, ...], values) -> list:
     return converted
 
 
-def _insert_head(model) -> tuple[str, tuple]:
+def _insert_head(model, computed: tuple[tuple[str, str], ...] = ()) -> tuple[str, tuple]:
     """`INSERT INTO table (columns) VALUES (%s, ...)` of every concrete column of `model` but its
-    automatic key, and those fields in that order."""
+    automatic key, and the fields whose values it takes, in that order; `computed`: (attname,
+    SQL expression) pairs whose columns take the expression instead of a value."""
     quote = connection.ops.quote_name
+    expression = dict(computed)
     fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
     names = ", ".join(quote(f.column) for f in fields)
-    values = ", ".join(["%s"] * len(fields))
-    return f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({values})", fields
+    values = ", ".join(expression.get(f.attname, "%s") for f in fields)
+    taken = tuple(f for f in fields if f.attname not in expression)
+    return f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({values})", taken
 
 
 @cache
 def _insert_sql(
     model, vendor: str, computed: tuple[tuple[str, str], ...] = ()
 ) -> tuple[str, tuple]:
-    """The INSERT of a new row of `model`, returning its key where the database can, and the
-    fields whose values it takes, in that order; `computed`: (attname, SQL expression) pairs
-    whose columns take the expression instead of a value, and are returned after the key."""
-    sql, fields = _insert_head(model)
-    if computed:
-        expression = dict(computed)
-        sql = sql.rsplit(" VALUES ", 1)[0] + " VALUES ({})".format(
-            ", ".join(expression.get(f.attname, "%s") for f in fields)
-        )
-        fields = tuple(f for f in fields if f.attname not in expression)
+    """The INSERT of a new row of `model` (`_insert_head`), returning its key where the database
+    can, then the `computed` columns."""
+    sql, fields = _insert_head(model, computed)
     if connection.features.can_return_columns_from_insert:
         quote = connection.ops.quote_name
         returned = [model._meta.pk.column, *(model._meta.get_field(n).column for n, _ in computed)]

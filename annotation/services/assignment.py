@@ -23,9 +23,9 @@ from annotation.calibration_gate import calibration_gate_check
 from annotation.models import Assignment, AssignmentStatus, Campaign, Item, ItemOrder
 from annotation.slots import (
     assignment_open,
-    assignment_open_sql,
     item_open,
     item_open_sql,
+    open_work_sql,
     slot_taken,
     slot_taken_sql,
 )
@@ -63,12 +63,8 @@ def _lease_end(campaign: Campaign, now):
 
 OWN_PAGE = 8  # the expert's open assignments read at a time
 # whether the expert has any (hand-written: the ORM's query building cost more than the reading,
-# on the path of every `submit?next=1`)
-_OWN_OPEN_SQL = f"""
-SELECT 1 FROM annotation_assignment a JOIN annotation_item i ON i.id = a.item_id
-WHERE a.expert_id = %s AND i.campaign_id = %s AND {assignment_open_sql("a", "i")}
-LIMIT 1
-"""
+# on the path of every "next" that was not told)
+_OWN_OPEN_SQL = f"SELECT {open_work_sql('%(campaign)s')}"
 
 
 def _own_open_assignment(
@@ -85,8 +81,8 @@ def _own_open_assignment(
     time: an expert an admin handed 900 items reads 8 of them, not 900."""
     if has_open is None:
         with connection.cursor() as cursor:
-            cursor.execute(_OWN_OPEN_SQL, [expert.pk, campaign.pk])
-            has_open = cursor.fetchone() is not None
+            cursor.execute(_OWN_OPEN_SQL, {"user": expert.pk, "campaign": campaign.pk})
+            has_open = bool(cursor.fetchone()[0])
     if not has_open:
         return None
     now = timezone.now()

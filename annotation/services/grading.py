@@ -45,9 +45,8 @@ from annotation.services.grade_checks import (
     stale_conflict,
     submitted_conflict,
 )
-from annotation.services.progress import COUNT_WITH, COUNTED_PLACE, expert_progress_count
+from annotation.services.progress import expert_progress_count, grade_insert_counted
 from annotation.signals import item_judged, judgement_submitted
-from config.rows import model_insert
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
 from rubrics.services import scheme_freeze
@@ -357,21 +356,11 @@ def grade_submit(
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
     grade.submit_key = submit_key[:64]
-    if target.grade_id is None and connection.vendor == "postgresql":
-        # the judgement without a draft: one INSERT, no query compiler, that also counts it in
-        # the expert's progress and takes its place from the count
-        model_insert(
-            grade,
-            computed={"sequence": COUNTED_PLACE},
-            with_sql=COUNT_WITH,
-            with_params=[item.campaign_id, expert.pk],
-        )
+    if target.grade_id is None:  # the judgement without a draft: one INSERT, no query compiler
+        grade_insert_counted(grade=grade)
     else:
         grade.sequence = expert_progress_count(campaign_id=item.campaign_id, expert_id=expert.pk)
-        if target.grade_id is None:
-            model_insert(grade)
-        else:
-            grade.save()
+        grade.save()
     _replace_spans(grade, data.spans, fresh=target.grade_id is None)
     if target.scheme_status == SchemeStatus.APPROVED:
         _freeze_scheme(target.scheme_id)

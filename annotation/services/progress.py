@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django.db import connection
 
-from annotation.models import ExpertProgress
+from annotation.models import ExpertProgress, Grade
+from config.rows import model_insert
 
 # One statement on both databases (SQLite 3.35+ takes ON CONFLICT ... RETURNING too): the row's
 # lock orders two submissions of the same expert, so no two grades get the same place.
@@ -18,10 +19,8 @@ RETURNING submitted
 """
 
 
-# The count as a WITH clause (PostgreSQL), its parameters those of expert_progress_count, for the
-# statement that writes the grade too: `(SELECT submitted FROM progress)` is the grade's place.
-COUNT_WITH = f"WITH progress AS ({_COUNT_SQL}) "
-COUNTED_PLACE = "(SELECT submitted FROM progress)"
+# The count as a WITH clause (PostgreSQL) of the statement that writes the grade too.
+_COUNT_WITH = f"WITH progress AS ({_COUNT_SQL}) "
 
 
 def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
@@ -31,3 +30,20 @@ def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_COUNT_SQL, [campaign_id, expert_id])
         return cursor.fetchone()[0]
+
+
+def grade_insert_counted(*, grade: Grade) -> None:
+    """Inserts a new submitted `grade` (`config.rows.model_insert`) with its place in its
+    expert's count (`expert_progress_count`): on PostgreSQL in one statement, the count's upsert
+    a data-modifying WITH whose result is the grade's sequence; elsewhere in two."""
+    campaign_id = grade.item.campaign_id
+    if connection.vendor == "postgresql":
+        model_insert(
+            grade,
+            computed={"sequence": "(SELECT submitted FROM progress)"},
+            with_sql=_COUNT_WITH,
+            with_params=[campaign_id, grade.expert_id],
+        )
+        return
+    grade.sequence = expert_progress_count(campaign_id=campaign_id, expert_id=grade.expert_id)
+    model_insert(grade)
