@@ -119,6 +119,8 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # request (planning was two thirds of its CPU a judgement). Behind a pooler in transaction mode
     # that predates prepared-statement support (PgBouncer < 1.21), set DB_PREPARE_THRESHOLD to "off".
     _prepare = os.environ.get("DB_PREPARE_THRESHOLD", "5")
+    # Django's backend with a health check that costs no round trip (config/postgres/base.py)
+    DATABASES["default"]["ENGINE"] = "config.postgres"
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "server_side_binding": True,

@@ -19,7 +19,7 @@ import pytest
 import redis
 from django.core.exceptions import ImproperlyConfigured
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
+from django.db import close_old_connections, connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -257,6 +257,55 @@ def test_a_dropped_connection_is_retried_for_a_read_and_503_otherwise(settings):
     finally:
         connection.settings_dict["CONN_MAX_AGE"] = 0
         connection.settings_dict["CONN_HEALTH_CHECKS"] = True
+
+
+def protocol_sent(during) -> bytes:
+    """What the test connection sent to the server while `during()` ran (libpq's trace)."""
+    trace = Path(os.environ.get("TMPDIR", "/tmp")) / f"pq-trace-{os.getpid()}"
+    with open(trace, "wb") as out:
+        connection.connection.pgconn.trace(out.fileno())
+        try:
+            during()
+        finally:
+            if connection.connection is not None:
+                connection.connection.pgconn.untrace()
+    sent = trace.read_bytes()
+    trace.unlink()
+    return sent
+
+
+@pytest.mark.postgresql
+@pytest.mark.django_db(transaction=True)
+def test_the_health_check_asks_the_server_only_about_a_connection_it_closed():
+    """The health check before a request's first query (config/postgres): a quiet connection is
+    reused without a round trip; one whose backend was terminated is asked, found dead and
+    replaced, so a write after it is not a 503."""
+    campaign = CampaignFactory(slug="checked")
+    ItemFactory(campaign=campaign)
+    client = token_client(expert_in(campaign))
+    connection.settings_dict["CONN_MAX_AGE"] = 600
+    connection.close()  # the next one opens with that age
+    try:
+        assert client.get("/api/v1/grades/").status_code == 200
+        kept = connection.connection
+        # what a server does as each request starts (the test client leaves it out)
+        close_old_connections()
+        assert protocol_sent(connection.close_if_health_check_failed) == b""
+        assert connection.connection is kept and connection.health_check_done
+        # a transaction left open is not quiet: asked with SELECT 1
+        kept.execute("BEGIN")
+        close_old_connections()
+        assert b"SELECT 1" in protocol_sent(connection.close_if_health_check_failed)
+        kept.execute("ROLLBACK")
+
+        assert terminate_own_backends() >= 1
+        wait_for(lambda: not connection.quiet(), timeout=10)  # the goodbye reached the socket
+        close_old_connections()
+        answer = client.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+        assert answer.status_code == 200, answer.content  # a new connection, not a 503
+        assert connection.connection is not kept
+    finally:
+        connection.settings_dict["CONN_MAX_AGE"] = 0
 
 
 def lost_lines(caplog) -> list[str]:
