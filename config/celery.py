@@ -4,6 +4,8 @@ import time
 
 from celery import Celery
 from celery.signals import task_postrun, task_prerun, worker_ready, worker_shutdown
+from django.conf import settings
+from kombu import Queue
 
 from config import workers
 from config.logging import log_context
@@ -12,6 +14,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("proofmark")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_queues = [Queue(name) for name in settings.TASK_QUEUES]
 app.autodiscover_tasks()
 
 logger = logging.getLogger("proofmark.task")

@@ -9,7 +9,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
-from kombu import Queue
 
 from config.limits import ID_MAX
 from config.proxies import trusted_proxies
@@ -300,11 +299,13 @@ JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "60"))
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 # Rendering ahead (problems.services.texts_prerender) has one too: its messages never count as
 # jobs waiting (jobs.services.queued_messages reads the jobs' queue only).
-CELERY_TASK_QUEUES = [
-    Queue(CELERY_TASK_DEFAULT_QUEUE),
-    Queue(f"{CELERY_TASK_DEFAULT_QUEUE}.sweep"),
-    Queue(f"{CELERY_TASK_DEFAULT_QUEUE}.render"),
-]
+# The names of the queues a worker consumes; config/celery.py makes them Kombu's queues (so that a
+# process that sends no task, a management command or a web request, never loads Kombu).
+TASK_QUEUES = (
+    CELERY_TASK_DEFAULT_QUEUE,
+    f"{CELERY_TASK_DEFAULT_QUEUE}.sweep",
+    f"{CELERY_TASK_DEFAULT_QUEUE}.render",
+)
 CELERY_TASK_ROUTES = {
     "jobs.sweep": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}.sweep"},
     "problems.tasks.texts_prerender_run": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}.render"},

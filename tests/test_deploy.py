@@ -35,6 +35,21 @@ def test_readiness_checks_the_database_and_the_broker(client, db, monkeypatch):
     assert client.get("/healthz").status_code == 200  # liveness does not depend on the broker
 
 
+def test_a_process_that_queues_nothing_loads_neither_celery_nor_kombu():
+    """Django set up as a management command or a web worker has it (config/__init__.py):
+    Celery and Kombu load on the first task sent, not at every start-up."""
+    probe = (
+        "import sys, django; django.setup();"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'celery', 'kombu'}))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_each_request_logs_one_json_line_with_its_request_id(client, db, caplog):
     caplog.set_level(logging.INFO, logger="proofmark.request")
     response = client.get("/healthz", HTTP_X_REQUEST_ID="lb-7f3a")
