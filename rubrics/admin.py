@@ -5,7 +5,6 @@ from django.contrib import admin, messages
 
 from llm.client import LLMError
 
-from .generation import llm_endpoint_check
 from .models import GenerationRun, GenerationStep, GenerationTask, GeneratorConfig, LLMEndpoint
 from .workflows import endpoint_api_key
 
@@ -33,6 +32,10 @@ class LLMEndpointAdmin(admin.ModelAdmin):
 
     @admin.action(description="Check that the selected endpoints answer")
     def check_answers(self, request, queryset):
+        # imported here: the admin's modules load in every process (Django's autodiscover), the
+        # generation service and its scheme parsers only when an admin asks
+        from .generation import llm_endpoint_check
+
         for endpoint in queryset:
             try:
                 self.message_user(request, llm_endpoint_check(endpoint=endpoint), messages.SUCCESS)

@@ -18,7 +18,6 @@ from django.db.models import F, QuerySet
 from django.db.models.fields.json import KeyTransform
 
 from adjudication.models import MetaVerification
-from adjudication.services.imported import RATER_PREFIX, imported_on_scale
 from annotation.models import Campaign, Grade, GradeStatus, Item
 from annotation.scales import (
     PREDICTION_ON_SCALE,
@@ -78,6 +77,8 @@ def _proof_batches(items: QuerySet) -> Iterator[list[int]]:
 
 
 def _count(items: QuerySet) -> int:
+    from adjudication.services.imported import RATER_PREFIX  # as in plan_judgements
+
     """How many judgements the rows hold (before the split filter): the progress total."""
     proof_ids = items.values("proof_id")
     imported = sum(
@@ -107,6 +108,10 @@ def _imported_scale(maximum: Decimal) -> str:
 
 
 def plan_judgements(campaign: Campaign, options: ExportOptions) -> Plan:
+    # the imported ratings' rules, here and not at the module's top: importing adjudication's
+    # services loads every app's services, which no other format's export needs
+    from adjudication.services.imported import RATER_PREFIX, imported_on_scale
+
     target = campaign.scale
     fields = [
         Field("problem_id", "string", "The problem's external id."),
