@@ -3,10 +3,7 @@ variable holding it), generator configurations (read-only once frozen), generati
 
 from django.contrib import admin, messages
 
-from llm.client import LLMError
-
 from .models import GenerationRun, GenerationStep, GenerationTask, GeneratorConfig, LLMEndpoint
-from .workflows import endpoint_api_key
 
 
 @admin.register(LLMEndpoint)
@@ -32,8 +29,10 @@ class LLMEndpointAdmin(admin.ModelAdmin):
 
     @admin.action(description="Check that the selected endpoints answer")
     def check_answers(self, request, queryset):
-        # imported here: the admin's modules load in every process (Django's autodiscover), the
-        # generation service and its scheme parsers only when an admin asks
+        # imported here and below: the admin's modules load in every process (Django's
+        # autodiscover), the generation service and the model client only when an admin asks
+        from llm.client import LLMError
+
         from .generation import llm_endpoint_check
 
         for endpoint in queryset:
@@ -44,6 +43,8 @@ class LLMEndpointAdmin(admin.ModelAdmin):
 
     @admin.display(boolean=True, description="Key set")
     def key_set(self, endpoint: LLMEndpoint) -> bool:
+        from .workflows import endpoint_api_key
+
         return bool(endpoint_api_key(endpoint))
 
 
