@@ -77,9 +77,9 @@ def _proof_batches(items: QuerySet) -> Iterator[list[int]]:
 
 
 def _count(items: QuerySet) -> int:
+    """How many judgements the rows hold (before the split filter): the progress total."""
     from adjudication.services.imported import RATER_PREFIX  # as in plan_judgements
 
-    """How many judgements the rows hold (before the split filter): the progress total."""
     proof_ids = items.values("proof_id")
     imported = sum(
         len(entries)

@@ -18,11 +18,11 @@ pytestmark = pytest.mark.django_db
 
 
 def test_rendering_ahead_has_a_queue_of_its_own():
+    from config.celery import app  # the queues as the worker consumes them
+
     route = settings.CELERY_TASK_ROUTES[texts_prerender_run.name]["queue"]
     assert route != settings.CELERY_TASK_DEFAULT_QUEUE
-    from config.celery import app
-
-    assert route in app.amqp.queues  # a queue the worker consumes
+    assert route in app.amqp.queues
 
 
 def test_texts_rendered_ahead_are_what_the_page_shows(client):
