@@ -17,6 +17,16 @@ def test_home_lists_the_users_roles(client, expert_user):
     assert b'<span class="tag">expert</span>' in response.content
 
 
+def test_every_page_declares_the_sites_icon(client):
+    """Without one the browser asks for /favicon.ico on every page: a 404 in its console and a
+    warning in the server's log each time."""
+    from django.contrib.staticfiles import finders
+
+    body = client.get(reverse("login")).content.decode()
+    assert '<link rel="icon" href="/static/img/favicon.svg' in body
+    assert finders.find("img/favicon.svg")
+
+
 def test_health_check_needs_no_login(client):
     assert client.get(reverse("healthz")).content == b"ok"
 
