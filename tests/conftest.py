@@ -169,7 +169,10 @@ def pytest_runtest_teardown(item, nextitem):
     earlier test lives for the session and takes any job a later test queues, one that does not
     wait for it included (an import page's upload): its transaction and the flush's TRUNCATE then
     deadlocked, and PostgreSQL gave up the flush. The job belongs to a test that is over."""
-    if _workers_started and settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    from django.db import connection
+
+    # by the backend's vendor: the ENGINE is the project's own (config.postgres)
+    if _workers_started and connection.vendor == "postgresql":
         worker_sessions_end()
     return (yield)
 
