@@ -5,6 +5,7 @@ The corpus is readable by every role (admin, expert, adjudicator, researcher): v
 endpoints check the role; these selectors do not narrow by user.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
@@ -130,6 +131,15 @@ def proof_siblings(*, proof: Proof) -> tuple[int | None, int | None]:
     )
     at = ids.index(proof.pk)
     return (ids[at - 1] if at > 0 else None, ids[at + 1] if at + 1 < len(ids) else None)
+
+
+def proof_natural_keys(*, proof_ids: Iterable[int]) -> dict[int, tuple[str, str, str]]:
+    """Each proof's natural key by id: its problem's external id, its generator and its sample
+    key (`proof_natural_key`), the same in every database the corpus is imported into."""
+    rows = Proof.objects.filter(pk__in=set(proof_ids)).values_list(
+        "pk", "problem__external_id", "generator", "sample_key"
+    )
+    return {pk: (problem, generator, key) for pk, problem, generator, key in rows}
 
 
 def proof_list(*, problem_external_id: str = "", generator: str = "") -> QuerySet[Proof]:

@@ -4,6 +4,7 @@ revealed by the adjudication app."""
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
@@ -17,6 +18,7 @@ from annotation.services.grade_checks import (
 )
 from annotation.signals import items_added
 from problems.models import Proof
+from problems.selectors import proof_natural_keys
 from problems.services import texts_prerender_queue
 from rubrics.selectors import scheme_generator_config_id, schemes_approved_for_problems
 
@@ -50,17 +52,16 @@ class ItemsCreated:
         return "; ".join(parts) + "."
 
 
-def _sample_rank(seed: int, proof_id: int, analysis_id: int | None) -> str:
-    return hashlib.sha256(f"{seed}:{proof_id}:{analysis_id or 0}".encode()).hexdigest()
-
-
-def double_scored_keys(
-    *, seed: int, share: Decimal, keys: list[tuple[int, int | None]]
-) -> set[tuple[int, int | None]]:
-    """The reproducible double-scored sample: the round(share * n) keys with the smallest
-    seeded hash. The same seed and the same selection always give the same sample."""
+def double_scored_keys(*, seed: int, share: Decimal, keys: dict[int, tuple[str, ...]]) -> set[int]:
+    """The reproducible double-scored sample: of `keys` (ids, each with its natural key), the
+    round(share * n) with the smallest seeded hash of their natural key. Never database ids:
+    the same seed and the same selection give the same sample in any database (a corpus
+    imported afresh, the demo, a test's database after others)."""
     count = int((share * len(keys)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-    ranked = sorted(keys, key=lambda key: _sample_rank(seed, key[0], key[1]))
+    ranked = sorted(
+        keys,
+        key=lambda key: hashlib.sha256(json.dumps([seed, *keys[key]]).encode()).hexdigest(),
+    )
     return set(ranked[:count])
 
 
@@ -107,17 +108,18 @@ def items_create_from_selection(
     config = campaign.generator_config
     if config is not None:
         result.generator_config = config.name
+    natural = proof_natural_keys(proof_ids=(p.pk for p in fresh))
     doubles = double_scored_keys(
         seed=campaign.sample_seed,
         share=campaign.double_share,
-        keys=[(p.pk, None) for p in fresh],
+        keys={p.pk: natural[p.pk] for p in fresh},
     )
     rows = []
     for proof in fresh:
         if required_judgements is not None:
             required = required_judgements
         else:
-            required = 2 if (proof.pk, None) in doubles else 1
+            required = 2 if proof.pk in doubles else 1
         scheme = approved.get(proof.problem_id)
         if scheme is None:
             result.without_scheme.append(proof.problem.external_id)

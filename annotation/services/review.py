@@ -46,6 +46,7 @@ from annotation.services.items import ItemsCreated, double_scored_keys
 from annotation.signals import items_added
 from annotation.spans import SpanError, locate_span
 from problems.models import VerifierAnalysis
+from problems.selectors import proof_natural_keys
 
 RATINGS = (Decimal("0"), Decimal("0.5"), Decimal("1"))
 
@@ -396,17 +397,18 @@ def analysis_items_create(
     )
     fresh = [a for a in analyses if a.pk not in existing]
     result.already_present = len(analyses) - len(fresh)
+    natural = proof_natural_keys(proof_ids=(a.proof_id for a in fresh))
     doubles = double_scored_keys(
         seed=campaign.sample_seed,
         share=campaign.double_share,
-        keys=[(a.proof_id, a.pk) for a in fresh],
+        keys={a.pk: (*natural[a.proof_id], a.verifier, a.sample_key) for a in fresh},
     )
     result.created = Item.objects.bulk_create(
         Item(
             campaign=campaign,
             proof_id=a.proof_id,
             analysis=a,
-            required_judgements=required_judgements or (2 if (a.proof_id, a.pk) in doubles else 1),
+            required_judgements=required_judgements or (2 if a.pk in doubles else 1),
             is_gold=is_gold,
         )
         for a in fresh

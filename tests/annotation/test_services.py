@@ -13,9 +13,12 @@ from annotation.models import Assignment, Campaign, CampaignMember, Grade, Grade
 from annotation.services.grade_checks import (
     NOT_GRADED,
 )
+from annotation.services.review import analysis_items_create
 from annotation.signals import item_judged, judgement_submitted
+from problems.models import Problem
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
-from tests.problems.page_factories import ProblemFactory, ProofFactory
+from tests.metaverify.factories import review_campaign
+from tests.problems.page_factories import ProblemFactory, ProofFactory, VerifierAnalysisFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -46,12 +49,44 @@ def test_items_pinned_to_the_approved_scheme_or_none_said_so():
 
 
 def test_double_scored_sample_is_reproducible_and_calibration_doubles_everything():
-    keys = [(n, None) for n in range(1, 101)]
+    keys = {n: ("P", "model", str(n)) for n in range(1, 101)}
     first = services.double_scored_keys(seed=3, share=Decimal("0.4"), keys=keys)
     assert len(first) == 40
-    assert first == services.double_scored_keys(seed=3, share=Decimal("0.4"), keys=keys[::-1])
+    backwards = dict(reversed(keys.items()))
+    assert first == services.double_scored_keys(seed=3, share=Decimal("0.4"), keys=backwards)
     assert first != services.double_scored_keys(seed=4, share=Decimal("0.4"), keys=keys)
     assert len(services.double_scored_keys(seed=3, share=Decimal(1), keys=keys)) == 100
+
+
+def test_the_double_scored_sample_is_the_same_in_another_database():
+    """The sample ranks proofs and analyses by their natural keys, which an import reproduces,
+    not by database ids: the same corpus loaded again under other ids, with the same seed,
+    doubles the same proofs and analyses (the demo's reviewed analyses once depended on it)."""
+
+    def load():
+        problem = ProblemFactory(external_id="P-SAMPLE")
+        proofs = [ProofFactory(problem=problem, sample_key=str(n)) for n in range(20)]
+        return proofs, [VerifierAnalysisFactory(proof=p, sample_key="0") for p in proofs]
+
+    def doubled(proofs, analyses, seed=3):
+        grading = CampaignFactory(double_share=Decimal("0.4"), sample_seed=seed)
+        review = review_campaign(double_share=Decimal("0.4"), sample_seed=seed)
+        items = services.items_create_from_selection(campaign=grading, proofs=proofs).created
+        items += analysis_items_create(campaign=review, analyses=analyses).created
+        return sorted(
+            (i.campaign.task_kind, i.proof.sample_key) for i in items if i.required_judgements == 2
+        )
+
+    proofs, analyses = load()
+    first = doubled(proofs, analyses)
+    assert len(first) == 16
+    assert doubled(proofs, analyses, seed=4) != first
+    Campaign.objects.all().delete()
+    Problem.objects.all().delete()
+    ProofFactory.create_batch(7)  # the ids move on
+    proofs, analyses = load()
+    assert proofs[0].pk > 20
+    assert doubled(proofs[::-1], analyses[::-1]) == first
 
 
 def test_campaign_create_defaults_and_clear_errors(admin_user):
