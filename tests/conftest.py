@@ -51,6 +51,43 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+# Table k (by name) numbers its rows from k * ID_SPACING on, not from 1 as a fresh database does.
+ID_SPACING = 10_007
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database's tables number their rows apart from each other: a test that takes
+    one table's id for another's (an item's for its proof's) finds no row instead of passing
+    because both were 1, and no test leans on the small ids of a fresh database. A sequence
+    never goes back (a reused database keeps what it has used)."""
+    from django.db import connection
+
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT sequencename, COALESCE(last_value, 0) FROM pg_sequences"
+                " WHERE schemaname = current_schema() ORDER BY sequencename"
+            )
+            for k, (name, last) in enumerate(cursor.fetchall(), start=1):
+                cursor.execute("SELECT setval(%s, %s)", [name, max(last, k * ID_SPACING)])
+        else:  # SQLite: Django's AutoFields are AUTOINCREMENT, counted in sqlite_sequence
+            cursor.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%AUTOINCREMENT%'"
+                " ORDER BY name"
+            )
+            for k, (name,) in enumerate(cursor.fetchall(), start=1):
+                cursor.execute(
+                    "SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = %s", [name]
+                )
+                last = cursor.fetchone()[0]
+                cursor.execute("DELETE FROM sqlite_sequence WHERE name = %s", [name])
+                cursor.execute(
+                    "INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)",
+                    [name, max(last, k * ID_SPACING)],
+                )
+
+
 @pytest.fixture
 def real_fixtures() -> Path:
     """The real sample files in ../shared/fixtures/real (never copied into this repository)."""
