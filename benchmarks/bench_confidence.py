@@ -115,14 +115,14 @@ def measure(shared_sd: float, seed: int, size: int = 2000, *, one_voice: bool = 
     }
 
 
-def section(results: list[tuple[str, dict]], seconds: float) -> str:
+def section(results: list[tuple[str, dict]], seconds: float, size: int) -> str:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"## Label confidence, calibrated? (`bench_confidence.py`, {now})",
         "",
         f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python "
         f"{platform.python_version()}; the whole run {seconds:.1f} s (no database). Assumptions "
-        "(the script's docstring has them whole): 2,000 proofs on 0 / 0.5 / 1, one label each by "
+        f"(the script's docstring has them whole): {size:,} proofs on 0 / 0.5 / 1, one label each by "
         "one of 8 experts right 80-95% of the time (a second expert on 20%), 5% adjudicated to "
         "the truth as gold; a verifier (4 samples) and two graders; the correlated setting adds "
         "an error shared by a proof's samples (sd 0.3).",
@@ -150,15 +150,17 @@ def section(results: list[tuple[str, dict]], seconds: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="append the section to RESULTS.md")
+    parser.add_argument("--quick", action="store_true", help="200 proofs a setting, not 2,000")
     args = parser.parse_args()
+    size = 200 if args.quick else 2000
     started = time.perf_counter()
     results = [
-        ("independent errors", measure(0.0, seed=3)),
-        ("error shared by a proof's samples (sd 0.3)", measure(0.3, seed=3)),
-        ("independent, machines as one voice", measure(0.0, seed=3, one_voice=True)),
-        ("shared error, machines as one voice", measure(0.3, seed=3, one_voice=True)),
+        ("independent errors", measure(0.0, seed=3, size=size)),
+        ("error shared by a proof's samples (sd 0.3)", measure(0.3, seed=3, size=size)),
+        ("independent, machines as one voice", measure(0.0, seed=3, size=size, one_voice=True)),
+        ("shared error, machines as one voice", measure(0.3, seed=3, size=size, one_voice=True)),
     ]
-    text = section(results, time.perf_counter() - started)
+    text = section(results, time.perf_counter() - started, size)
     print(text)
     if args.write:
         with (HERE / "RESULTS.md").open("a", encoding="utf-8") as handle:

@@ -163,7 +163,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="append the section to RESULTS.md")
     parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="100 trials (unless --trials)")
     args = parser.parse_args()
+    if args.quick and "--trials" not in sys.argv:
+        args.trials = 100
     started = time.perf_counter()
     results = []
     for key, title in SETTINGS:

@@ -124,3 +124,13 @@ def test_make_bench_with_a_base_runs_the_harness_alternating():
     assert all("proofmark_bench_base " in line for line in http[::2])
     assert all(f"{benchdb.TREE_VARIABLE}={ROOT} " in line for line in http[1::2])
     assert len(plan) == 12 and all("--json" in line for line in plan)
+
+
+def test_every_benchmark_takes_what_make_bench_passes_it():
+    """`make bench` runs every bench_*.py through run_all.py, `make bench QUICK=1` with --quick:
+    a script without it failed the whole run (two did, unnoticed, until a clean clone ran it)."""
+    for script in sorted(BENCHMARKS.glob("bench_*.py")):
+        usage = subprocess.run(
+            [sys.executable, str(script), "--help"], capture_output=True, text=True, check=True
+        ).stdout
+        assert "--quick" in usage, script.name
