@@ -162,11 +162,10 @@ def section(results: list[tuple[str, int, int, dict]], trials: int, seconds: flo
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="append the section to RESULTS.md")
-    parser.add_argument("--trials", type=int, default=1000)
-    parser.add_argument("--quick", action="store_true", help="100 trials (unless --trials)")
+    parser.add_argument("--trials", type=int, help="trials per row (default 1,000; 100 --quick)")
+    parser.add_argument("--quick", action="store_true", help="100 trials a row")
     args = parser.parse_args()
-    if args.quick and "--trials" not in sys.argv:
-        args.trials = 100
+    args.trials = args.trials or (100 if args.quick else 1000)
     started = time.perf_counter()
     results = []
     for key, title in SETTINGS:
