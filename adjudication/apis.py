@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from adjudication import selectors
 from adjudication.metrics import campaign_agreement_cached, second_opinion_figures
 from adjudication.models import CaseStatus, LabelSource
+from adjudication.rater_model import rater_model_summary
 from adjudication.services import AdjudicationError, case_resolve, case_return
 from annotation.models import Campaign
 from config.api import ListApi
@@ -302,7 +303,7 @@ class RaterModelOutput(serializers.Serializer):
 
 
 def rater_model_body(campaign) -> dict | None:
-    summary = selectors.rater_model_summary(campaign)
+    summary = rater_model_summary(campaign)
     return None if summary is None else RaterModelOutput(summary).data
 
 

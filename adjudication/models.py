@@ -194,28 +194,6 @@ class FinalLabel(models.Model):
         return f"{self.value} ({self.source}) for item {self.item_id}"
 
 
-class RaterModelFit(models.Model):
-    """The campaign's last Dawid-Skene fit over experts and automatic graders
-    (adjudication.estimators.dawid_skene; fitted by exports.services.confidence). `raters`:
-    one entry per rater, {key, name, kind, judgements, error_rate, confusion}, confusion[true]
-    [said] = P(said | true) over `classes`, the campaign's scale values."""
-
-    campaign = models.OneToOneField(
-        "annotation.Campaign", on_delete=models.CASCADE, related_name="rater_model"
-    )
-    classes = models.JSONField(default=list)
-    priors = models.JSONField(default=list)
-    raters = models.JSONField(default=list)
-    items = models.PositiveIntegerField(default=0)
-    gold = models.PositiveIntegerField(default=0)
-    judgements = models.PositiveIntegerField(default=0)
-    iterations = models.PositiveSmallIntegerField(default=0)
-    fitted_at = models.DateTimeField()
-
-    def __str__(self) -> str:
-        return f"rater model of campaign {self.campaign_id} ({self.fitted_at:%Y-%m-%d %H:%M})"
-
-
 # Verifier runs and the automated labelling loop (DeepSeekMath-V2, sections 2.1.2 and 2.3)
 
 TERNARY = [Decimal("0"), Decimal("0.5"), Decimal("1")]

@@ -15,7 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
-from adjudication.models import AdjudicationCase, CaseEvent, CaseStatus, FinalLabel, RaterModelFit
+from adjudication.models import AdjudicationCase, CaseEvent, CaseStatus, FinalLabel
 from adjudication.overlay import Mark, overlay
 from annotation.models import (
     Campaign,
@@ -278,37 +278,4 @@ def case_sheet(case: AdjudicationCase) -> dict:
         "band_scheme": scheme if scheme and scheme.bands else None,
         "taxonomy": case.item.campaign.error_taxonomy,
         "scale_values": scale_spec(case.item.campaign.scale).values,
-    }
-
-
-LOW_CONFIDENCE = 0.9
-LEAST_CONFIDENT_SHOWN = 20
-
-
-def rater_model_summary(campaign: Campaign) -> dict | None:
-    """The campaign's last rater-model fit (None before the first) with its labels' confidence:
-    how many labels have one, their mean, how many fall below LOW_CONFIDENCE, the least
-    confident ones, and whether a label changed since the fit (its confidence is then empty).
-    Three queries."""
-    fit = RaterModelFit.objects.filter(campaign=campaign).first()
-    if fit is None:
-        return None
-    labels = FinalLabel.objects.filter(item__campaign=campaign)
-    known = list(labels.values_list("confidence", flat=True))
-    scored = [c for c in known if c is not None]
-    least = list(
-        labels.filter(confidence__isnull=False)
-        .order_by("confidence", "item_id")
-        .values("item_id", "value", "source", "confidence")[:LEAST_CONFIDENT_SHOWN]
-    )
-    return {
-        "fit": fit,
-        "raters": sorted(fit.raters, key=lambda r: (r["kind"] != "expert", r["error_rate"])),
-        "labels": len(known),
-        "with_confidence": len(scored),
-        "without_confidence": len(known) - len(scored),
-        "mean_confidence": sum(scored) / len(scored) if scored else None,
-        "below": sum(c < LOW_CONFIDENCE for c in scored),
-        "threshold": LOW_CONFIDENCE,
-        "least_confident": least,
     }

@@ -23,6 +23,7 @@ from adjudication.metrics import (
     second_opinion_figures,
 )
 from adjudication.models import AdjudicationCase, CaseStatus
+from adjudication.rater_model import rater_model_summary
 from adjudication.services import (
     AdjudicationError,
     case_assign,
@@ -234,7 +235,7 @@ def imported_materialise(request: HttpRequest) -> HttpResponse:
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = selectors.agreement_campaign_for_user(request.user, slug)
     figures = campaign_agreement_cached(campaign)
-    model = selectors.rater_model_summary(campaign)
+    model = rater_model_summary(campaign)
     if model is not None:
         fit = model["fit"]
         support = [prior * fit.items for prior in fit.priors]

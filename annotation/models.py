@@ -139,7 +139,7 @@ class Campaign(models.Model):
         help_text="Only this verifier (model name) or grader evaluation (its name); empty: "
         "every verifier's analyses, or the newest grader evaluation that predicted the proof.",
     )
-    # Routing expert effort by uncertainty (exports.routing ranks; assignment serves by rank).
+    # Routing expert effort by uncertainty (estimation.routing ranks; assignment serves by rank).
     item_order = models.CharField(
         max_length=12,
         choices=ItemOrder.choices,
@@ -257,7 +257,7 @@ class Item(models.Model):
     needs_work = models.BooleanField(
         default=True, help_text="Fewer submitted judgements than required (the queue's index)."
     )
-    # Why the item was chosen (exports.routing): rank and uncertainty when it was last ranked.
+    # Why the item was chosen (estimation.routing): rank and uncertainty when it was last ranked.
     route_rank = models.PositiveIntegerField(
         null=True, blank=True, help_text="1 = most uncertain, when the item was ranked."
     )

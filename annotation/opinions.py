@@ -3,9 +3,9 @@ only after the expert commits).
 
 A campaign names a source (`Campaign.second_opinion`): the verifier analyses of the proof
 (`problems.VerifierAnalysis`, which verifier runs and imports write) or a grader evaluation's
-predictions (`exports.GraderPrediction`). Verifier analyses live below this app and are read
-here. Grader evaluations live in the exports app, above this one: it registers its reader at
-start-up (`register`, called from `ExportsConfig.ready()`), so this app asks without importing
+predictions (`graders.GraderPrediction`). Verifier analyses live below this app and are read
+here. Grader evaluations live in the graders app, above this one: it registers its reader at
+start-up (`register`, called from `GradersConfig.ready()`), so this app asks without importing
 it, as apps below tell apps above through signals.
 """
 

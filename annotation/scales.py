@@ -49,6 +49,10 @@ class PredictionScale(TextChoices):
     ZERO_TO_ONE = "0-1", "0-1"
 
 
+# The cut points that map 0-7 onto 0 / 0.5 / 1 unless a caller chooses its own (an export's
+# filters, the grader evaluation report): 7 -> 1, 5-6 -> 0.5, 0-4 -> 0.
+DEFAULT_CUTS = (5, 7)
+
 # A prediction's scale as one of ours: a 0-1 prediction (a DeepSeekMath-V2 output's average
 # rating, a mean of 0 / 0.5 / 1 verifier scores) is read on 0 / 0.5 / 1, between values too.
 PREDICTION_ON_SCALE = {
@@ -188,7 +192,9 @@ def to_0_7(value: Decimal | int | float | str, scale: str) -> Decimal:
     raise ScaleError("the 0 / 0.5 / 1 scale has no map onto 0-7")
 
 
-def to_ternary(value_0_7: Decimal | int | float | str, cuts: tuple[int, int] = (5, 7)) -> Decimal:
+def to_ternary(
+    value_0_7: Decimal | int | float | str, cuts: tuple[int, int] = DEFAULT_CUTS
+) -> Decimal:
     """0-7 onto 0 / 0.5 / 1: at least cuts[1] -> 1, at least cuts[0] -> 0.5, else 0. A value
     between two integers is read as the nearest, halfway as the lower (6.5 -> 6 -> 0.5)."""
     number = nearest(
@@ -204,7 +210,7 @@ def to_ternary(value_0_7: Decimal | int | float | str, cuts: tuple[int, int] = (
 
 @lru_cache(maxsize=4096)
 def ternary_of(
-    value: Decimal | int | float | str, scale: str, cuts: tuple[int, int] = (5, 7)
+    value: Decimal | int | float | str, scale: str, cuts: tuple[int, int] = DEFAULT_CUTS
 ) -> Decimal:
     """A label of any scale on 0 / 0.5 / 1: that scale's own labels by `nearest`, the others
     through 0-7 and the cut points. Remembered: a dataset's labels take a few values, and the
@@ -227,7 +233,7 @@ def comparison_scale(expert_scale: str, other_scale: str) -> str:
 
 
 def on_scale(
-    value: Decimal | int | float | str, scale: str, onto: str, cuts: tuple[int, int] = (5, 7)
+    value: Decimal | int | float | str, scale: str, onto: str, cuts: tuple[int, int] = DEFAULT_CUTS
 ) -> Decimal:
     """`value` of `scale` on the comparison scale `onto` (see comparison_scale): unchanged on its
     own scale, 0 / 0.5 / 1 by `ternary_of` (with `cuts`), 0-7 by `to_0_7`."""
@@ -236,3 +242,8 @@ def on_scale(
     if onto == Scale.TERNARY:
         return ternary_of(value, scale, cuts)
     return to_0_7(value, scale)
+
+
+def prediction_on_unit(score: float, prediction_scale: str) -> float:
+    """A grader prediction put on 0-1 ("0-7" divided by 7; "0-1" as it is)."""
+    return score / 7.0 if prediction_scale == PredictionScale.ZERO_TO_SEVEN else float(score)

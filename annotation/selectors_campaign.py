@@ -51,7 +51,7 @@ class Progress:
     judgements_submitted: int
     experts: list[ExpertRow]
     scores_by_generator: dict[str, list[Decimal]]
-    held: int = 0  # held back by the routing budget (exports.routing.services)
+    held: int = 0  # held back by the routing budget (estimation.routing.services)
 
 
 def generator_score_rows(

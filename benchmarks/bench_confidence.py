@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Label confidence, measured: is a label with confidence 0.9 right about 90% of the time?
-The rater model is adjudication.estimators.dawid_skene, as exports.services.confidence fits it
+The rater model is adjudication.estimators.dawid_skene, as estimation.services.confidence fits it
 per campaign. Statistics, not speed: no database, runs in seconds.
 
 The simulated campaign (seeded; assumptions):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Routing expert effort by uncertainty, measured: how many human grades a campaign needs to
 reach a target label accuracy when experts grade the most uncertain proofs first (the formula of
-annotation/uncertainty.py) versus in random order.
+estimation/routing/uncertainty.py) versus in random order.
 
 Every proof gets a label: the experts' grade when an expert graded it, the automatic label
 otherwise. Label accuracy = share of labels equal to the true label. Experts are taken to be
@@ -24,7 +24,7 @@ Data with known true scores:
    verifier, its samples' mean read as 0 / 0.5 / 1; each grader, its 0-7 prediction / 7 read the
    same way; the three as one voice, weight 1/3 each, as the platform fits them), its doubt
    about the automatic label (1 - P(the verifier's class)) joins the
-   uncertainty as the `model_doubt` component (annotation/uncertainty.py). A staged variant
+   uncertainty as the `model_doubt` component (estimation/routing/uncertainty.py). A staged variant
    fits it again once experts graded the first 10% (those labels as gold) and ranks the rest.
 2. The real ratings in ../shared/fixtures/real/deepseek_math_v2/ (read at run time): DeepSeekMath-
    V2's outputs carry, per proof, the mean automatic rating (0-1) and the human rating (0-7, or
@@ -56,7 +56,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from adjudication.estimators import dawid_skene  # noqa: E402
 from annotation.scales import nearest, to_ternary  # noqa: E402
-from annotation.uncertainty import proof_uncertainty  # noqa: E402
+from estimation.routing.uncertainty import proof_uncertainty  # noqa: E402
 
 TERNARY = [Decimal("0"), Decimal("0.5"), Decimal("1")]
 TARGETS = (0.90, 0.95, 0.98, 0.99)

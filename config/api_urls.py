@@ -8,5 +8,6 @@ urlpatterns = [
     path("", include("rubrics.api_urls")),
     path("", include("adjudication.api_urls")),
     path("", include("exports.api_urls")),
+    path("", include("estimation.api_urls")),
     path("", include("calibration.api_urls")),
 ]

@@ -55,6 +55,8 @@ INSTALLED_APPS = [
     "rubrics",
     "annotation",
     "adjudication",
+    "graders",
+    "estimation",
     "exports",
     "jobs",
     "calibration",

@@ -10,7 +10,18 @@ from config import (
     views,
 )
 from config.roles import ALL_ROLES, role_required
+from estimation import urls as estimation_urls
+from exports import urls as exports_urls
+from graders import urls as graders_urls
 from problems.views.home import home
+
+# The export, grader evaluation and estimation pages share /exports/ and the `exports` namespace
+# (their paths and URL names from before graders and estimation were split from exports).
+EXPORTS_PAGES = [
+    *exports_urls.urlpatterns,
+    *graders_urls.urlpatterns,
+    *estimation_urls.urlpatterns,
+]
 
 # The API first: its prefix shares nothing with the pages', and a judgement is its busiest
 # request (each pattern before it is one more match tried on every call).
@@ -24,7 +35,7 @@ urlpatterns = [
     path("rubrics/", include("rubrics.urls")),
     path("annotation/", include("annotation.urls")),
     path("adjudication/", include("adjudication.urls")),
-    path("exports/", include("exports.urls")),
+    path("exports/", include((EXPORTS_PAGES, "exports"))),
     path("calibration/", include("calibration.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(

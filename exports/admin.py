@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from exports.models import ExportJob, GraderEvaluation
+from exports.models import ExportJob
 
 
 @admin.register(ExportJob)
@@ -28,19 +28,3 @@ class ExportJobAdmin(admin.ModelAdmin):
         "heartbeat_at",
         "attempts",
     ]
-
-
-@admin.register(GraderEvaluation)
-class GraderEvaluationAdmin(admin.ModelAdmin):
-    list_display = [
-        "id",
-        "name",
-        "campaign",
-        "source",
-        "runs",
-        "aggregation",
-        "status",
-        "created_at",
-    ]
-    list_filter = ["status", "source"]
-    readonly_fields = ["report", "counts", "parameters", "error"]

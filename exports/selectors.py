@@ -1,6 +1,5 @@
 """Reads of the exports app. An export job is read by its creator and by admins; one that names
-experts, by admins only. Researchers and admins see every evaluation (researchers read every
-campaign's final labels); other roles see none."""
+experts, by admins only; other roles see none."""
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
@@ -9,7 +8,7 @@ from django.shortcuts import get_object_or_404
 
 from annotation.models import Campaign
 from config.roles import Role, has_role
-from exports.models import ExportJob, GraderEvaluation
+from exports.models import ExportJob
 
 READERS = (Role.ADMIN, Role.RESEARCHER)
 
@@ -38,33 +37,3 @@ def export_job_for_user(user: AbstractBaseUser, job_id: int) -> ExportJob:
 def campaigns_for_export(user: AbstractBaseUser) -> QuerySet[Campaign]:
     _check(user)
     return Campaign.objects.order_by("name", "id")
-
-
-def evaluations_for_user(user: AbstractBaseUser) -> QuerySet[GraderEvaluation]:
-    _check(user)
-    return GraderEvaluation.objects.select_related("campaign", "created_by", "endpoint").order_by(
-        "-created_at", "-id"
-    )
-
-
-def evaluation_for_user(user: AbstractBaseUser, evaluation_id: int) -> GraderEvaluation:
-    return get_object_or_404(evaluations_for_user(user), pk=evaluation_id)
-
-
-def evaluation_failures(evaluation: GraderEvaluation, limit: int = 100) -> list:
-    """The endpoint run's failed predictions, each with its raw reply and reason."""
-    return list(
-        evaluation.failures.select_related("item__proof__problem").order_by("item_id", "run_index")[
-            :limit
-        ]
-    )
-
-
-def routing_queue(campaign: Campaign) -> QuerySet:
-    """The campaign's ranked items, rank 1 (most uncertain) first, with what the queue page and
-    API show (proof, problem, final label) in one query."""
-    return (
-        campaign.items.filter(route_rank__isnull=False)
-        .select_related("proof__problem", "final_label")
-        .order_by("route_rank", "id")
-    )

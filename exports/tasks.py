@@ -4,22 +4,9 @@
 from celery import shared_task
 
 from exports.services.datasets import export_run
-from exports.services.evaluations import evaluation_fail, evaluation_run
 from jobs.services import job_run
 
 
 @shared_task(name="exports.export_run", acks_late=True)
 def export_run_task(job_id: int) -> None:
     job_run("export", job_id, lambda: export_run(job_id=job_id))
-
-
-@shared_task(name="exports.evaluation_run", acks_late=True)
-def evaluation_run_task(evaluation_id: int) -> None:
-    def body() -> None:
-        try:
-            evaluation_run(evaluation_id=evaluation_id)
-        except Exception as exc:
-            evaluation_fail(evaluation_id=evaluation_id, reason=f"unexpected error: {exc}")
-            raise
-
-    job_run("grader_evaluation", evaluation_id, body)

@@ -12,6 +12,7 @@ from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Substr
 from django.shortcuts import get_object_or_404
 
+from config.queries import of_ids
 from problems.models import ImportJob, Problem, Proof, ReferenceSolution, Topic, VerifierAnalysis
 from problems.progress import import_progress_read
 
@@ -156,6 +157,18 @@ def proof_list(*, problem_external_id: str = "", generator: str = "") -> QuerySe
     if generator:
         proofs = proofs.filter(generator=generator)
     return proofs.order_by("problem__external_id", "generator", "sample_index", "sample_key", "id")
+
+
+def first_references(problem_ids: set[int]) -> dict[int, str]:
+    """Each problem's first reference solution (by id), as problem id -> its text."""
+    found: dict[int, str] = {}
+    for problem_id, text in (
+        of_ids(ReferenceSolution.objects.all(), "problem", problem_ids)
+        .order_by("problem_id", "id")
+        .values_list("problem_id", "text")
+    ):
+        found.setdefault(problem_id, text)
+    return found
 
 
 def problem_for_api(*, external_id: str) -> Problem:

@@ -1,6 +1,7 @@
 """The allowed arrows between apps (docs/ARCHITECTURE.md): an app imports only the apps below it.
 
-    problems <- rubrics <- annotation <- adjudication <- exports <- calibration
+    problems <- rubrics <- annotation <- adjudication <- graders <- estimation <- exports
+    <- calibration
     config, jobs, llm: below every app; they import no app, except config's URL modules,
     which wire every app's URLs.
 
@@ -12,7 +13,16 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["problems", "rubrics", "annotation", "adjudication", "exports", "calibration"]
+LAYERS = [
+    "problems",
+    "rubrics",
+    "annotation",
+    "adjudication",
+    "graders",
+    "estimation",
+    "exports",
+    "calibration",
+]
 FOUNDATION = {"config": set(), "jobs": {"config"}, "llm": {"config"}}
 URL_MODULES = {"config/urls.py", "config/api_urls.py"}  # config wires the apps' URLs
 APPS = [*FOUNDATION, *LAYERS]

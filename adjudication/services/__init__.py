@@ -3,7 +3,6 @@ detection (labels or cases from judgements), cases (assign, return, comment, res
 (the one writer of FinalLabel), imported (dataset ratings as judgements), gold."""
 
 from adjudication.services.cases import case_assign, case_comment, case_resolve, case_return
-from adjudication.services.confidence import rater_model_store
 from adjudication.services.detection import (
     AdjudicationError,
     case_open_manual,
@@ -16,7 +15,7 @@ from adjudication.services.imported import (
     imported_on_scale,
     imported_ratings_materialise,
 )
-from adjudication.services.labels import final_label_set
+from adjudication.services.labels import final_label_set, label_confidences_set
 
 __all__ = [
     "AdjudicationError",
@@ -32,5 +31,5 @@ __all__ = [
     "imported_on_scale",
     "imported_ratings_materialise",
     "item_gold_set",
-    "rater_model_store",
+    "label_confidences_set",
 ]

@@ -1,4 +1,5 @@
-"""Final labels: the one place that writes them, and finalises the item with annotation."""
+"""Final labels: the one place that writes them (and their confidence), and finalises the item
+with annotation."""
 
 from __future__ import annotations
 
@@ -93,3 +94,23 @@ def final_label_set(
         native_value=native_value,
         native_max=native_max,
     )
+
+
+@transaction.atomic
+def label_confidences_set(
+    *, campaign_id: int, confidences: dict[int, tuple[Decimal, float]]
+) -> None:
+    """Sets the confidence of each labelled item of the campaign (`confidences`: item id -> (the
+    label value fitted, P(its class)), from estimation's rater model). Labels left out, and
+    labels whose value changed since it was read for the fit, get none (the next fit gives them
+    one)."""
+    labels = list(
+        FinalLabel.objects.filter(item__campaign_id=campaign_id)
+        .select_for_update()
+        .only("pk", "item_id", "value")
+    )
+    for label in labels:
+        value, found = confidences.get(label.item_id, (None, None))
+        fresh = found is not None and value == label.value
+        label.confidence = round(min(1.0, max(0.0, found)), 6) if fresh else None
+    FinalLabel.objects.bulk_update(labels, ["confidence"], batch_size=500)

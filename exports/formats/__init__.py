@@ -10,13 +10,11 @@ from __future__ import annotations
 from annotation.models import Campaign
 from exports.formats.annotations import plan_annotations
 from exports.formats.base import (
-    DEFAULT_CUTS,
     FORMATS,
     LABEL_SOURCES,
     ExportError,
     ExportOptions,
     Plan,
-    first_references,
     pseudonym,
     split_of,
 )
@@ -41,14 +39,12 @@ def plan_for(fmt: str, campaign: Campaign, options: ExportOptions) -> Plan:
 
 
 __all__ = [
-    "DEFAULT_CUTS",
     "FORMATS",
     "LABEL_SOURCES",
     "PLANNERS",
     "ExportError",
     "ExportOptions",
     "Plan",
-    "first_references",
     "plan_for",
     "pseudonym",
     "split_of",

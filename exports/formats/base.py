@@ -29,10 +29,11 @@ from django.db.models.functions import Coalesce, NullIf
 
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
-from annotation.scales import SCALES
+from annotation.scales import DEFAULT_CUTS, SCALES
 from config.queries import of_ids, read_ahead
 from exports.writers import Field
-from problems.models import Problem, ReferenceSolution
+from problems.models import Problem
+from problems.selectors import first_references
 from rubrics.models import MarkingScheme
 from rubrics.services import text_format_of
 
@@ -44,7 +45,6 @@ FIRST_BATCH = 200
 BATCH_CHARS = 6_000_000
 FORMATS = ("proofbench", "dv", "dmv", "annotations", "judgements")
 LABEL_SOURCES = ("agreement", "adjudication", "single", "imported", "automatic")
-DEFAULT_CUTS = (5, 7)
 
 
 class ExportError(ValueError):
@@ -196,7 +196,7 @@ COMMON_TAIL = KEY_FIELDS + [
     ),
 ]
 # Why the item was chosen, in a campaign that routes expert effort by uncertainty
-# (exports.routing.services): empty for items never ranked.
+# (estimation.routing.services): empty for items never ranked.
 ROUTE_FIELDS = [
     Field("route_rank", "int", "The item's rank when it was ranked (1 = most uncertain)."),
     Field(
@@ -297,17 +297,6 @@ def _batches(
         last = keys[-1]
         chars = sum(len(value) for row in batch for value in row.values() if type(value) is str)
         size = max(1, min(BATCH, len(batch) * BATCH_CHARS // max(chars, 1)))
-
-
-def first_references(problem_ids: set[int]) -> dict[int, str]:
-    found: dict[int, str] = {}
-    for problem_id, text in (
-        of_ids(ReferenceSolution.objects.all(), "problem", problem_ids)
-        .order_by("problem_id", "id")
-        .values_list("problem_id", "text")
-    ):
-        found.setdefault(problem_id, text)
-    return found
 
 
 # --- Per-problem columns, read once ----------------------------------------------------------

@@ -36,8 +36,8 @@ from exports.formats.base import (
     pseudonym,
     split_of,
 )
-from exports.models import GraderPrediction
 from exports.writers import Field
+from graders.models import GraderPrediction
 from problems.models import Proof, VerifierAnalysis
 
 JUDGE_KINDS = (

@@ -9,7 +9,7 @@ import pytest
 from adjudication.models import AdjudicationCase, FinalLabel
 from annotation import services
 from annotation.models import Grade, GradeRevision, Item, SecondOpinion
-from exports.models import GraderEvaluation, GraderPrediction, JobStatus
+from graders.models import GraderEvaluation, GraderPrediction, JobStatus
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.problems.page_factories import VerifierAnalysisFactory
 

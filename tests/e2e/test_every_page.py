@@ -20,7 +20,7 @@ from adjudication.verification.verifier_runs import verifier_run_start
 from annotation.demo import GRADING_SLUG
 from annotation.models import Campaign
 from exports.services.datasets import export_create
-from exports.services.evaluations import evaluation_run_create
+from graders.services.evaluations import evaluation_run_create
 from problems.models import Proof
 from tests.rubrics.generation_factories import LLMEndpointFactory
 

@@ -5,8 +5,8 @@ model is the fake server."""
 
 import pytest
 
-from exports.models import GraderEvaluation
-from exports.services.evaluations import evaluation_run_create
+from graders.models import GraderEvaluation
+from graders.services.evaluations import evaluation_run_create
 from rubrics.models import LLMEndpoint
 from tests.conftest import wait_for
 from tests.exports.factories import labelled_campaign

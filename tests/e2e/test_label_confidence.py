@@ -5,7 +5,8 @@ one shows the intervals and their plot, back returns to the agreement page."""
 
 import pytest
 
-from adjudication.models import FinalLabel, RaterModelFit
+from adjudication.models import FinalLabel
+from estimation.models import RaterModelFit
 from tests.exports.factories import graded_by_experts_and_graders
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -7,7 +7,7 @@ from decimal import Decimal
 from adjudication.models import FinalLabel
 from adjudication.services.labels import final_label_set
 from annotation.models import Campaign, ErrorSpan, Grade, GradeRevision, Item
-from exports.models import GraderEvaluation, GraderPrediction
+from graders.models import GraderEvaluation, GraderPrediction
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme
 from tests.factories import UserFactory
 from tests.problems.page_factories import (

@@ -16,7 +16,7 @@ from annotation import scales
 from annotation.models import Campaign, Item
 from exports.formats import ExportError, ExportOptions
 from exports.services import companion_paths, dataset_write
-from exports.services.evaluation_import import evaluation_import
+from graders.services.evaluation_import import evaluation_import
 from problems.models import Proof
 from problems.services import corpus_import
 from tests.exports.factories import grade, proof, reviewed_campaign

@@ -14,8 +14,8 @@ from django.urls import reverse
 
 from adjudication.models import MetaVerification
 from exports.formats import ExportOptions, plan_for
-from exports.models import GraderEvaluation, GraderPrediction
 from exports.services import export_file_open, export_run
+from graders.models import GraderEvaluation, GraderPrediction
 from tests.exports.factories import labelled_campaign
 from tests.factories import UserFactory
 from tests.problems.page_factories import VerifierAnalysisFactory, sha256

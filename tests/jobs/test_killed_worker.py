@@ -22,9 +22,11 @@ from adjudication import tasks as adjudication_tasks
 from adjudication.models import FinalLabel, LabellingOutcome, VerifierRun
 from adjudication.verification import labelling, verifier_runs
 from exports import tasks as export_tasks
-from exports.models import ExportJob, GraderEvaluation, GraderPrediction
+from exports.models import ExportJob
 from exports.services import export_create
-from exports.services.evaluations import evaluation_run_create
+from graders import tasks as grader_tasks
+from graders.models import GraderEvaluation, GraderPrediction
+from graders.services.evaluations import evaluation_run_create
 from jobs.kinds import KINDS
 from problems import tasks as problem_tasks
 from problems.models import ImportJob, Problem, VerifierAnalysis
@@ -34,8 +36,8 @@ from rubrics.models import GenerationTask, MarkingScheme
 from tests.annotation.factories import CampaignFactory
 from tests.conftest import celery_process, wait_for, worker_database_url
 from tests.exports.factories import labelled_campaign
-from tests.exports.test_evaluations import reply
 from tests.factories import UserFactory
+from tests.graders.test_evaluations import reply
 from tests.llm import replies as scheme_replies
 from tests.metaverify import replies
 from tests.problems.import_files import proofbench_row
@@ -117,7 +119,7 @@ def lost_messages(monkeypatch):
         rubric_tasks.generate_scheme,
         adjudication_tasks.verifier_run_job,
         adjudication_tasks.labelling_outcome_job,
-        export_tasks.evaluation_run_task,
+        grader_tasks.evaluation_run_task,
         export_tasks.export_run_task,
     ):
         monkeypatch.setattr(task, "delay", lambda *args: None)

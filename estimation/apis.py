@@ -1,0 +1,93 @@
+"""Scores with intervals and label confidence, over the API: each generator's mean with its
+experts-only and prediction-powered intervals (admins and researchers), and fitting the
+campaign's rater model (admins; the fit itself is read with the agreement figures)."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from adjudication.apis import RaterModelOutput, rater_model_body
+from adjudication.selectors import AGREEMENT_READERS, agreement_campaign_for_user
+from annotation.selectors import campaign_for_user
+from config.roles import Role, api_permission
+from estimation.services.confidence import campaign_rater_model_fit
+from estimation.services.intervals import (
+    CONFIDENCE,
+    IntervalError,
+    campaign_score_intervals,
+    parse_width,
+)
+
+Admins = api_permission(Role.ADMIN)
+Readers = api_permission(*AGREEMENT_READERS)
+
+
+class ScoreIntervalOutput(serializers.Serializer):
+    mean = serializers.FloatField()
+    low = serializers.FloatField()
+    high = serializers.FloatField()
+    width = serializers.FloatField()
+    n = serializers.IntegerField(help_text="Expert labels the interval rests on.")
+
+
+class GeneratorScoreOutput(serializers.Serializer):
+    generator = serializers.CharField()
+    items = serializers.IntegerField()
+    expert_labels = serializers.IntegerField()
+    automatic_only = serializers.IntegerField()
+    paired = serializers.IntegerField(help_text="Items with an expert label and automatic score.")
+    human = ScoreIntervalOutput(allow_null=True, help_text="Experts only, bootstrap.")
+    ppi = ScoreIntervalOutput(allow_null=True, help_text="Prediction-powered (PPI++).")
+    human_labels_needed = serializers.IntegerField(allow_null=True)
+    ppi_labels_needed = serializers.IntegerField(allow_null=True)
+
+
+class ScoreIntervalsOutput(serializers.Serializer):
+    campaign = serializers.CharField()
+    scale = serializers.CharField()
+    confidence = serializers.FloatField()
+    width = serializers.FloatField(help_text="The width the labels-needed figures are for.")
+    generators = GeneratorScoreOutput(many=True)
+
+
+class ScoreIntervalsApi(APIView):
+    permission_classes = [Readers]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "width",
+                float,
+                description="Interval width on the campaign scale (default: a tenth of its range).",
+            )
+        ],
+        responses={200: ScoreIntervalsOutput},
+        tags=["exports"],
+    )
+    def get(self, request, slug):
+        campaign = agreement_campaign_for_user(request.user, slug)
+        try:
+            width = parse_width(request.query_params.get("width"), campaign.scale)
+        except IntervalError as exc:
+            return Response({"width": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        rows = campaign_score_intervals(campaign=campaign, width=width)
+        body = {
+            "campaign": campaign.slug,
+            "scale": campaign.scale,
+            "confidence": CONFIDENCE,
+            "width": width,
+            "generators": [row.as_dict() for row in rows],
+        }
+        return Response(ScoreIntervalsOutput(body).data)
+
+
+class RaterModelFitApi(APIView):
+    permission_classes = [Admins]
+
+    @extend_schema(request=None, responses={200: RaterModelOutput, 204: None}, tags=["exports"])
+    def post(self, request, slug):
+        campaign = campaign_for_user(slug=slug, user=request.user, admin=True)
+        if campaign_rater_model_fit(campaign_id=campaign.pk) is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(rater_model_body(campaign))

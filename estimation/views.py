@@ -1,0 +1,110 @@
+"""A campaign's scores with honest intervals (admins and researchers, as the agreement page):
+each generator's mean with its experts-only and prediction-powered 95% intervals, a plot, and
+the same rows as CSV; and the admins' button that fits the campaign's rater model."""
+
+import csv
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from adjudication.selectors import AGREEMENT_READERS, agreement_campaign_for_user
+from annotation.scales import scale_spec
+from annotation.selectors import campaign_for_user
+from config.cells import csv_safe
+from config.roles import Role, role_required
+from estimation.charts import score_intervals_chart
+from estimation.services.confidence import campaign_rater_model_fit
+from estimation.services.intervals import IntervalError, campaign_score_intervals, parse_width
+
+CSV_COLUMNS = [
+    "generator",
+    "items",
+    "expert_labels",
+    "automatic_only",
+    "paired",
+    "human_mean",
+    "human_low",
+    "human_high",
+    "ppi_mean",
+    "ppi_low",
+    "ppi_high",
+    "width",
+    "human_labels_needed",
+    "ppi_labels_needed",
+]
+
+
+def _rows(request: HttpRequest, campaign) -> tuple[float, list[dict], str]:
+    try:
+        width = parse_width(request.GET.get("width"), campaign.scale)
+        error = ""
+    except IntervalError as exc:
+        width, error = parse_width(None, campaign.scale), str(exc)
+    rows = [row.as_dict() for row in campaign_score_intervals(campaign=campaign, width=width)]
+    return width, rows, error
+
+
+@role_required(*AGREEMENT_READERS)
+def campaign_scores(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = agreement_campaign_for_user(request.user, slug)
+    width, rows, error = _rows(request, campaign)
+    spec = scale_spec(campaign.scale)
+    context = {
+        "campaign": campaign,
+        "rows": rows,
+        "width": width,
+        "error": error,
+        "plot": score_intervals_chart(rows, float(spec.min), float(spec.max)) if rows else "",
+    }
+    return render(request, "estimation/scores.html", context, status=400 if error else 200)
+
+
+@role_required(*AGREEMENT_READERS)
+def campaign_scores_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = agreement_campaign_for_user(request.user, slug)
+    width, rows, error = _rows(request, campaign)
+    if error:
+        return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slug}-scores.csv"'
+    writer = csv.writer(response)
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        human, ppi = row["human"] or {}, row["ppi"] or {}
+        writer.writerow(
+            [
+                csv_safe(row["generator"]),
+                row["items"],
+                row["expert_labels"],
+                row["automatic_only"],
+                row["paired"],
+                human.get("mean", ""),
+                human.get("low", ""),
+                human.get("high", ""),
+                ppi.get("mean", ""),
+                ppi.get("low", ""),
+                ppi.get("high", ""),
+                round(width, 6),
+                "" if row["human_labels_needed"] is None else row["human_labels_needed"],
+                "" if row["ppi_labels_needed"] is None else row["ppi_labels_needed"],
+            ]
+        )
+    return response
+
+
+@require_POST
+@role_required(Role.ADMIN)
+def rater_model_fit(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = campaign_for_user(slug=slug, user=request.user, admin=True)
+    fit = campaign_rater_model_fit(campaign_id=campaign.pk)
+    if fit is None:
+        messages.info(request, "Nothing to fit: the campaign has no judgement yet.")
+    else:
+        messages.success(
+            request,
+            f"Rater model fitted over {fit.judgements} judgements of {fit.items} items by "
+            f"{len(fit.raters)} raters; every label's confidence updated.",
+        )
+    return redirect("adjudication:dashboard", slug=campaign.slug)

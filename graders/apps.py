@@ -1,0 +1,29 @@
+from django.apps import AppConfig
+
+
+# the service is imported when a job fails, not at every start-up
+def _evaluation_fail(pk: int, reason: str) -> None:
+    from graders.services.evaluations import evaluation_fail
+
+    evaluation_fail(evaluation_id=pk, reason=reason)
+
+
+class GradersConfig(AppConfig):
+    name = "graders"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from graders import opinions
+        from jobs.kinds import JobKind, job_kind_register
+        from jobs.models import JobStatus
+
+        job_kind_register(
+            JobKind(
+                "grader_evaluation",
+                "graders.GraderEvaluation",
+                "graders.evaluation_run",
+                (JobStatus.PENDING,),
+                fail=_evaluation_fail,
+            )
+        )
+        opinions.connect()

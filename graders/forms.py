@@ -1,0 +1,52 @@
+"""Forms of the evaluation pages: they check input and hand plain values to the services."""
+
+from django import forms
+
+from config.forms import OneChoicePreselected
+from graders.metrics import AGGREGATIONS
+from graders.models import PredictionSource
+from graders.services.evaluations import MAX_RUNS
+from rubrics.models import LLMEndpoint
+
+MAX_PREDICTIONS_BYTES = 50 * 1024 * 1024
+
+
+class PredictionsForm(OneChoicePreselected, forms.Form):
+    campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
+    name = forms.CharField(max_length=200, label="Grader name")
+    source = forms.ChoiceField(
+        choices=[
+            (PredictionSource.PROOFGRADER_JSONL, PredictionSource.PROOFGRADER_JSONL.label),
+            (PredictionSource.DEEPSEEK_OUTPUTS, PredictionSource.DEEPSEEK_OUTPUTS.label),
+        ],
+        label="File format",
+    )
+    aggregation = forms.ChoiceField(
+        choices=[(a, a) for a in AGGREGATIONS], label="Aggregate k runs by"
+    )
+    file = forms.FileField(label="Predictions (JSON Lines)")
+
+    def __init__(self, *args, campaigns, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["campaign"].queryset = campaigns
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > MAX_PREDICTIONS_BYTES:
+            raise forms.ValidationError("The file is over 50 MB.")
+        return upload
+
+
+class EndpointRunForm(OneChoicePreselected, forms.Form):
+    campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
+    name = forms.CharField(max_length=200, label="Grader name")
+    endpoint = forms.ModelChoiceField(queryset=LLMEndpoint.objects.order_by("name"))
+    runs = forms.IntegerField(min_value=1, max_value=MAX_RUNS, initial=1, label="Runs (k)")
+    aggregation = forms.ChoiceField(
+        choices=[(a, a) for a in AGGREGATIONS], label="Aggregate k runs by"
+    )
+
+    def __init__(self, *args, campaigns, **kwargs):
+        kwargs.setdefault("auto_id", "run_%s")  # beside PredictionsForm on one page
+        super().__init__(*args, **kwargs)
+        self.fields["campaign"].queryset = campaigns

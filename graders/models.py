@@ -1,0 +1,120 @@
+"""Automatic graders scored against the expert labels: an evaluation (imported predictions or an
+endpoint run), its predictions and its failed calls.
+
+The tables kept the names they had in the exports app (`db_table`), where these models lived
+first. Writes go through graders.services; reads through graders.selectors.
+"""
+
+from django.conf import settings
+from django.db import models
+
+from annotation.scales import PredictionScale
+from jobs.models import JobLiveness, JobStatus
+from rubrics.models import TokenSpend, token_spend
+
+
+class PredictionSource(models.TextChoices):
+    PROOFGRADER_JSONL = (
+        "proofgrader_jsonl",
+        "ProofGrader-style JSONL {problem_id, generator, score}",
+    )
+    DEEPSEEK_OUTPUTS = "deepseek_outputs", "DeepSeekMath-V2 outputs (average_automatic_rating)"
+    ENDPOINT = "endpoint", "A grader endpoint run over the campaign's labelled proofs"
+
+
+class GraderEvaluation(JobLiveness):
+    """An automatic grader's predictions for a campaign's proofs, and the report against the final
+    labels. Predictions are on `prediction_scale` ("0-7" or "0-1")."""
+
+    campaign = models.ForeignKey(
+        "annotation.Campaign", on_delete=models.CASCADE, related_name="grader_evaluations"
+    )
+    name = models.CharField(max_length=200, help_text="The grader, e.g. o3 REF+MS x5.")
+    source = models.CharField(max_length=30, choices=PredictionSource.choices)
+    prediction_scale = models.CharField(max_length=10, default=PredictionScale.ZERO_TO_SEVEN)
+    aggregation = models.CharField(max_length=10, default="mean")
+    runs = models.PositiveSmallIntegerField(default=1)
+    endpoint = models.ForeignKey(
+        "rubrics.LLMEndpoint", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    parameters = models.JSONField(
+        default=dict, blank=True, help_text="Endpoint, model and prompt of an endpoint run."
+    )
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
+    processed = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(null=True, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    report = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "exports_graderevaluation"
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.campaign_id}"
+
+    @property
+    def spend(self) -> TokenSpend:
+        """An endpoint run's tokens and their cost at the endpoint's current prices."""
+        return token_spend((self.endpoint, self.prompt_tokens, self.completion_tokens))
+
+
+class GraderPrediction(models.Model):
+    """One run's score of one item (k runs of a grader give k rows per item)."""
+
+    evaluation = models.ForeignKey(
+        GraderEvaluation, on_delete=models.CASCADE, related_name="predictions"
+    )
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="+")
+    run_index = models.PositiveSmallIntegerField(default=0)
+    score = models.FloatField()
+    assessment = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        db_table = "exports_graderprediction"
+        ordering = ["evaluation_id", "item_id", "run_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation", "item", "run_index"], name="prediction_unique_run"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.evaluation_id}: item {self.item_id} run {self.run_index} = {self.score}"
+
+
+class GraderPredictionFailure(models.Model):
+    """A grader call of an endpoint run that gave no usable prediction: the raw reply and why
+    (token limit, unclosed reasoning, no integer score from 0 to 7, a provider error). A retry
+    asks again only for these; a success replaces the failure with a GraderPrediction."""
+
+    evaluation = models.ForeignKey(
+        GraderEvaluation, on_delete=models.CASCADE, related_name="failures"
+    )
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="+")
+    run_index = models.PositiveSmallIntegerField(default=0)
+    reason = models.TextField()
+    raw_reply = models.TextField(blank=True)
+    finish_reason = models.CharField(max_length=30, blank=True)
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "exports_graderpredictionfailure"
+        ordering = ["evaluation_id", "item_id", "run_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["evaluation", "item", "run_index"], name="prediction_failure_unique_run"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.evaluation_id}: item {self.item_id} run {self.run_index} failed"

@@ -1,0 +1,43 @@
+"""Reads of the graders app. Researchers and admins see every evaluation (researchers read every
+campaign's final labels); other roles see none."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from annotation.models import Campaign
+from config.roles import Role, has_role
+from graders.models import GraderEvaluation
+
+READERS = (Role.ADMIN, Role.RESEARCHER)
+
+
+def _check(user: AbstractBaseUser) -> None:
+    if not has_role(user, *READERS):
+        raise PermissionDenied("Grader evaluations are for researchers and admins.")
+
+
+def campaigns_for_evaluation(user: AbstractBaseUser) -> QuerySet[Campaign]:
+    _check(user)
+    return Campaign.objects.order_by("name", "id")
+
+
+def evaluations_for_user(user: AbstractBaseUser) -> QuerySet[GraderEvaluation]:
+    _check(user)
+    return GraderEvaluation.objects.select_related("campaign", "created_by", "endpoint").order_by(
+        "-created_at", "-id"
+    )
+
+
+def evaluation_for_user(user: AbstractBaseUser, evaluation_id: int) -> GraderEvaluation:
+    return get_object_or_404(evaluations_for_user(user), pk=evaluation_id)
+
+
+def evaluation_failures(evaluation: GraderEvaluation, limit: int = 100) -> list:
+    """The endpoint run's failed predictions, each with its raw reply and reason."""
+    return list(
+        evaluation.failures.select_related("item__proof__problem").order_by("item_id", "run_index")[
+            :limit
+        ]
+    )

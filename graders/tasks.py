@@ -1,0 +1,19 @@
+"""Background jobs of the graders app: each takes an id and records its state on its row
+(jobs.services.job_run: skipped when finished or alive elsewhere, a heartbeat while it runs)."""
+
+from celery import shared_task
+
+from graders.services.evaluations import evaluation_fail, evaluation_run
+from jobs.services import job_run
+
+
+@shared_task(name="graders.evaluation_run", acks_late=True)
+def evaluation_run_task(evaluation_id: int) -> None:
+    def body() -> None:
+        try:
+            evaluation_run(evaluation_id=evaluation_id)
+        except Exception as exc:
+            evaluation_fail(evaluation_id=evaluation_id, reason=f"unexpected error: {exc}")
+            raise
+
+    job_run("grader_evaluation", evaluation_id, body)

@@ -1,0 +1,192 @@
+"""Label confidence (a rater model over experts and automatic graders) and each generator's
+scores with intervals: the services on a real database, the pages, the APIs and the export."""
+
+import csv
+import io
+from decimal import Decimal
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from adjudication.models import FinalLabel
+from adjudication.services.labels import final_label_set
+from annotation.models import Item
+from estimation.models import RaterModelFit
+from estimation.routing.services import campaign_routing_set
+from estimation.services.confidence import campaign_rater_model_fit, rater_model_store
+from estimation.services.intervals import campaign_score_intervals
+from tests.annotation.factories import CampaignFactory, ItemFactory
+from tests.exports.factories import graded_by_experts_and_graders
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def campaign():
+    return graded_by_experts_and_graders()
+
+
+def test_the_fit_gives_every_label_a_confidence_and_finds_the_confidently_wrong_verifier(
+    campaign,
+):
+    fit = campaign_rater_model_fit(campaign_id=campaign.pk)
+    assert fit.classes == ["0", "0.5", "1"] and fit.gold == 6 and fit.items == 40
+    raters = {r["name"]: r for r in fit.raters}
+    assert set(raters) == {"expert-a", "overconfident", "good grader"}
+    # unanimous and wrong half the time: its error rate shows it, where its spread was 0
+    assert raters["overconfident"]["error_rate"] > 0.4
+    assert raters["good grader"]["error_rate"] < 0.25
+    for rater in fit.raters:
+        assert all(sum(row) == pytest.approx(1, abs=1e-5) for row in rater["confusion"])
+    labels = FinalLabel.objects.filter(item__campaign=campaign)
+    assert labels.count() == 24 and not labels.filter(confidence__isnull=True).exists()
+    assert labels.filter(source="adjudication").first().confidence == 1.0  # gold: known
+    # a new label has no confidence until the next fit
+    item = labels.filter(source="single").first().item
+    final_label_set(item=item, value=Decimal(0), source="single", policy="x", grade_ids=[])
+    assert FinalLabel.objects.get(item=item).confidence is None
+
+
+def test_routing_takes_the_models_doubt_where_the_verifier_is_unanimous(campaign):
+    unlabelled = Item.objects.filter(campaign=campaign, final_label__isnull=True)
+    campaign_routing_set(campaign=campaign, item_order="uncertainty", budget=None)
+    before = {i.pk: i.route_components for i in unlabelled}
+    assert {c["model_doubt"] for c in before.values()} == {None}
+    campaign_rater_model_fit(campaign_id=campaign.pk)
+    campaign_routing_set(campaign=campaign, item_order="uncertainty", budget=None)
+    after = {i.pk: i for i in Item.objects.filter(pk__in=list(before))}
+    for item in after.values():
+        assert item.route_components["spread"] == 0.0  # four unanimous scores
+        assert item.route_components["model_doubt"] is not None
+    # the proofs the verifier gets wrong (truth 0) are the ones the model now doubts most
+    wrong = [i for i in after.values() if campaign.truth[i.pk] == 0]
+    right = [i for i in after.values() if campaign.truth[i.pk] == 1]
+    assert min(i.route_uncertainty for i in wrong) >= max(i.route_uncertainty for i in right)
+
+
+def test_scores_per_generator_with_both_intervals(campaign):
+    rows = {r.generator: r for r in campaign_score_intervals(campaign=campaign, width=0.1)}
+    assert set(rows) == {"model-a", "model-b"}
+    a = rows["model-a"]
+    assert (a.items, a.expert_labels, a.automatic_only, a.paired) == (20, 12, 8, 12)
+    assert a.human.low <= a.human.mean <= a.human.high
+    assert a.ppi.low <= a.ppi.mean <= a.ppi.high
+    assert a.human_needed > 12
+    with CaptureQueriesContext(connection) as queries:
+        campaign_score_intervals(campaign=campaign, width=0.1)
+    assert len(queries) == 4  # items, analyses, predictions, imported ratings
+
+
+def test_agreement_page_and_api_show_the_confidence_and_each_raters_matrix(
+    campaign, client, api_client_for
+):
+    admin = UserFactory(roles=["admin"])
+    client.force_login(admin)
+    page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
+    assert "No rater model fitted yet" in page
+    response = client.post(reverse("exports:rater_model_fit", args=[campaign.slug]), follow=True)
+    page = response.content.decode()
+    assert "Rater model fitted over" in page and 'id="rater-confusions"' in page
+    assert page.count('rater-confusion"') == 3 and "overconfident" in page
+    labels = client.get(reverse("adjudication:labels", args=[campaign.slug])).content.decode()
+    assert "Confidence" in labels
+    body = api_client_for(admin).get(reverse("api-campaign-agreement", args=[campaign.slug])).json()
+    model = body["rater_model"]
+    assert model["with_confidence"] == 24 and len(model["raters"]) == 3
+    assert len(model["raters"][0]["confusion"]) == 3
+    refit = api_client_for(admin).post(reverse("api-rater-model-fit", args=[campaign.slug]))
+    assert refit.status_code == 200 and refit.json()["labels"] == 24
+    expert = UserFactory(roles=["expert"])
+    assert (
+        api_client_for(expert)
+        .post(reverse("api-rater-model-fit", args=[campaign.slug]))
+        .status_code
+        == 403
+    )
+
+
+def test_scores_page_api_and_csv(campaign, client, api_client_for):
+    researcher = UserFactory(roles=["researcher"])
+    client.force_login(researcher)
+    url = reverse("exports:scores", args=[campaign.slug])
+    page = client.get(url).content.decode()
+    assert 'id="score-intervals"' in page and "<svg" in page and "model-a" in page
+    bad = client.get(url, {"width": "wide"})
+    assert bad.status_code == 400 and "width" in bad.content.decode()
+    api = api_client_for(researcher)
+    found = api.get(reverse("api-score-intervals", args=[campaign.slug]), {"width": "0.2"})
+    assert found.status_code == 200
+    body = found.json()
+    assert body["width"] == 0.2 and [g["generator"] for g in body["generators"]] == [
+        "model-a",
+        "model-b",
+    ]
+    assert body["generators"][0]["ppi"]["n"] == 12
+    refused = api.get(reverse("api-score-intervals", args=[campaign.slug]), {"width": "-1"})
+    assert refused.status_code == 400 and "width" in refused.json()
+    text = client.get(reverse("exports:scores_csv", args=[campaign.slug])).content.decode()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [r["generator"] for r in rows] == ["model-a", "model-b"]
+    assert float(rows[0]["ppi_low"]) <= float(rows[0]["ppi_mean"]) <= float(rows[0]["ppi_high"])
+
+
+def test_a_campaign_without_judgements_fits_nothing():
+    campaign = CampaignFactory(scale="0-7")
+    ItemFactory(campaign=campaign)
+    assert campaign_rater_model_fit(campaign_id=campaign.pk) is None
+    assert not RaterModelFit.objects.exists()
+
+
+def test_the_command_fits_named_campaigns_and_names_a_missing_one(campaign):
+    out = io.StringIO()
+    call_command("fit_rater_model", campaign=[campaign.slug], stdout=out)
+    assert "104 judgements of 40 items by 3 raters (6 known)" in out.getvalue()
+    assert (
+        FinalLabel.objects.filter(item__campaign=campaign, confidence__isnull=False).count() == 24
+    )
+    with pytest.raises(CommandError, match="--campaign: no campaign nowhere"):
+        call_command("fit_rater_model", campaign=["nowhere"])
+
+
+def test_a_label_changed_while_the_model_was_fitted_gets_no_confidence(campaign):
+    label = FinalLabel.objects.filter(item__campaign=campaign).first()
+    stale = Decimal(1) - label.value  # what the fit read before an adjudicator changed it
+    rater_model_store(
+        campaign_id=campaign.pk,
+        classes=["0", "0.5", "1"],
+        priors=[0.5, 0, 0.5],
+        raters=[],
+        items=40,
+        gold=0,
+        judgements=0,
+        iterations=1,
+        confidences={label.item_id: (stale, 0.9)},
+    )
+    assert FinalLabel.objects.get(pk=label.pk).confidence is None
+
+
+def test_the_exports_carry_each_labels_confidence(campaign, tmp_path):
+    """dv (one row an item) and annotations (one row a judgement) carry the fitted confidence of
+    the item's final label, so a researcher can filter or weight on it without a join."""
+    import json
+
+    from exports.formats import ExportOptions
+    from exports.services import dataset_write
+
+    campaign_rater_model_fit(campaign_id=campaign.pk)
+    stored = dict(
+        FinalLabel.objects.filter(item__campaign=campaign).values_list("item_id", "confidence")
+    )
+    for fmt in ("dv", "annotations"):
+        out = tmp_path / f"{fmt}.jsonl"
+        dataset_write(
+            campaign=campaign, fmt=fmt, file_type="jsonl", options=ExportOptions(), out=out
+        )
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        labelled = [r for r in rows if r["item_id"] in stored]
+        assert labelled, fmt
+        assert all(r["label_confidence"] == pytest.approx(stored[r["item_id"]]) for r in labelled)
