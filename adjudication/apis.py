@@ -17,9 +17,9 @@ from adjudication.models import CaseStatus, LabelSource
 from adjudication.rater_model import rater_model_summary
 from adjudication.services import AdjudicationError, case_resolve, case_return
 from annotation.models import Campaign
-from config.api import ListApi
-from config.limits import ID_MAX
-from config.roles import Role, api_permission
+from core.api import ListApi
+from core.roles import Role, api_permission
+from core.values import ID_MAX
 
 LabelReader = api_permission(Role.ADMIN, Role.RESEARCHER, Role.ADJUDICATOR)
 FiguresReader = api_permission(*selectors.AGREEMENT_READERS)

@@ -10,7 +10,7 @@ def on_item_judged(sender, *, item_id: int, **kwargs) -> None:
 
 def on_corpus_imported(sender, *, problem_ids: list[int], **kwargs) -> None:
     from adjudication.services import imported_ratings_materialise
-    from config.queries import of_ids
+    from core.queries import of_ids
     from problems.models import Proof
 
     imported_ratings_materialise(

@@ -27,7 +27,7 @@ from annotation.models import (
     MemberRole,
 )
 from annotation.scales import scale_spec
-from config.roles import Role, has_role
+from core.roles import Role, has_role
 from rubrics.structure import Scheme
 
 

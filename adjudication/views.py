@@ -36,10 +36,9 @@ from adjudication.services import (
 )
 from annotation.models import Campaign, Item
 from annotation.plots import error_series_chart, rater_confusion_svg
-from config.cells import csv_safe
-from config.flags import FlagError, query_flag
-from config.htmx import page_or_fragment, wants_fragment
-from config.roles import Role, has_role, role_required
+from core.http import FlagError, page_or_fragment, query_flag, wants_fragment
+from core.roles import Role, has_role, role_required
+from core.values import csv_safe
 
 QUEUE_PAGE = 200
 

@@ -13,7 +13,7 @@ from annotation.models import (
     TaskKind,
 )
 from annotation.services import CampaignError, taxonomy_from_text
-from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
+from core.values import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from rubrics.models import GeneratorConfig
 
 

@@ -14,7 +14,7 @@ from annotation.models import AssignmentStatus, DefectSuggestion, Grade, GradeSt
 from annotation.page import draft_restored
 from annotation.selectors import GradingView, grading_view_for_user
 from annotation.services.review import meta_review_snapshot
-from config.roles import Role, has_role
+from core.roles import Role, has_role
 from problems.models import VerifierAnalysis
 
 # Appendix A.3's scope and rating rule, in our words (shown on the page).

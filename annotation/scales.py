@@ -30,7 +30,7 @@ from typing import TypeVar
 
 from django.db.models import TextChoices
 
-from config.numbers import shown  # noqa: F401 (scales.shown: the one way a score is printed)
+from core.values import shown  # noqa: F401 (scales.shown: the one way a score is printed)
 
 N = TypeVar("N", Decimal, float)
 

@@ -27,8 +27,8 @@ from annotation.models import (
     MemberRole,
 )
 from annotation.slots import open_work_sql
-from config.roles import Role, has_role
-from config.rows import columns, model_from_row
+from core.roles import Role, has_role
+from core.rows import columns, model_from_row
 from problems.models import Problem, Proof, ReferenceSolution
 from rubrics.models import MarkingScheme
 from rubrics.structure import Scheme, score_breakdown
@@ -357,7 +357,7 @@ def expert_totals(*, campaign: Campaign, expert: AbstractBaseUser) -> ExpertTota
 def own_grades_in_campaign(*, campaign: Campaign, expert: AbstractBaseUser) -> QuerySet[Grade]:
     """The expert's own judgements in the campaign, drafts and submitted, the most recently
     changed first: where an expert goes back to a draft or revises a grade. Only their own
-    (blindness holds), and nothing of the proof but its problem (config.visibility): not its
+    (blindness holds), and nothing of the proof but its problem (core.visibility): not its
     model, and a gold item is not told apart. `assignment_status` is "released" for a draft the expert skipped."""
     own_assignment = Assignment.objects.filter(item_id=OuterRef("item_id"), expert=expert)
     return (

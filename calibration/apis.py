@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 from annotation import selectors as annotation_selectors
 from annotation.models import Campaign, Item
 from calibration import selectors, services
-from config.limits import ID_MAX
-from config.roles import ALL_ROLES, Role, api_permission
+from core.roles import ALL_ROLES, Role, api_permission
+from core.values import ID_MAX
 
 Admin = api_permission(Role.ADMIN)
 Anyone = api_permission(*ALL_ROLES)

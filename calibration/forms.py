@@ -3,7 +3,7 @@ from decimal import Decimal
 from django import forms
 
 from annotation.models import Campaign
-from config.forms import OneChoicePreselected
+from core.forms import OneChoicePreselected
 
 
 class RoundForm(forms.Form):

@@ -33,7 +33,7 @@ from annotation.models import (
     TaskKind,
 )
 from calibration.models import CalibrationItem, CalibrationRequirement, CalibrationRetake
-from config.roles import Role, has_role
+from core.roles import Role, has_role
 from rubrics.structure import AwardError, Scheme
 
 BLOCK_SIZE = 10  # successive submissions per point of the "over time" series

@@ -20,8 +20,8 @@ from annotation.plots import error_series_chart
 from calibration import selectors, services
 from calibration.forms import RequirementForm, RoundForm
 from calibration.models import CalibrationRequirement
-from config.htmx import page_or_fragment
-from config.roles import ALL_ROLES, Role, has_role, role_required
+from core.http import page_or_fragment
+from core.roles import ALL_ROLES, Role, has_role, role_required
 
 User = get_user_model()
 

@@ -7,8 +7,8 @@ from celery.signals import task_postrun, task_prerun, worker_ready, worker_shutd
 from django.conf import settings
 from kombu import Queue
 
-from config import workers
-from config.logging import log_context
+from core import workers
+from core.logging import log_context
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 

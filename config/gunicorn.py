@@ -20,7 +20,7 @@ worker_class = "gthread" if threads > 1 else "sync"
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "60"))
 graceful_timeout = 30
 keepalive = 5
-# Requests are logged by Django as JSON (config.middleware.RequestLogMiddleware).
+# Requests are logged by Django as JSON (core.middleware.RequestLogMiddleware).
 accesslog = None
 errorlog = "-"
 # Requests gunicorn refuses itself, before Django sees them, get its own plain HTML error (the

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import dj_database_url
 
-from config.limits import ID_MAX
-from config.proxies import trusted_proxies
+from core.proxies import trusted_proxies
+from core.values import ID_MAX
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 RUN_DIR = Path(os.environ.get("PROOFMARK_RUN_DIR", BASE_DIR / ".run"))
@@ -63,10 +63,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "config.middleware.RequestLogMiddleware",
-    "config.middleware.UnavailableMiddleware",
+    "core.middleware.RequestLogMiddleware",
+    "core.middleware.UnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "config.errors.RejectNulMiddleware",
+    "core.errors.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -76,7 +76,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "config.middleware.PolicyMiddleware",  # django-csp's, its policy built once
+    "core.middleware.PolicyMiddleware",  # django-csp's, its policy built once
     # last, as django-axes asks: it answers a locked-out login with 429
     "axes.middleware.AxesMiddleware",
 ]
@@ -95,7 +95,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "config.context_processors.roles",
+                "core.context_processors.roles",
             ],
         },
     }
@@ -120,8 +120,8 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # request (planning was two thirds of its CPU a judgement). Behind a pooler in transaction mode
     # that predates prepared-statement support (PgBouncer < 1.21), set DB_PREPARE_THRESHOLD to "off".
     _prepare = os.environ.get("DB_PREPARE_THRESHOLD", "5")
-    # Django's backend with a health check that costs no round trip (config/postgres/base.py)
-    DATABASES["default"]["ENGINE"] = "config.postgres"
+    # Django's backend with a health check that costs no round trip (core/postgres/base.py)
+    DATABASES["default"]["ENGINE"] = "core.postgres"
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "server_side_binding": True,
@@ -137,16 +137,16 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 5000},
     }
 }
-# The Redis cache fails open (config/cache.py): while Redis is away, throttles and the other
+# The Redis cache fails open (core/cache.py): while Redis is away, throttles and the other
 # cache users go on without it, and it is tried again after CACHE_RETRY_SECONDS.
 CACHE_RETRY_SECONDS = float(os.environ.get("CACHE_RETRY_SECONDS", "5"))
 if os.environ.get("CACHE_URL", "").startswith("redis://"):
     CACHES["default"] = {
-        "BACKEND": "config.cache.FailOpenRedisCache",
+        "BACKEND": "core.cache.FailOpenRedisCache",
         "LOCATION": os.environ["CACHE_URL"],
     }
 
-# The proxies in front of the app (config/proxies.py): a count, or their addresses/networks.
+# The proxies in front of the app (core/proxies.py): a count, or their addresses/networks.
 # The client address (lockout, throttles, logs) is read from X-Forwarded-For only through them.
 TRUSTED_PROXIES = trusted_proxies(os.environ.get("TRUSTED_PROXIES", ""))
 
@@ -180,10 +180,10 @@ MEDIA_URL = "/media/"
 # Files one process writes and another reads (uploaded imports, exports) go through the storage
 # API: a folder (MEDIA_ROOT, on a volume every machine mounts) or, with S3_BUCKET set, an
 # S3-compatible bucket (django-storages; credentials as boto3 reads them: AWS_ACCESS_KEY_ID,
-# AWS_SECRET_ACCESS_KEY). See config/storage.py.
+# AWS_SECRET_ACCESS_KEY). See core/files.py.
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "config.storage.StaticStorage"},
+    "staticfiles": {"BACKEND": "core.files.StaticStorage"},
 }
 if os.environ.get("S3_BUCKET"):
     STORAGES["default"] = {
@@ -205,8 +205,8 @@ WHITENOISE_AUTOREFRESH = DEBUG
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_HANDLERS = [
-    "config.uploads.MemoryUploadHandler",
-    "config.uploads.TemporaryUploadHandler",
+    "core.files.MemoryUploadHandler",
+    "core.files.TemporaryUploadHandler",
 ]
 PROOFMARK_MAX_UPLOAD_BYTES = int(os.environ.get("PROOFMARK_MAX_UPLOAD_BYTES", 512 * 1024 * 1024))
 # An import's upload is removed when its job ends; one whose job never ended (retried, or its
@@ -215,16 +215,16 @@ PROOFMARK_IMPORT_UPLOAD_DAYS = int(os.environ.get("PROOFMARK_IMPORT_UPLOAD_DAYS"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "config.authentication.TokenAuthentication",
+        "core.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "config.api.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.PageNumberPagination",
     # Per token (user) and per address (anonymous). Per second, so that a burst of a fast
     # grading script never waits; the history DRF keeps per user stays short.
     "DEFAULT_THROTTLE_CLASSES": [
-        "config.throttles.UserRateThrottle",
-        "config.throttles.AnonRateThrottle",
+        "core.throttles.UserRateThrottle",
+        "core.throttles.AnonRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "user": os.environ.get("API_USER_RATE", "300/s"),
@@ -232,9 +232,9 @@ REST_FRAMEWORK = {
     },
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
     "DEFAULT_PARSER_CLASSES": [
-        "config.parsers.JSONParser",
+        "core.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
@@ -244,14 +244,14 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Corpus, marking schemes, expert grading and datasets of LLM-written proofs.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SERVE_PERMISSIONS": ["config.roles.AnyRole"],
-    # ids in paths (config.converters): what the converter takes, documented as such
+    "SERVE_PERMISSIONS": ["core.roles.AnyRole"],
+    # ids in paths (core.converters): what the converter takes, documented as such
     "PATH_CONVERTER_OVERRIDES": {
         "id": {"type": "integer", "format": "int64", "minimum": 1, "maximum": ID_MAX}
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "config.openapi.document_errors",
+        "core.api.document_errors",
     ],
 }
 
@@ -301,6 +301,9 @@ JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "60"))
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 # Rendering ahead (problems.services.texts_prerender) has one too: its messages never count as
 # jobs waiting (jobs.services.queued_messages reads the jobs' queue only).
+# The Celery app, loaded by the first process that sends a task (core.broker.celery_app), as
+# WSGI_APPLICATION names the web application.
+TASK_APP = "config.celery.app"
 # The names of the queues a worker consumes; config/celery.py makes them Kombu's queues (so that a
 # process that sends no task, a management command or a web request, never loads Kombu).
 TASK_QUEUES = (
@@ -331,15 +334,15 @@ LLM_MODEL = os.environ.get("LLM_MODEL", "")
 LLM_MAX_REPLY_BYTES = int(os.environ.get("LLM_MAX_REPLY_BYTES", "200000"))
 
 # Logs: one JSON object a line on stderr (LOG_FORMAT=json, the default when DEBUG is off) with
-# the request id, or the task's job id and attempt (config/logging.py); plain text otherwise.
+# the request id, or the task's job id and attempt (core/logging.py); plain text otherwise.
 # With DEBUG off each request and each task start and end is a line (INFO).
 LOG_FORMAT = os.environ.get("LOG_FORMAT", "text" if DEBUG else "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "config.logging.ContextFilter"}},
+    "filters": {"context": {"()": "core.logging.ContextFilter"}},
     "formatters": {
-        "json": {"()": "config.logging.JsonFormatter"},
+        "json": {"()": "core.logging.JsonFormatter"},
         "text": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
     },
     "handlers": {
@@ -361,19 +364,19 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
 
 # --- Accounts and browser security -------------------------------------------------------------
-SESSION_ENGINE = "config.sessions"  # Django's database sessions, read by hand-written SQL
+SESSION_ENGINE = "core.sessions"  # Django's database sessions, read by hand-written SQL
 # Password guessing: django-axes locks a user name from the address that guessed it, after
 # AXES_FAILURE_LIMIT failed logins, for AXES_COOLOFF_MINUTES (429 meanwhile); the same name from
 # another address, and other names from that address, still log in, so that no one can lock the
-# site's users out. The address is the client's (config/proxies.py).
+# site's users out. The address is the client's (core/proxies.py).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "config.authentication.ModelBackend",  # Django's, the user read with their roles
+    "core.authentication.ModelBackend",  # Django's, the user read with their roles
 ]
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_CLIENT_IP_CALLABLE = "config.proxies.client_address"
+AXES_CLIENT_IP_CALLABLE = "core.proxies.client_address"
 AXES_RESET_ON_SUCCESS = True
 
 # Content-Security-Policy (django-csp): scripts only from our own static files, no inline script.

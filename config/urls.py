@@ -4,12 +4,12 @@ from django.contrib.auth.decorators import login_not_required, login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from config import (
+from core import (
     api_docs,
     converters,  # noqa: F401 (registers <id:...>, used by every app's URLs)
     views,
 )
-from config.roles import ALL_ROLES, role_required
+from core.roles import ALL_ROLES, role_required
 from estimation import urls as estimation_urls
 from exports import urls as exports_urls
 from graders import urls as graders_urls
@@ -47,7 +47,7 @@ urlpatterns = [
     path("readyz", login_not_required(views.readyz), name="readyz"),
 ]
 
-handler400 = "config.errors.bad_request"
-handler403 = "config.errors.permission_denied"
-handler404 = "config.errors.page_not_found"
-handler500 = "config.errors.server_error"
+handler400 = "core.errors.bad_request"
+handler403 = "core.errors.permission_denied"
+handler404 = "core.errors.page_not_found"
+handler500 = "core.errors.server_error"

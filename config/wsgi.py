@@ -5,7 +5,7 @@ from django.core.wsgi import get_wsgi_application
 from django.db import connections
 from django.urls import get_resolver
 
-from config.broker import celery_app
+from core.broker import celery_app
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from adjudication.apis import RaterModelOutput, rater_model_body
 from adjudication.selectors import AGREEMENT_READERS, agreement_campaign_for_user
 from annotation.selectors import campaign_for_user
-from config.roles import Role, api_permission
+from core.roles import Role, api_permission
 from estimation.services.confidence import campaign_rater_model_fit
 from estimation.services.intervals import (
     CONFIDENCE,

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_POST
 from adjudication.selectors import AGREEMENT_READERS, agreement_campaign_for_user
 from annotation.scales import scale_spec
 from annotation.selectors import campaign_for_user
-from config.cells import csv_safe
-from config.roles import Role, role_required
+from core.roles import Role, role_required
+from core.values import csv_safe
 from estimation.charts import score_intervals_chart
 from estimation.services.confidence import campaign_rater_model_fit
 from estimation.services.intervals import IntervalError, campaign_score_intervals, parse_width

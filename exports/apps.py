@@ -13,7 +13,7 @@ class ExportsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from config.storage import stored_folder_delete
+        from core.files import stored_folder_delete
         from jobs.kinds import JobKind, job_kind_register
         from jobs.models import JobStatus
 

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from config.forms import OneChoicePreselected
+from core.forms import OneChoicePreselected
 from exports.formats import LABEL_SOURCES
 from exports.models import ExportFormat, FileType
 

@@ -7,7 +7,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from annotation.models import Campaign
-from config.roles import Role, has_role
+from core.roles import Role, has_role
 from exports.models import ExportJob
 
 READERS = (Role.ADMIN, Role.RESEARCHER)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import orjson
 
-from config.cells import csv_safe
+from core.values import csv_safe
 
 SCHEMA_VERSION = 1
 FILE_TYPES = ("jsonl", "csv", "parquet")

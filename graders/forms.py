@@ -2,7 +2,7 @@
 
 from django import forms
 
-from config.forms import OneChoicePreselected
+from core.forms import OneChoicePreselected
 from graders.metrics import AGGREGATIONS
 from graders.models import PredictionSource
 from graders.services.evaluations import MAX_RUNS

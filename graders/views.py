@@ -7,8 +7,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from django_htmx.http import HttpResponseClientRefresh
 
-from config.htmx import page_or_fragment, wants_fragment
-from config.roles import role_required
+from core.http import page_or_fragment, wants_fragment
+from core.roles import role_required
 from graders import charts, selectors
 from graders.forms import EndpointRunForm, PredictionsForm
 from graders.services.evaluation_import import PredictionError, evaluation_import

@@ -22,7 +22,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from config.broker import celery_app
+from core.broker import celery_app
 from jobs.kinds import KINDS, RUNNING, JobKind
 
 logger = logging.getLogger(__name__)

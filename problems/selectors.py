@@ -12,7 +12,7 @@ from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce, Substr
 from django.shortcuts import get_object_or_404
 
-from config.queries import of_ids
+from core.queries import of_ids
 from problems.models import ImportJob, Problem, Proof, ReferenceSolution, Topic, VerifierAnalysis
 from problems.progress import import_progress_read
 

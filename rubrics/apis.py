@@ -14,8 +14,8 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ListApi
-from config.roles import ALL_ROLES, api_permission
+from core.api import ListApi
+from core.roles import ALL_ROLES, api_permission
 from rubrics import selectors
 from rubrics.models import SchemeMethod, SchemeStatus
 from rubrics.structure import Scheme, format_points

@@ -18,7 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Avg, Count, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
-from config.roles import Role, has_role
+from core.roles import Role, has_role
 from problems.models import Problem, ReferenceSolution
 
 from .models import MarkingScheme, SchemeMethod, SchemeRating, SchemeStatus

@@ -13,8 +13,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from config.queries import of_ids
-from config.roles import Role, has_role
+from core.queries import of_ids
+from core.roles import Role, has_role
 from problems.models import Problem
 
 from .models import MarkingScheme, SchemeMethod, SchemeRating, SchemeStatus

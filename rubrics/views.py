@@ -9,8 +9,8 @@ from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from config.htmx import page_or_fragment, wants_fragment
-from config.roles import ALL_ROLES, Role, has_role, role_required
+from core.http import page_or_fragment, wants_fragment
+from core.roles import ALL_ROLES, Role, has_role, role_required
 from rubrics import selectors, services
 from rubrics.forms import EditForm, RateForm, SchemeFilterForm
 from rubrics.models import SchemeMethod, SchemeStatus

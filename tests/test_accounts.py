@@ -14,7 +14,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from config.proxies import trusted_proxies
+from core.proxies import trusted_proxies
 from tests.factories import UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -107,13 +107,13 @@ def test_pages_send_a_csp_without_inline_script(client):
 
 
 def test_the_policy_built_once_is_django_csps_and_a_view_may_still_change_it(rf):
-    """config.middleware.PolicyMiddleware writes the policy it built once only where django-csp
+    """core.middleware.PolicyMiddleware writes the policy it built once only where django-csp
     would write the site's policy; a view that changes the policy gets django-csp's answer."""
     from csp.decorators import csp_exempt, csp_update
     from csp.utils import build_policy
     from django.http import HttpResponse
 
-    from config.middleware import PolicyMiddleware
+    from core.middleware import PolicyMiddleware
 
     middleware = PolicyMiddleware(lambda request: HttpResponse("ok"))
     plain = middleware(rf.get("/"))
@@ -150,14 +150,14 @@ def test_the_https_profile_passes_check_deploy():
 
 def test_a_session_user_and_roles_are_read_in_one_statement(client):
     """A page request reads its session, then the user with their groups in one statement
-    (config.authentication.ModelBackend), and the roles come from that read."""
+    (core.authentication.ModelBackend), and the roles come from that read."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from config.roles import Role, user_roles
+    from core.roles import Role, user_roles
 
     user = UserFactory(roles=["expert", "adjudicator"])
-    client.force_login(user, backend="config.authentication.ModelBackend")
+    client.force_login(user, backend="core.authentication.ModelBackend")
     with CaptureQueriesContext(connection) as queries:
         answer = client.get("/annotation/")
     assert answer.status_code == 200
@@ -173,7 +173,7 @@ def test_a_session_user_and_roles_are_read_in_one_statement(client):
 
 
 def test_a_session_is_read_by_one_statement_until_it_expires(client):
-    """config.sessions: the session's row is read by one hand-written statement (on both
+    """core.sessions: the session's row is read by one hand-written statement (on both
     databases); an expired or unknown session reads as none, and the page asks for a log-in."""
     from datetime import timedelta
 

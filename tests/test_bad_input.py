@@ -139,8 +139,8 @@ def test_page_size_is_honoured_within_its_bound(api_client_for):
 
 def test_error_bodies_are_as_the_schema_says(api_client_for):
     """`detail` is a string, never a list; a case's `assigned_to` may be null."""
-    from config.errors import _detail_as_text
-    from config.openapi import ERROR_SCHEMA
+    from core.api import ERROR_SCHEMA
+    from core.errors import _detail_as_text
 
     assert ERROR_SCHEMA["properties"]["detail"]["type"] == "string"
     assert _detail_as_text(["a", "b"]) == {"detail": "a b"}

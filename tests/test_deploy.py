@@ -12,7 +12,7 @@ import pytest
 import requests
 from django.conf import settings
 
-from config.logging import JsonFormatter
+from core.logging import JsonFormatter
 from tests.conftest import ROOT, wait_for
 from tests.exports.factories import labelled_campaign
 from tests.factories import UserFactory

@@ -1,10 +1,10 @@
-"""Query flags are read by one helper (config.flags) on pages and in the API alike."""
+"""Query flags are read by one helper (core.http) on pages and in the API alike."""
 
 import pytest
 from django.http import QueryDict
 from django.urls import reverse
 
-from config.flags import FlagError, query_flag
+from core.http import FlagError, query_flag
 
 
 def test_flags_read_as_booleans_and_junk_names_the_flag():

@@ -1,4 +1,4 @@
-"""config.htmx.page_or_fragment: the fragment when htmx asks, the page otherwise (and after Back,
+"""core.http.page_or_fragment: the fragment when htmx asks, the page otherwise (and after Back,
 when htmx restores history), and `Vary: HX-Request` on both, so no cache mixes them up."""
 
 from django.urls import reverse

@@ -23,7 +23,7 @@ from django.db import close_old_connections, connection
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from config.proxies import client_address, trusted_proxies
+from core.proxies import client_address, trusted_proxies
 from problems.models import ImportJob
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.conftest import ROOT, wait_for
@@ -81,7 +81,7 @@ def own_redis(settings):
     server.start()
     url = f"redis://127.0.0.1:{server.port}"
     settings.CACHES = {
-        "default": {"BACKEND": "config.cache.FailOpenRedisCache", "LOCATION": f"{url}/0"}
+        "default": {"BACKEND": "core.cache.FailOpenRedisCache", "LOCATION": f"{url}/0"}
     }
     settings.CACHE_RETRY_SECONDS = 0.2
     saved = (app.conf.broker_url, app.conf.broker_write_url, app.conf.task_publish_retry)
@@ -431,10 +431,10 @@ def test_the_request_log_names_the_client_the_trusted_proxy_saw(client, settings
 
 
 def test_a_lost_connection_raised_outside_a_view_is_a_503_too(rf):
-    """Raised in a middleware, it reaches handler500 (config.errors.server_error): still 503."""
+    """Raised in a middleware, it reaches handler500 (core.errors.server_error): still 503."""
     from django.db import OperationalError
 
-    from config.errors import server_error
+    from core.errors import server_error
 
     try:
         raise OperationalError("server closed the connection unexpectedly")
@@ -446,7 +446,7 @@ def test_a_lost_connection_raised_outside_a_view_is_a_503_too(rf):
 
 def test_the_cache_answers_nothing_there_while_redis_is_away(settings):
     """Every operation of the fail-open cache, on a port where no Redis listens."""
-    from config.cache import FailOpenRedisCache
+    from core.cache import FailOpenRedisCache
 
     settings.CACHE_RETRY_SECONDS = 60
     cache = FailOpenRedisCache(f"redis://127.0.0.1:{free_port()}/0", {})

@@ -84,8 +84,8 @@ def test_token_authentication_reads_the_user_and_roles_in_one_statement(
     from rest_framework.authtoken.models import Token
     from rest_framework.exceptions import AuthenticationFailed
 
-    from config.authentication import TokenAuthentication
-    from config.roles import Role, user_roles
+    from core.authentication import TokenAuthentication
+    from core.roles import Role, user_roles
 
     user = UserFactory(username="tok-expert", roles=["expert", "researcher"])
     key = Token.objects.create(user=user).key

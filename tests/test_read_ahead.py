@@ -1,4 +1,4 @@
-"""config.queries.read_ahead: a reader of batches run one step ahead in a thread, on the
+"""core.queries.read_ahead: a reader of batches run one step ahead in a thread, on the
 caller's connection (both databases)."""
 
 import time
@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from config.queries import read_ahead
+from core.queries import read_ahead
 from problems.models import Problem
 
 pytestmark = pytest.mark.django_db

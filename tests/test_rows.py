@@ -1,4 +1,4 @@
-"""Models from hand-written SQL rows (config.rows): the values are the ORM's, on PostgreSQL and
+"""Models from hand-written SQL rows (core.rows): the values are the ORM's, on PostgreSQL and
 on SQLite (where booleans come as integers, dates as text and JSON as a string)."""
 
 from decimal import Decimal
@@ -9,7 +9,7 @@ from django.db.models.signals import post_save, pre_save
 
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, ExpertProgress, Grade, Item
-from config.rows import columns, model_from_row, model_insert, row_upsert
+from core.rows import columns, model_from_row, model_insert, row_upsert
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 
 pytestmark = pytest.mark.django_db

@@ -47,7 +47,7 @@ def test_a_role_refusal_is_a_403_page_in_the_layout_even_with_debug(client, expe
 
 
 def test_not_found_and_server_error_pages_in_the_layout(client, expert_user, settings, rf):
-    from config.views import server_error
+    from core.views import server_error
 
     settings.DEBUG = False
     client.force_login(expert_user)
@@ -82,7 +82,7 @@ def _nav_links(html: str) -> list[str]:
 
 
 def test_the_top_bar_shows_each_role_its_links(client):
-    """config.context_processors: the links a role sees, in the bar's order; a user holding
+    """core.context_processors: the links a role sees, in the bar's order; a user holding
     two roles sees the first matching link of a shared place (Adjudication, not Discussions)."""
     from tests.factories import UserFactory
 

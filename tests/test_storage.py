@@ -1,8 +1,8 @@
-"""Moving files between a local path and the shared storage (config/storage.py)."""
+"""Moving files between a local path and the shared storage (core/files.py)."""
 
 from django.core.files.storage import FileSystemStorage, InMemoryStorage
 
-from config.storage import stored_file_put
+from core.files import stored_file_put
 
 
 def test_a_folder_storage_takes_the_local_file_by_a_rename_replacing_the_old(tmp_path):
@@ -35,7 +35,7 @@ def test_another_storage_reads_the_local_file(tmp_path):
 
 
 def test_static_urls_are_django_s_computed_once(settings):
-    """config.storage.StaticStorage: the same URLs as Django's storage, each name worked out
+    """core.files.StaticStorage: the same URLs as Django's storage, each name worked out
     once; a changed STATIC_URL makes a new storage (Django resets it), so no stale URL."""
     from django.contrib.staticfiles.storage import StaticFilesStorage, staticfiles_storage
 

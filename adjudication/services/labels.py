@@ -10,7 +10,7 @@ from django.db import transaction
 from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from annotation.models import Item
 from annotation.services import item_finalize
-from config.rows import row_upsert
+from core.rows import row_upsert
 
 
 def label_write(
@@ -29,7 +29,7 @@ def label_write(
     (single, agreement) leaves the experts free to revise until the item is adjudicated or the
     campaign closes. Runs inside the caller's transaction, which holds the item's row lock;
     every submission that completes an item runs it, hence no model instance
-    (`config.rows.row_upsert`)."""
+    (`core.rows.row_upsert`)."""
     source = LabelSource(source).value
     label_id = row_upsert(
         FinalLabel,

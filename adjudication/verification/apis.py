@@ -13,10 +13,9 @@ from adjudication.verification import labelling, verifier_runs
 from adjudication.verification import selectors as loop_selectors
 from annotation.models import Campaign
 from annotation.selectors_campaign import proof_selection
-from config.api import ListApi
-from config.limits import ID_MAX
-from config.roles import Role, api_permission
-from config.serializers import RunStatusOutput
+from core.api import ListApi, RunStatusOutput
+from core.roles import Role, api_permission
+from core.values import ID_MAX
 from problems.models import Proof
 from rubrics.models import LLMEndpoint
 

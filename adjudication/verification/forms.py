@@ -7,7 +7,7 @@ from django import forms
 
 from adjudication.verification import selectors as loop_selectors
 from annotation.selectors_campaign import proof_selection
-from config.forms import OneChoicePreselected
+from core.forms import OneChoicePreselected
 
 
 class ProofSelectionForm(OneChoicePreselected, forms.Form):

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_POST
 from adjudication.verification import labelling, verifier_runs
 from adjudication.verification import selectors as loop_selectors
 from adjudication.verification.forms import AuditForm, LabellingRunForm, VerifierRunForm
-from config.htmx import page_or_fragment, wants_fragment
-from config.roles import Role, role_required
+from core.http import page_or_fragment, wants_fragment
+from core.roles import Role, role_required
 
 
 def _index(request, verifier_form=None, loop_form=None, status=200) -> HttpResponse:

@@ -23,11 +23,10 @@ from annotation.models import (
     TaskKind,
 )
 from annotation.services.review import analysis_items_create
-from config.api import ListApi
-from config.flags import query_flag
-from config.limits import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
-from config.roles import ALL_ROLES, Role, api_permission
-from config.serializers import DecimalInput, SharedFields
+from core.api import DecimalInput, ListApi, SharedFields
+from core.http import query_flag
+from core.roles import ALL_ROLES, Role, api_permission
+from core.values import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from problems.models import Proof, VerifierAnalysis
 from rubrics.structure import AwardError
 

@@ -18,9 +18,9 @@ from annotation.services.review import (
     meta_review_snapshot,
     meta_review_submit,
 )
-from config.api import ListApi
-from config.flags import query_flag
-from config.limits import INT_MAX
+from core.api import ListApi
+from core.http import query_flag
+from core.values import INT_MAX
 
 
 class MetaReviewDefectInput(serializers.Serializer):

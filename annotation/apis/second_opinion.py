@@ -12,8 +12,8 @@ from rest_framework.views import APIView
 
 from annotation import opinions, selectors, services
 from annotation.models import Grade, SecondOpinion
-from config.roles import ALL_ROLES, api_permission
-from config.serializers import DecimalInput
+from core.api import DecimalInput
+from core.roles import ALL_ROLES, api_permission
 
 Anyone = api_permission(*ALL_ROLES)
 NOT_ENABLED = "This campaign shows no automatic second opinion."

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.db import connection
 
 from annotation.models import ExpertProgress, Grade
-from config.rows import model_insert
+from core.rows import model_insert
 
 # One statement on both databases (SQLite 3.35+ takes ON CONFLICT ... RETURNING too): the row's
 # lock orders two submissions of the same expert, so no two grades get the same place.
@@ -33,7 +33,7 @@ def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
 
 
 def grade_insert_counted(*, grade: Grade) -> None:
-    """Inserts a new submitted `grade` (`config.rows.model_insert`) with its place in its
+    """Inserts a new submitted `grade` (`core.rows.model_insert`) with its place in its
     expert's count (`expert_progress_count`): on PostgreSQL in one statement, the count's upsert
     a data-modifying WITH whose result is the grade's sequence; elsewhere in two."""
     campaign_id = grade.item.campaign_id

@@ -15,8 +15,8 @@ from annotation.models import Assignment, CampaignMember, Item, TaskKind
 from annotation.plots import scores_svg
 from annotation.scales import scale_spec
 from annotation.services.review import analysis_items_create
-from config.htmx import page_or_fragment, wants_fragment
-from config.roles import ALL_ROLES, Role, has_role, role_required
+from core.http import page_or_fragment, wants_fragment
+from core.roles import ALL_ROLES, Role, has_role, role_required
 from problems.models import VerifierAnalysis
 
 User = get_user_model()

@@ -13,8 +13,8 @@ from annotation.page import grading_page_context, page_texts, scale_parts
 from annotation.views.campaigns import lease_next
 from annotation.views.review import review_page
 from annotation.views.second_opinion import second_opinion_flow
-from config.flags import FlagError, query_flag
-from config.roles import ALL_ROLES, role_required
+from core.http import FlagError, query_flag
+from core.roles import ALL_ROLES, role_required
 from problems.rendering import texts_rendered
 
 

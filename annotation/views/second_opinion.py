@@ -14,8 +14,8 @@ from django.views.decorators.http import require_GET
 from annotation import opinions, scales, selectors, services
 from annotation.apis.second_opinion import NOT_SUBMITTED
 from annotation.page import scale_options
-from config.htmx import page_or_fragment
-from config.roles import ALL_ROLES, role_required
+from core.http import page_or_fragment
+from core.roles import ALL_ROLES, role_required
 
 
 def second_opinion_flow(view: selectors.GradingView, flow: dict) -> dict:

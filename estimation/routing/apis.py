@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 
 from annotation.models import ItemOrder
 from annotation.selectors import campaign_for_user
-from config.roles import Role, api_permission
+from core.roles import Role, api_permission
 from estimation.routing import selectors
 from estimation.routing.services import (
     RoutingError,

@@ -9,8 +9,8 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.models import ItemOrder
 from annotation.selectors import campaign_for_user
-from config.htmx import page_or_fragment, wants_fragment
-from config.roles import Role, role_required
+from core.http import page_or_fragment, wants_fragment
+from core.roles import Role, role_required
 from estimation.routing import selectors
 from estimation.routing.services import (
     RoutingError,

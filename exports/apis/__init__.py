@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Campaign
-from config.roles import Role, api_permission
+from core.roles import Role, api_permission
 from exports import selectors
 from exports.formats import FORMATS, ExportError
 from exports.models import ExportJob, FileType

@@ -13,7 +13,7 @@ from annotation.models import (
     GradeStatus,
     SecondOpinion,
 )
-from config.queries import of_ids
+from core.queries import of_ids
 from exports.formats.base import (
     ROUTE_COLUMNS,
     ROUTE_FIELDS,

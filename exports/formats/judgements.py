@@ -26,7 +26,7 @@ from annotation.scales import (
     comparison_scale,
     on_scale,
 )
-from config.queries import of_ids
+from core.queries import of_ids
 from exports.formats.base import (
     BATCH,
     SPLIT_FIELD,

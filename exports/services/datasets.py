@@ -15,10 +15,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Campaign
-from config.broker import broker_require
-from config.roles import Role, has_role
-from config.storage import stored_file_put, stored_folder_delete
-from config.visibility import blind_to_evaluations
+from core.broker import broker_require
+from core.files import stored_file_put, stored_folder_delete
+from core.roles import Role, has_role
+from core.visibility import blind_to_evaluations
 from exports.formats import ExportError, ExportOptions, plan_for
 from exports.models import ExportJob, FileType, JobStatus
 from exports.writers import (

@@ -6,9 +6,9 @@ from django.http import FileResponse, Http404
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
-from config.htmx import page_or_fragment, wants_fragment
-from config.roles import Role, has_role, role_required
-from config.workers import workers_alive
+from core.http import page_or_fragment, wants_fragment
+from core.roles import Role, has_role, role_required
+from core.workers import workers_alive
 from exports import selectors
 from exports.formats import ExportError
 from exports.forms import ExportForm

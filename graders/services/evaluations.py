@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Campaign, Item
 from annotation.scales import PredictionScale
-from config.broker import broker_require
+from core.broker import broker_require
 from graders import metrics
 from graders.grading import PROMPT_VERSION, OutputError, grading_messages, read_reply
 from graders.models import (

@@ -9,9 +9,9 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.api import ListApi
-from config.roles import ALL_ROLES, api_permission
-from config.visibility import blind_to_evaluations, proof_data_for
+from core.api import ListApi
+from core.roles import ALL_ROLES, api_permission
+from core.visibility import blind_to_evaluations, proof_data_for
 from problems import selectors
 from problems.models import Topic
 
@@ -62,11 +62,11 @@ class ProofAnalysisOutput(serializers.Serializer):
     text = serializers.CharField()
 
 
-BLIND = "Absent for experts, who grade blind (config.visibility)."
+BLIND = "Absent for experts, who grade blind (core.visibility)."
 
 
 class ProofOutput(serializers.Serializer):
-    """A proof as its reader may see it: `context["user"]` decides (config.visibility)."""
+    """A proof as its reader may see it: `context["user"]` decides (core.visibility)."""
 
     id = serializers.IntegerField()
     problem = serializers.CharField(source="problem.external_id")

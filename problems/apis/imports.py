@@ -11,7 +11,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.roles import Role, api_permission
+from core.roles import Role, api_permission
 from problems import selectors
 from problems.forms import LICENCE_HELP, check_upload, sniff_upload
 from problems.importers import FORMATS

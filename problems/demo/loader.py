@@ -8,7 +8,7 @@ from decimal import Decimal
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
-from config.roles import Role, ensure_role_groups
+from core.roles import Role, ensure_role_groups
 from problems.demo import algebra_combinatorics, geometry_number_theory
 from problems.models import Problem, Proof, ReferenceSolution, VerifierAnalysis
 

@@ -17,8 +17,8 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import connections, transaction
 from django.utils import timezone
 
-from config.broker import broker_require
-from config.storage import stored_file_local
+from core.broker import broker_require
+from core.files import stored_file_local
 from jobs.services import job_send_on_commit
 from problems.models import ImportJob
 from problems.progress import import_progress_remove, import_progress_write

@@ -5,7 +5,7 @@ from decimal import Decimal, InvalidOperation
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from config.numbers import shown
+from core.values import shown
 from problems.rendering import preview_text, render_markdown
 
 register = template.Library()
@@ -67,7 +67,7 @@ def score_grade(score) -> str:
 
 @register.filter
 def number(value) -> str:
-    """A score without trailing zeros: 1, 0.5, 0 (config.numbers.shown)."""
+    """A score without trailing zeros: 1, 0.5, 0 (core.values.shown)."""
     return "" if value is None else _number(value)
 
 

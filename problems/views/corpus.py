@@ -4,9 +4,9 @@ and a proof. Every role may read the corpus; log-in is enforced by middleware.""
 from django.core.paginator import Paginator
 from django.shortcuts import render
 
-from config.htmx import page_or_fragment, wants_fragment
-from config.roles import ALL_ROLES, role_required
-from config.visibility import blind_to_evaluations
+from core.http import page_or_fragment, wants_fragment
+from core.roles import ALL_ROLES, role_required
+from core.visibility import blind_to_evaluations
 from problems import selectors
 
 PAGE_SIZE = 25

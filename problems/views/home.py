@@ -2,7 +2,7 @@
 
 from django.shortcuts import render
 
-from config.roles import user_roles
+from core.roles import user_roles
 from problems.selectors import corpus_counts
 
 

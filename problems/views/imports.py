@@ -4,10 +4,10 @@ fragment until the job is done; the page survives a reload because the job row h
 from django.conf import settings
 from django.shortcuts import redirect, render
 
-from config.broker import BrokerUnavailable
-from config.htmx import page_or_fragment
-from config.roles import Role, role_required
-from config.workers import workers_alive
+from core.broker import BrokerUnavailable
+from core.http import page_or_fragment
+from core.roles import Role, role_required
+from core.workers import workers_alive
 from problems import selectors
 from problems.forms import FORMAT_LABELS, ImportUploadForm, megabytes
 from problems.services import import_job_create

@@ -7,9 +7,9 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.limits import ID_MAX
-from config.roles import Role, api_permission
-from config.serializers import RunStatusOutput
+from core.api import RunStatusOutput
+from core.roles import Role, api_permission
+from core.values import ID_MAX
 from problems.models import Problem
 from rubrics import generation
 from rubrics.generation import selectors as generation_selectors

@@ -7,8 +7,8 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from config.htmx import page_or_fragment, wants_fragment
-from config.roles import Role, role_required
+from core.http import page_or_fragment, wants_fragment
+from core.roles import Role, role_required
 from problems.selectors import ProblemFilters, problem_filter_choices
 from rubrics import generation
 from rubrics.generation import selectors as generation_selectors

@@ -17,7 +17,7 @@ from adjudication.selectors import cases_for_user
 from annotation.demo import GRADING_SLUG, REVIEW_SLUG
 from annotation.models import Campaign, ErrorSpan, Grade, GradeStatus, Item, MetaReview
 from annotation.services import assignment_next
-from config.roles import Role, user_roles
+from core.roles import Role, user_roles
 from problems.demo.text import CLOSING, OPENING
 from problems.models import Problem
 from rubrics.models import MarkingScheme, SchemeRating, SchemeStatus

@@ -78,7 +78,7 @@ def test_expert_filters_problems_and_reads_a_proof_with_typeset_math(
     page.wait_for_selector(".proof-text .katex")
     assert page.locator(".proof-text .katex").count() > 3
     assert page.locator(".katex-error, .math-error").count() == 0
-    # An expert grades blind: no analysis, rating or model on the corpus (config.visibility).
+    # An expert grades blind: no analysis, rating or model on the corpus (core.visibility).
     assert page.locator(".analysis, .ratings").count() == 0
     assert page.locator("#blind-note").is_visible()
     assert not page.locator("h1").inner_text().startswith("Proof by")

@@ -4,7 +4,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from config import workers
+from core import workers
 from exports.models import ExportJob
 from tests.exports.factories import labelled_campaign
 from tests.factories import UserFactory

@@ -7,7 +7,7 @@ import signal
 import pytest
 from django.urls import reverse
 
-from config import workers
+from core import workers
 from problems.models import ImportJob
 from tests.conftest import celery_process, wait_for
 

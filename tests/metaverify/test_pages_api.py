@@ -11,7 +11,7 @@ from adjudication.verification import labelling
 from annotation import services
 from annotation.models import MetaReview
 from annotation.services.review import MetaReviewInput, meta_review_submit
-from config.serializers import RunStatusOutput
+from core.api import RunStatusOutput
 from tests.annotation.factories import CampaignFactory
 from tests.factories import UserFactory
 from tests.metaverify import replies

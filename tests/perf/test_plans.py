@@ -297,7 +297,7 @@ def test_export_row_stream_reads_by_keyset(big_campaign, fmt, db):
     with CaptureQueriesContext(connection) as captured:
         rows = list(islice(plan.rows(), 2500))  # three keyset batches of 1,000
     assert len(rows) == 2500
-    # three batches taken, the fourth read ahead (config.queries.read_ahead)
+    # three batches taken, the fourth read ahead (core.queries.read_ahead)
     check(captured, {"proofbench": 16, "dv": 12}[fmt], index_only=True)
 
 

@@ -6,7 +6,7 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from config import workers
+from core import workers
 from problems.models import ImportJob
 from problems.services import import_job_run
 from problems.tasks import import_run

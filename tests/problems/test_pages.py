@@ -37,7 +37,7 @@ def expert_client(client, expert_user):
 
 @pytest.fixture
 def reader_client(client, researcher_user):
-    """A researcher: sees what experts, grading blind, do not (config.visibility)."""
+    """A researcher: sees what experts, grading blind, do not (core.visibility)."""
     client.force_login(researcher_user)
     return client
 

@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
-from config.serializers import RunStatusOutput
+from core.api import RunStatusOutput
 from rubrics import generation
 from rubrics.models import GenerationRun, GeneratorConfig, JobStatus, LLMEndpoint
 from rubrics.templatetags.rubrics_tags import usd

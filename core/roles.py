@@ -31,7 +31,7 @@ def user_roles(user: AbstractBaseUser | AnonymousUser) -> frozenset[Role]:
 
 def remember_roles(user: AbstractBaseUser, group_names: Iterable[str]) -> frozenset[Role]:
     """The user's roles from the names of their groups, kept on the user object for the request
-    (config.authentication reads the names with the user)."""
+    (core.authentication reads the names with the user)."""
     names = set(group_names)
     roles = {role for role in Role if role.value in names}
     if user.is_superuser:

@@ -15,9 +15,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from config import views as pages
-from config.broker import BrokerUnavailable, broker_refusal
-from config.parsers import NUL_REFUSED
+from core import views as pages
+from core.broker import BrokerUnavailable, broker_refusal
+from core.parsers import NUL_REFUSED
 
 API_PREFIX = "/api/"
 logger = logging.getLogger("proofmark.request")
@@ -55,7 +55,7 @@ def api_exception_handler(exc, context):
 
 
 def _detail_as_text(data):
-    """The documented error body (config.openapi.ERROR_SCHEMA): an object whose `detail`, when
+    """The documented error body (core.api.ERROR_SCHEMA): an object whose `detail`, when
     there is one, is a string (a refusal given as a bare list or a list under `detail` is joined)."""
     if isinstance(data, list):
         return {"detail": " ".join(str(message) for message in data)}
@@ -103,7 +103,7 @@ def _close_dead_connections() -> None:
 def outage_response(request, exception: BaseException | None) -> HttpResponse | None:
     """503 with the reason when `exception` means a service is away, else None: a dropped
     database connection (closed, so the next query opens a new one; the answer is marked
-    `retryable` for config.middleware.UnavailableMiddleware) or an unreachable job queue."""
+    `retryable` for core.middleware.UnavailableMiddleware) or an unreachable job queue."""
     if isinstance(exception, DATABASE_DROPPED):
         _close_dead_connections()
         logger.warning(

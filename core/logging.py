@@ -2,7 +2,7 @@
 
 `log_context` holds what every line written while serving a request (or running a task) carries;
 `ContextFilter` copies it onto each record and `JsonFormatter` writes the record as JSON. The
-request line itself is written by `config.middleware.RequestLogMiddleware`, the task lines by the
+request line itself is written by `core.middleware.RequestLogMiddleware`, the task lines by the
 Celery signals in `config.celery`.
 """
 

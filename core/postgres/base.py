@@ -8,7 +8,7 @@ error message, then the end of the stream. So a connection that is idle outside 
 with nothing to read on its socket is taken as healthy without asking; anything else (something
 to read, a transaction left open, a bad status) is asked with Django's `SELECT 1`, and closed if
 that fails. `is_usable` itself, which the outage handling calls after an error
-(`config.errors`), still asks the server."""
+(`core.errors`), still asks the server."""
 
 import select
 

@@ -4,7 +4,7 @@ and PostgreSQL refuses it."""
 
 from django.urls import register_converter
 
-from config.limits import ID_MAX
+from core.values import ID_MAX
 
 
 class IdConverter:

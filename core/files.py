@@ -1,7 +1,15 @@
 """Files shared between processes go through Django's storage API (`STORAGES["default"]`): a
 folder on a shared volume (FileSystemStorage at MEDIA_ROOT) or an S3-compatible bucket. A web
 process saves an upload and a worker reads it; a worker writes an export and any web process
-serves it. These helpers are the only places that move such a file to or from a local path."""
+serves it. These helpers are the only places that move such a file to or from a local path.
+
+Upload handlers (FILE_UPLOAD_HANDLERS) are Django's own, reading the body 1 MiB at a time
+instead of 64 KiB. gunicorn reads a request body up to 1 MiB a `recv()` and keeps what the
+reader did not ask for in a buffer it copies again on each read, so 64 KiB reads copied every
+MiB sixteen times: a 137 MB corpus upload cost about 0.9 CPU-seconds of the web process, most
+of it in those copies (py-spy, benchmarks/RESULTS.md "Profile steps: import and export").
+Memory per upload stays one chunk; files above FILE_UPLOAD_MAX_MEMORY_SIZE still go to a
+temporary file."""
 
 import contextlib
 import shutil
@@ -13,6 +21,7 @@ from pathlib import Path
 from django.contrib.staticfiles.storage import StaticFilesStorage
 from django.core.files import File
 from django.core.files.storage import Storage, default_storage
+from django.core.files.uploadhandler import MemoryFileUploadHandler, TemporaryFileUploadHandler
 
 
 class StaticStorage(StaticFilesStorage):
@@ -86,3 +95,16 @@ def stored_folder_delete(folder: str, *, storage: Storage = default_storage) -> 
         stored_folder_delete(f"{folder}/{name}", storage=storage)
     with contextlib.suppress(NotImplementedError, OSError):
         Path(storage.path(folder)).rmdir()  # a folder storage keeps empty folders otherwise
+
+
+# --- Upload handlers ------------------------------------------------------------------------
+
+CHUNK_SIZE = 1024 * 1024
+
+
+class MemoryUploadHandler(MemoryFileUploadHandler):
+    chunk_size = CHUNK_SIZE
+
+
+class TemporaryUploadHandler(TemporaryFileUploadHandler):
+    chunk_size = CHUNK_SIZE

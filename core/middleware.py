@@ -9,9 +9,9 @@ from csp.middleware import CSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
 
-from config.errors import outage_response
-from config.logging import log_context
-from config.proxies import client_address
+from core.errors import outage_response
+from core.logging import log_context
+from core.proxies import client_address
 
 logger = logging.getLogger("proofmark.request")
 # A request id given by a proxy is kept when it looks like one (no spaces, no control characters).
@@ -65,7 +65,7 @@ class UnavailableMiddleware:
     """A database connection dropped during a request (a restarted or failed-over server, a
     killed backend) is no 500: a read (GET, HEAD, OPTIONS) is run once more on a new connection;
     anything else, or a read failing again, answers 503 with `Retry-After`. A job queue that
-    cannot be reached answers 503 with the reason too (config.broker)."""
+    cannot be reached answers 503 with the reason too (core.broker)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

@@ -9,9 +9,9 @@ from django.db import connection
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
-from config.roles import remember_roles
-from config.rows import columns, model_from_row
-from config.throttles import failed_authentication_count
+from core.roles import remember_roles
+from core.rows import columns, model_from_row
+from core.throttles import failed_authentication_count
 
 User = get_user_model()
 # The user's columns read here, in the model's order (as `from_db` takes them); the others load
@@ -36,7 +36,7 @@ WHERE t.key = %s"""
 
 class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate(self, request):
-        """DRF's, but a refused token counts against its address's rate (config.throttles)."""
+        """DRF's, but a refused token counts against its address's rate (core.throttles)."""
         try:
             return super().authenticate(request)
         except exceptions.AuthenticationFailed:

@@ -4,7 +4,7 @@ from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 
-from config.broker import broker_problem
+from core.broker import broker_problem
 
 
 def healthz(request):

@@ -87,8 +87,9 @@ def workers_alive() -> bool | None:
         return None
     alive = cache.get(CACHE_KEY)
     if alive is None:
-        from config.celery import app
+        from core.broker import celery_app
 
+        app = celery_app()
         try:
             with app.connection_for_write(
                 settings.CELERY_BROKER_URL,

@@ -3,23 +3,23 @@ refused with 503 and the reason (nothing is saved), and everything that needs no
 `/readyz` asks the same question."""
 
 from django.conf import settings
+from django.utils.module_loading import import_string
 from rest_framework import status
 from rest_framework.exceptions import APIException
 
 
 class BrokerUnavailable(APIException):
-    """503: the job queue cannot be reached (pages show it as a 503 page, config.errors)."""
+    """503: the job queue cannot be reached (pages show it as a 503 page, core.errors)."""
 
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_code = "broker_unavailable"
 
 
 def celery_app():
-    """The Celery app (config.celery), loaded on first use: `config/__init__.py` does not import
-    it, so a command or a request that queues nothing never loads Celery and Kombu."""
-    from config.celery import app
-
-    return app
+    """The Celery app the settings name (`TASK_APP`, config.celery's), loaded on first use:
+    `config/__init__.py` does not import it, so a command or a request that queues nothing never
+    loads Celery and Kombu."""
+    return import_string(settings.TASK_APP)
 
 
 def broker_problem() -> str | None:

@@ -1,12 +1,12 @@
 """The API's throttles (REST_FRAMEWORK's DEFAULT_THROTTLE_CLASSES), each keyed on the client's
-address as the trusted proxies give it (config.proxies), and the throttle on failed
+address as the trusted proxies give it (core.proxies), and the throttle on failed
 authentication: a wrong token counts against its address's anonymous rate (API_ANON_RATE), so
 guessing tokens meets the same 429 as any anonymous caller."""
 
 from rest_framework import throttling
 from rest_framework.exceptions import Throttled
 
-from config.proxies import client_address
+from core.proxies import client_address
 
 
 class UserRateThrottle(throttling.UserRateThrottle):

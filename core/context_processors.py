@@ -4,7 +4,7 @@ from django.template.loader import render_to_string
 from django.urls import get_script_prefix, reverse
 from django.utils.safestring import mark_safe
 
-from config.roles import Role, user_roles
+from core.roles import Role, user_roles
 
 A, E, J, R = Role.ADMIN, Role.EXPERT, Role.ADJUDICATOR, Role.RESEARCHER
 # The top bar's links in order: (label, URL name, the roles that see it; None: everyone logged

@@ -14,7 +14,7 @@ named here (templates test `blind`, serializers pass through `proof_data_for`).
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
-from config.roles import Role, user_roles
+from core.roles import Role, user_roles
 
 # What a blind reader never gets of a proof: its generator (model), its imported metadata
 # (ratings, annotated error spans, original grades) and the verifier analyses of it.
