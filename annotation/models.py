@@ -335,6 +335,12 @@ class Assignment(models.Model):
         related_name="+",
         help_text="The admin who assigned it by hand; empty when the expert pressed next.",
     )
+    passed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the expert last moved on from the item without submitting (Next): "
+        "passed work comes back after the rest, oldest pass first.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -380,6 +386,23 @@ class Grade(models.Model):
         default=0,
         help_text="Incremented on every write; a draft or submission names the version it was "
         "based on, and one based on an older version is refused (409).",
+    )
+    # Where the stored version was written from (annotation.services.grade_checks.Origin): a
+    # conflict names its cause from them (this page, another tab, another device).
+    origin_page = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The page load (or client run) that wrote this version.",
+    )
+    origin_browser = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The browser that wrote this version, as it names itself.",
+    )
+    origin_session = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="A digest of the session or token that wrote this version (never the key).",
     )
     submitted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -4,6 +4,8 @@ the lease, list one's own grades; admin endpoints to create campaigns and items 
 One APIView per operation with input and output serializers. The grading page calls these same
 operations: one door, one set of rules."""
 
+import hashlib
+
 from django.contrib.auth import get_user_model
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
@@ -44,7 +46,43 @@ class GradeSpanInput(SharedFields, serializers.Serializer):
     note = serializers.CharField(allow_blank=True, required=False, default="")
 
 
-class GradeSubmitInput(SharedFields, serializers.Serializer):
+class OriginFields(serializers.Serializer):
+    """Where a write comes from, as the grading and review pages name it: kept with the stored
+    version, so that a conflict names its cause (an earlier submission from this page, another
+    tab, another device)."""
+
+    origin_page = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        help_text="An id of the page load (or client run) sending this write.",
+    )
+    origin_browser = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        help_text="An id of the browser (or device) sending it, the same for all its tabs.",
+    )
+
+
+ORIGIN_FIELDS = tuple(OriginFields().fields)
+
+
+def request_origin(request, params: dict) -> services.Origin:
+    """The origin of a write: the ids the page gave, and a digest of the session or token it
+    came with (never the key itself)."""
+    if request.auth is not None:
+        secret = "token:" + str(getattr(request.auth, "key", request.auth))
+    else:
+        secret = "session:" + (request.session.session_key or "")
+    return services.Origin(
+        page=params.get("origin_page", ""),
+        browser=params.get("origin_browser", ""),
+        session=hashlib.sha256(secret.encode()).hexdigest()[:32],
+    )
+
+
+class GradeSubmitInput(SharedFields, OriginFields, serializers.Serializer):
     """The body of a submission and of a draft (a draft is checked like a submission)."""
 
     score = DecimalInput(
@@ -107,6 +145,10 @@ class GradeOutput(SharedFields, serializers.Serializer):
     updated_at = serializers.DateTimeField()
     scheme = serializers.IntegerField(source="scheme_id", allow_null=True)
     spans = GradeSpanOutput(many=True, source="spans.all")
+    submit_key = serializers.CharField(
+        help_text="The idempotency key of the submission that was stored (a page that lost an "
+        "answer finds its own submission by it)."
+    )
 
 
 class ItemOutput(SharedFields, serializers.Serializer):
@@ -144,23 +186,45 @@ NextItemOutput = PolymorphicProxySerializer(
 
 def _grade_input(data: dict) -> services.GradeInput:
     data = dict(data)
-    data.pop("submit_key", None)
+    for name in ("submit_key", *ORIGIN_FIELDS):
+        data.pop(name, None)
     return services.GradeInput.from_data(data)
+
+
+CAUSES = [
+    services.Cause.THIS_PAGE,
+    services.Cause.ANOTHER_TAB,
+    services.Cause.ANOTHER_DEVICE,
+    services.Cause.UNKNOWN,
+]
 
 
 class GradeConflictOutput(SharedFields, serializers.Serializer):
     detail = serializers.CharField()
+    cause = serializers.ChoiceField(
+        choices=CAUSES,
+        help_text="Who wrote the stored version: this_page (an earlier write of this page, or "
+        "of this API client when it names no page), another_tab (the same browser or session), "
+        "another_device, or unknown (written before origins were kept).",
+    )
     grade = GradeOutput(help_text="The grade as stored.")
 
 
-def _written(write) -> tuple:
-    """Runs a grade write: (grade, None), or (None, the 409 answer) on a GradeConflict; other
-    refusals are 400s listing the problems."""
+def conflict_body(exc: services.GradeConflict) -> dict:
+    return {
+        "detail": "; ".join(exc.problems),
+        "cause": exc.cause,
+        "grade": GradeOutput(exc.grade).data,
+    }
+
+
+def _written(write, body=conflict_body) -> tuple:
+    """Runs a grade write: (grade, None), or (None, the 409 answer, `body` of the conflict) on
+    a GradeConflict; other refusals are 400s listing the problems."""
     try:
         return write(), None
     except services.GradeConflict as exc:
-        body = {"detail": "; ".join(exc.problems), "grade": GradeOutput(exc.grade).data}
-        return None, Response(body, status=status.HTTP_409_CONFLICT)
+        return None, Response(body(exc), status=status.HTTP_409_CONFLICT)
     except services.GradeError as exc:
         raise ValidationError({"problems": exc.problems}) from exc
 
@@ -241,8 +305,11 @@ class DraftSaveApi(APIView):
         params = GradeSubmitInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = _grade_input(params.validated_data)
+        origin = request_origin(request, params.validated_data)
         grade, conflict = _written(
-            lambda: services.grade_save_draft(item=view.item, expert=request.user, data=data)
+            lambda: services.grade_save_draft(
+                item=view.item, expert=request.user, data=data, origin=origin
+            )
         )
         return conflict or Response(GradeOutput(grade).data)
 
@@ -355,6 +422,7 @@ class GradeSubmitApi(APIView):
         params = GradeSubmitInput(data=request.data)
         params.is_valid(raise_exception=True)
         data = _grade_input(params.validated_data)
+        origin = request_origin(request, params.validated_data)
         key = params.validated_data.get("submit_key") or request.headers.get("Idempotency-Key", "")
         if want_next:  # refused before the grade is written, not after
             selectors.ensure_campaign_expert(
@@ -363,12 +431,14 @@ class GradeSubmitApi(APIView):
         revising = revise and view.grade is not None and view.grade.is_submitted
         if revising:
             grade, conflict = _written(
-                lambda: services.grade_revise(grade=view.grade, user=request.user, data=data)
+                lambda: services.grade_revise(
+                    grade=view.grade, user=request.user, data=data, origin=origin
+                )
             )
         else:
             grade, conflict = _written(
                 lambda: services.grade_submit(
-                    item=view.item, expert=request.user, data=data, submit_key=key
+                    item=view.item, expert=request.user, data=data, submit_key=key, origin=origin
                 )
             )
         if conflict:

@@ -1,6 +1,7 @@
-"""The analysis review API, by token: save a draft of a meta-review, submit it (idempotent;
-revise=true changes a submitted one, kept as a revision), and list the meta-reviews the user
-may read (blindness as on the page)."""
+"""The analysis review API, by token or by the review page's session: save a draft of a
+meta-review (versioned like a grade's: a draft based on a version another page replaced is 409
+with the stored review), submit it (idempotent; revise=true changes a submitted one, kept as a
+revision), and list the meta-reviews the user may read (blindness as on the page)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -8,9 +9,19 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis import Anyone, GradeConflictOutput, _view, _written
+from annotation.apis import (
+    ORIGIN_FIELDS,
+    Anyone,
+    GradeConflictOutput,
+    OriginFields,
+    _view,
+    _written,
+    conflict_body,
+    request_origin,
+)
+from annotation.models import MetaReview
 from annotation.review_page import meta_reviews_for_user
-from annotation.services import GradeError
+from annotation.services import GradeConflict, GradeError, Origin
 from annotation.services.review import (
     MetaReviewInput,
     meta_review_revise,
@@ -40,7 +51,7 @@ class MetaReviewDefectInput(serializers.Serializer):
     from_suggestion = serializers.BooleanField(required=False, default=False)
 
 
-class MetaReviewSubmitInput(serializers.Serializer):
+class MetaReviewSubmitInput(OriginFields, serializers.Serializer):
     defects = MetaReviewDefectInput(many=True, required=False, default=list)
     expression_error = serializers.BooleanField(allow_null=True, required=False, default=None)
     expression_note = serializers.CharField(allow_blank=True, required=False, default="")
@@ -55,6 +66,15 @@ class MetaReviewSubmitInput(serializers.Serializer):
         min_value=0, max_value=INT_MAX, required=False, default=0
     )
     submit_key = serializers.CharField(allow_blank=True, required=False, default="")
+    base_version = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=INT_MAX,
+        help_text="The review's version this was based on (0: none yet). When given, a review "
+        "that another page (tab, device) has changed since is not overwritten: 409 with the "
+        "review as stored.",
+    )
 
 
 class MetaReviewDefectOutput(serializers.Serializer):
@@ -80,6 +100,7 @@ class MetaReviewOutput(serializers.Serializer):
     analysis = serializers.IntegerField(allow_null=True)
     expert = serializers.CharField()
     status = serializers.CharField()
+    version = serializers.IntegerField(help_text="The review's version, as its grade's.")
     submitted_at = serializers.DateTimeField(allow_null=True)
     score = serializers.CharField(allow_null=True)
     comment = serializers.CharField()
@@ -102,36 +123,64 @@ class MetaReviewOutput(serializers.Serializer):
             "analysis": grade.item.analysis_id,
             "expert": grade.expert.get_username(),
             "status": grade.status,
+            "version": grade.version,
             "submitted_at": grade.submitted_at.isoformat() if grade.submitted_at else None,
             **meta_review_snapshot(review),
         }
 
 
-def _input(request) -> tuple[MetaReviewInput, str]:
+def _input(request) -> tuple[MetaReviewInput, str, Origin]:
     params = MetaReviewSubmitInput(data=request.data)
     params.is_valid(raise_exception=True)
     data = dict(params.validated_data)
+    origin = request_origin(request, data)
+    for name in ORIGIN_FIELDS:
+        data.pop(name, None)
     key = data.pop("submit_key") or request.headers.get("Idempotency-Key", "")
     try:
-        return MetaReviewInput.from_data(data), key
+        return MetaReviewInput.from_data(data), key, origin
     except GradeError as exc:
         raise ValidationError({"problems": exc.problems}) from exc
+
+
+class ReviewConflictOutput(GradeConflictOutput):
+    review = MetaReviewOutput(
+        allow_null=True, help_text="The review as stored (null when only its grade exists)."
+    )
+
+
+def review_conflict_body(exc: GradeConflict) -> dict:
+    """A review's 409: the grade as stored, as for a grade, and the review with its defects
+    (the page offers to merge them with its own, or to keep one)."""
+    review = (
+        MetaReview.objects.filter(grade=exc.grade)
+        .select_related("grade__item__campaign", "grade__expert")
+        .prefetch_related("defects")
+        .first()
+    )
+    return conflict_body(exc) | {"review": MetaReviewOutput(review).data if review else None}
 
 
 class MetaReviewDraftApi(APIView):
     permission_classes = [Anyone]
 
     @extend_schema(
-        tags=["analysis review"], request=MetaReviewSubmitInput, responses=MetaReviewOutput
+        tags=["analysis review"],
+        request=MetaReviewSubmitInput,
+        responses={200: MetaReviewOutput, 409: ReviewConflictOutput},
+        description="Saves work in progress. 409 (with the review as stored) when the review is "
+        "submitted, or when another page changed it since base_version.",
     )
     def put(self, request, item_id):
         view = _view(request, item_id)
-        data, _ = _input(request)
-        try:
-            review = meta_review_save_draft(item=view.item, expert=request.user, data=data)
-        except GradeError as exc:
-            raise ValidationError({"problems": exc.problems}) from exc
-        return Response(MetaReviewOutput(review).data)
+        data, _, origin = _input(request)
+        review, conflict = _written(
+            lambda: meta_review_save_draft(
+                item=view.item, expert=request.user, data=data, origin=origin
+            ),
+            review_conflict_body,
+        )
+        return conflict or Response(MetaReviewOutput(review).data)
 
 
 class MetaReviewSubmitApi(APIView):
@@ -140,26 +189,29 @@ class MetaReviewSubmitApi(APIView):
     @extend_schema(
         tags=["analysis review"],
         request=MetaReviewSubmitInput,
-        responses={200: MetaReviewOutput, 409: GradeConflictOutput},
-        description="Idempotent: a repeat (the same submit_key or Idempotency-Key, or the same "
-        "review) returns the review already submitted; a different one is 409 with the grade "
-        "as stored, unless ?revise=true (kept as a revision).",
+        responses={200: MetaReviewOutput, 409: ReviewConflictOutput},
+        description="Idempotent: a repeat that says what the submitted review says returns it; "
+        "a different one is 409 with the review as stored and who submitted it, under the same "
+        "submit_key (or Idempotency-Key) too, unless ?revise=true (kept as a revision). With "
+        "base_version, a review another page changed since is 409 too.",
     )
     def post(self, request, item_id):
         view = _view(request, item_id)
-        data, key = _input(request)
+        data, key, origin = _input(request)
         revise = query_flag(request.query_params, "revise")
         if revise and view.grade and view.grade.is_submitted:
             review, conflict = _written(
                 lambda: meta_review_revise(
-                    review=view.grade.meta_review, user=request.user, data=data
-                )
+                    review=view.grade.meta_review, user=request.user, data=data, origin=origin
+                ),
+                review_conflict_body,
             )
         else:
             review, conflict = _written(
                 lambda: meta_review_submit(
-                    item=view.item, expert=request.user, data=data, submit_key=key
-                )
+                    item=view.item, expert=request.user, data=data, submit_key=key, origin=origin
+                ),
+                review_conflict_body,
             )
         return conflict or Response(MetaReviewOutput(review).data)
 

@@ -23,9 +23,11 @@ from annotation.services.campaigns import (
     taxonomy_to_text,
 )
 from annotation.services.grade_checks import (
+    Cause,
     GradeConflict,
     GradeError,
     GradeInput,
+    Origin,
     SpanInput,
     grade_snapshot,
     spans_snapshot,
@@ -55,9 +57,11 @@ from annotation.services.second_opinion import (
 __all__ = [
     "AssignmentError",
     "CampaignError",
+    "Cause",
     "GradeConflict",
     "GradeError",
     "GradeInput",
+    "Origin",
     "ItemsCreated",
     "SecondOpinionError",
     "SpanInput",

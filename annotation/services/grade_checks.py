@@ -34,28 +34,114 @@ class GradeError(Exception):
         super().__init__("; ".join(self.problems))
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a write comes from: the page load that sends it (`page`) and the browser it runs
+    in (`browser`), as the page names them, and a digest of the session or token it came with
+    (`session`, set by the server). Stored with every version of a grade, so that a conflict
+    names its real cause. Empty for writes without a request (imports, demo data)."""
+
+    page: str = ""
+    browser: str = ""
+    session: str = ""
+
+    @classmethod
+    def of(cls, grade: Grade) -> Origin:
+        return cls(grade.origin_page, grade.origin_browser, grade.origin_session)
+
+    def stamp(self, grade: Grade) -> None:
+        grade.origin_page, grade.origin_browser, grade.origin_session = (
+            self.page[:64],
+            self.browser[:64],
+            self.session[:64],
+        )
+
+
+NO_ORIGIN = Origin()  # a write without a request (imports, demo data, benchmarks)
+
+
+class Cause:
+    """Who wrote the stored version a write conflicts with, from their origins."""
+
+    THIS_PAGE = "this_page"  # the same page load (or the same API client, which names no page)
+    ANOTHER_TAB = "another_tab"  # the same browser or session, another page load
+    ANOTHER_DEVICE = "another_device"  # another browser, device or API client
+    UNKNOWN = "unknown"  # written before origins were kept, or without a request
+
+    WHERE = {
+        THIS_PAGE: "from this page",
+        ANOTHER_TAB: "in another tab",
+        ANOTHER_DEVICE: "on another device",
+        UNKNOWN: "in another tab or on another device",
+    }
+
+
+def conflict_cause(stored: Origin, origin: Origin) -> str:
+    """Who wrote `stored` as seen from the write `origin`."""
+    if not (stored.page or stored.browser or stored.session):
+        return Cause.UNKNOWN
+    if stored.page and stored.page == origin.page:
+        return Cause.THIS_PAGE
+    if not stored.page and not origin.page and stored.session == origin.session:
+        return Cause.THIS_PAGE  # an API client's earlier request, with the same credentials
+    if (stored.browser and stored.browser == origin.browser) or (
+        stored.session and stored.session == origin.session
+    ):
+        return Cause.ANOTHER_TAB
+    return Cause.ANOTHER_DEVICE
+
+
 class GradeConflict(GradeError):
     """The write was based on a grade that has moved on (another tab, a stale draft) or would
-    silently change a submitted grade: `grade` is the grade as stored (the API's 409 body)."""
+    silently change a submitted grade: `grade` is the grade as stored (the API's 409 body),
+    `cause` who wrote it (a `Cause`)."""
 
-    def __init__(self, problems: list[str] | str, *, grade: Grade):
+    def __init__(self, problems: list[str] | str, *, grade: Grade, cause: str = Cause.UNKNOWN):
         super().__init__(problems)
         self.grade = grade
+        self.cause = cause
 
 
-def stale_conflict(grade: Grade) -> GradeConflict:
+def _where(cause: str, origin: Origin, earlier: str) -> str:
+    """Who wrote the stored version, in words: `earlier` ("submission", "save") names what
+    this page (or API client) sent before."""
+    if cause != Cause.THIS_PAGE:
+        return Cause.WHERE[cause]
+    return f"by an earlier {earlier} from this page" if origin.page else "by your earlier request"
+
+
+def stale_conflict(grade: Grade, origin: Origin, *, noun: str = "grade") -> GradeConflict:
+    """A write based on a version of the grade that another page (or client) has replaced."""
+    cause = conflict_cause(Origin.of(grade), origin)
     return GradeConflict(
-        f"This grade changed since this page loaded it (now version {grade.version}, "
-        "perhaps in another tab): reload to see it, or send yours again based on it.",
+        f"This {noun} changed {_where(cause, origin, 'save')} since this write was based on it "
+        f"(now version {grade.version}): reload to see it, or send yours again based on it.",
         grade=grade,
+        cause=cause,
     )
 
 
-def submitted_conflict(grade: Grade) -> GradeConflict:
+def submitted_conflict(
+    grade: Grade, origin: Origin, *, noun: str = "grade", draft: bool = False
+) -> GradeConflict:
+    """A write that would change a submitted grade without asking for a revision: a
+    submission that says something else, or a draft (`draft`)."""
+    cause = conflict_cause(Origin.of(grade), origin)
+    said = "a draft cannot change it" if draft else f"this {noun} says otherwise"
     return GradeConflict(
-        f"Already submitted as {scales.shown(grade.score)}: send it with revise=true to change it.",
+        f"Already submitted as {scales.shown(grade.score)} {_where(cause, origin, 'submission')}"
+        f", and {said}: send yours as a submission with revise=true to change it.",
         grade=grade,
+        cause=cause,
     )
+
+
+def written_here(stored_page: str, origin: Origin) -> bool:
+    """Whether the stored version (written by the page load `stored_page`) was written by the
+    very page load now writing (it names itself: an API client that names no page never is):
+    its next change is then based on everything it stored, whatever version it names (an
+    answer lost on the way back left it behind by a version)."""
+    return bool(origin.page) and stored_page == origin.page
 
 
 @dataclass

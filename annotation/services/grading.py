@@ -4,8 +4,10 @@ The server holds the score: on a checklist (or band) item the final score is the
 (floored to the scale) unless the expert chose another, an override that needs a note
 (`score_note`). Every write increments the grade's `version`; a draft, submission or revision
 that names the version it was based on (`base_version`) is refused with GradeConflict (409) when
-the grade moved on since, and so is a different submission of a submitted grade; an identical
-repeat returns the grade as stored."""
+the grade moved on since, unless the page now writing wrote it (its `Origin`), and so is a
+different submission of a submitted grade, whatever its idempotency key; an identical repeat
+returns the grade as stored. Every write records its origin, so that a conflict names who wrote
+the stored version (this page, another tab, another device)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from django.db.models import F
 from django.db.models.lookups import LessThan
 from django.utils import timezone
 
-from annotation import opinions, scales
+from annotation import opinions
 from annotation.models import (
     Assignment,
     AssignmentStatus,
@@ -33,17 +35,19 @@ from annotation.models import (
 )
 from annotation.services.assignment import _taken_count
 from annotation.services.grade_checks import (
+    NO_ORIGIN,
     GradeChecked,
-    GradeConflict,
     GradeError,
     GradeInput,
     GradeRules,
+    Origin,
     SpanInput,
     grade_check,
     grade_snapshot,
     same_judgement,
     stale_conflict,
     submitted_conflict,
+    written_here,
 )
 from annotation.services.progress import expert_progress_count, grade_insert_counted
 from annotation.signals import item_judged, judgement_submitted
@@ -53,7 +57,10 @@ from rubrics.services import scheme_freeze
 from rubrics.structure import Scheme
 
 
-def _apply(grade: Grade, data: GradeInput, checked: GradeChecked, scheme_id: int | None) -> None:
+def _apply(
+    grade: Grade, data: GradeInput, checked: GradeChecked, scheme_id: int | None, origin: Origin
+) -> None:
+    origin.stamp(grade)
     grade.score = checked.score
     grade.computed_score = checked.computed
     grade.awards = data.awards
@@ -110,12 +117,15 @@ def _check_open(item: Item) -> None:
 
 
 @transaction.atomic
-def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) -> Grade:
+def grade_save_draft(
+    *, item: Item, expert: AbstractBaseUser, data: GradeInput, origin: Origin = NO_ORIGIN
+) -> Grade:
     """Autosave: stores whatever the expert has so far (spans included), never refusing work
     in progress for being incomplete; a score off the scale and spans that cannot be placed
     are refused, as a submission would refuse them. A draft based on an older version is a
     GradeConflict unless it says what the stored draft says (an identical repeat, as for a
-    submission)."""
+    submission) or the stored version came from the same page (its answer was lost: this
+    draft is the page's later state)."""
     item = Item.objects.select_related("campaign", "proof", "scheme").get(pk=item.pk)
     _check_open(item)
     if not Assignment.objects.filter(item=item, expert=expert).exists():
@@ -124,23 +134,23 @@ def grade_save_draft(*, item: Item, expert: AbstractBaseUser, data: GradeInput) 
         item=item, expert=expert, defaults={"scheme_id": item.scheme_id}
     )
     if grade.is_submitted:
-        raise GradeConflict(
-            f"This grade is already submitted as {scales.shown(grade.score)}: change it as a "
-            "revision.",
-            grade=grade,
-        )
+        raise submitted_conflict(grade, origin, draft=True)
     grade.item = item
     checked = grade_check(GradeRules.of(item), data, final=False)
-    if data.base_version is not None and data.base_version != grade.version:
+    if (
+        data.base_version is not None
+        and data.base_version != grade.version
+        and not written_here(grade.origin_page, origin)
+    ):
         if same_judgement(grade, data, checked):
             # a change sent again whose first copy was stored after the page that sent it was
             # left (its answer never read): a repeat, not another tab's work
             return grade
-        raise stale_conflict(grade)
+        raise stale_conflict(grade, origin)
     refused = [p for p in checked.problems if p.startswith(("error span", "score:"))]
     if refused:
         raise GradeError(refused)
-    _apply(grade, data, checked, item.scheme_id)
+    _apply(grade, data, checked, item.scheme_id, origin)
     grade.save()
     _replace_spans(grade, data.spans)
     return grade
@@ -178,6 +188,7 @@ class _Submission:
     grade_seconds: int | None
     grade_version: int
     grade_key: str
+    grade_page: str
 
 
 def _submission_sql() -> str:
@@ -193,7 +204,7 @@ def _submission_sql() -> str:
 SELECT c.status, c.scale, c.error_taxonomy, p.text, s.structure, s.status,
        i.is_final, i.is_gold, i.required_judgements, i.scheme_id,
        a.id, a.status, a.leased_until <= %(now)s, g.id, g.status, g.seconds_spent,
-       g.version, g.submit_key
+       g.version, g.submit_key, g.origin_page
 FROM {tables["item"]} i
 JOIN {tables["campaign"]} c ON c.id = i.campaign_id
 JOIN {tables["proof"]} p ON p.id = i.proof_id
@@ -231,7 +242,7 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
         raise Item.DoesNotExist(f"item {item_id} does not exist")
     (campaign_status, scale, taxonomy, text, structure, scheme_status, is_final, is_gold,
      required, scheme_id, assignment_id, assignment_status, expired, grade_id,
-     grade_status, grade_seconds, grade_version, grade_key) = row  # fmt: skip
+     grade_status, grade_seconds, grade_version, grade_key, grade_page) = row  # fmt: skip
     structure = _json(structure)
     return _Submission(
         rules=GradeRules(
@@ -254,6 +265,7 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
         grade_seconds=grade_seconds,
         grade_version=grade_version or 0,
         grade_key=grade_key or "",
+        grade_page=grade_page or "",
     )
 
 
@@ -301,29 +313,37 @@ def _freeze_scheme(scheme_id: int) -> None:
 
 @transaction.atomic
 def grade_submit(
-    *, item: Item, expert: AbstractBaseUser, data: GradeInput, submit_key: str = ""
+    *,
+    item: Item,
+    expert: AbstractBaseUser,
+    data: GradeInput,
+    submit_key: str = "",
+    origin: Origin = NO_ORIGIN,
 ) -> Grade:
-    """Submits the expert's judgement of the item. Idempotent: a repeat (double click, retry:
-    the same submission key, or the same judgement) returns the grade already submitted; a
-    different judgement of a submitted grade is a GradeConflict (a revision is asked for by
-    name), as is one based on an older version of the draft. Holds the item's row lock so that
-    a submission after an expired lease never takes a slot another expert holds. The first
-    grade pointing at the item's approved scheme version freezes it, in the same transaction."""
+    """Submits the expert's judgement of the item. Idempotent: a repeat (double click, retry)
+    that says what the submitted grade says returns it; a different judgement of a submitted
+    grade is a GradeConflict naming who submitted it (a revision is asked for by name), even
+    under the same submission key: a key stands for one submission's content, and other
+    content under it is another submission. A submission based on an older version of the
+    draft is a GradeConflict too, unless this page wrote that version. Holds the item's row lock
+    so that a submission after an expired lease never takes a slot another expert holds. The
+    first grade pointing at the item's approved scheme version freezes it, in the same
+    transaction."""
     now = timezone.now()
     target = _submission(item.pk, expert.pk, now)
+    noun = "review" if item.analysis_id is not None else "grade"
     if target.grade_status == GradeStatus.SUBMITTED:
         stored = Grade.objects.prefetch_related("spans").get(pk=target.grade_id)
-        if submit_key and submit_key[:64] == target.grade_key:
-            return stored
         if same_judgement(stored, data, grade_check(target.rules, data, final=True)):
             return stored
-        raise submitted_conflict(stored)
+        raise submitted_conflict(stored, origin, noun=noun)
     if (
         target.grade_id is not None
         and data.base_version is not None
         and data.base_version != target.grade_version
+        and not written_here(target.grade_page, origin)
     ):
-        raise stale_conflict(Grade.objects.get(pk=target.grade_id))
+        raise stale_conflict(Grade.objects.get(pk=target.grade_id), origin, noun=noun)
     _refuse_if_closed(
         campaign_open=target.campaign_open, is_final=target.is_final, is_gold=target.is_gold
     )
@@ -352,7 +372,7 @@ def grade_submit(
         grade.item = item
         grade.updated_at = now
         grade.version = target.grade_version
-    _apply(grade, data, checked, target.scheme_id)
+    _apply(grade, data, checked, target.scheme_id, origin)
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
     grade.submit_key = submit_key[:64]
@@ -371,10 +391,13 @@ def grade_submit(
 
 
 @transaction.atomic
-def grade_revise(*, grade: Grade, user: AbstractBaseUser, data: GradeInput) -> Grade:
+def grade_revise(
+    *, grade: Grade, user: AbstractBaseUser, data: GradeInput, origin: Origin = NO_ORIGIN
+) -> Grade:
     """The expert changes their submitted grade (until the item is final or the campaign
     closes); the old and new values are kept as a GradeRevision. No change, no revision (and
-    no new version); a change based on an older version is a GradeConflict."""
+    no new version); a change based on an older version is a GradeConflict, unless this page
+    wrote that version."""
     item = _lock_item(grade.item)
     grade = Grade.objects.select_for_update().get(pk=grade.pk)
     if grade.expert_id != user.pk:
@@ -392,11 +415,15 @@ def grade_revise(*, grade: Grade, user: AbstractBaseUser, data: GradeInput) -> G
     grade.item = item
     if same_judgement(grade, data, checked):
         return grade
-    if data.base_version is not None and data.base_version != grade.version:
-        raise stale_conflict(grade)
+    if (
+        data.base_version is not None
+        and data.base_version != grade.version
+        and not written_here(grade.origin_page, origin)
+    ):
+        raise stale_conflict(grade, origin)
     old = grade_snapshot(grade)
     seconds = grade.seconds_spent
-    _apply(grade, data, checked, item.scheme_id)
+    _apply(grade, data, checked, item.scheme_id, origin)
     grade.seconds_spent = seconds + max(0, data.seconds_spent)
     grade.save()
     _replace_spans(grade, data.spans)

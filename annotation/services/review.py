@@ -31,9 +31,13 @@ from annotation.models import (
     TaskKind,
 )
 from annotation.services.grade_checks import (
+    NO_ORIGIN,
     GradeError,
     GradeInput,
+    Origin,
+    stale_conflict,
     submitted_conflict,
+    written_here,
 )
 from annotation.services.grading import (
     _check_open,
@@ -102,6 +106,7 @@ class MetaReviewInput:
     override_reason: str = ""
     comment: str = ""
     seconds_spent: int = 0
+    base_version: int | None = None  # the review's version this was based on (None: not checked)
 
     @classmethod
     def from_data(cls, data: dict) -> MetaReviewInput:
@@ -135,6 +140,7 @@ class MetaReviewInput:
             override_reason=str(data.get("override_reason") or "").strip(),
             comment=str(data.get("comment") or ""),
             seconds_spent=max(0, int(data.get("seconds_spent") or 0)),
+            base_version=data.get("base_version"),
         )
 
 
@@ -207,8 +213,17 @@ def grade_check(
     return rating, value, problems
 
 
-def _grade_input(data: MetaReviewInput, value: Decimal | None) -> GradeInput:
-    return GradeInput(score=value, comment=data.comment, seconds_spent=data.seconds_spent)
+def _grade_input(
+    data: MetaReviewInput, value: Decimal | None, *, versioned: bool = True
+) -> GradeInput:
+    """The grade's part of the review (its version checked by the grade's write unless
+    `versioned` is off: the review's own check, which compares the defects too, came first)."""
+    return GradeInput(
+        score=value,
+        comment=data.comment,
+        seconds_spent=data.seconds_spent,
+        base_version=data.base_version if versioned else None,
+    )
 
 
 def _write_review(
@@ -284,12 +299,43 @@ def meta_review_snapshot(review: MetaReview) -> dict:
     }
 
 
+def _says(grade: Grade, data: MetaReviewInput, rating: MetaRating | None, value) -> bool:
+    """Whether `data` says what the review stored with `grade` says (written in a savepoint,
+    compared, rolled back: one rule, the snapshot's, decides what is the same)."""
+    review = MetaReview.objects.filter(grade=grade).prefetch_related("defects").first()
+    if review is None:
+        return False
+    review.grade = grade
+    old = meta_review_snapshot(review)
+    savepoint = transaction.savepoint()
+    score, comment = grade.score, grade.comment
+    grade.score, grade.comment = value, data.comment  # in memory: the snapshot reads them
+    written = _write_review(grade, data, rating, value)
+    written.grade = grade
+    new = meta_review_snapshot(written)
+    grade.score, grade.comment = score, comment
+    transaction.savepoint_rollback(savepoint)
+    return new == old
+
+
+def _moved_on(grade: Grade, data: MetaReviewInput, origin: Origin) -> bool:
+    """Whether `data` was based on an older version of the review than `grade`'s, written by
+    another page (or client)."""
+    return (
+        data.base_version is not None
+        and data.base_version != grade.version
+        and not written_here(grade.origin_page, origin)
+    )
+
+
 @transaction.atomic
 def meta_review_save_draft(
-    *, item: Item, expert: AbstractBaseUser, data: MetaReviewInput
+    *, item: Item, expert: AbstractBaseUser, data: MetaReviewInput, origin: Origin = NO_ORIGIN
 ) -> MetaReview:
     """Autosave: keeps whatever the expert has so far; only defects that cannot be placed in
-    the texts are refused."""
+    the texts are refused. A draft based on an older version of the review, written by another
+    page since (another tab, another device), is a GradeConflict with the stored review, unless
+    it says the same: nothing is overwritten unseen."""
     item = Item.objects.select_related("campaign", "proof", "analysis").get(pk=item.pk)
     rating, value, problems = grade_check(item, data, final=False)
     placing = [p for p in problems if p.startswith("defect")]
@@ -298,56 +344,71 @@ def meta_review_save_draft(
     if problems:
         data.override = None
         value = rating.rating if rating else None
-    grade = grade_save_draft(item=item, expert=expert, data=_grade_input(data, value))
+    stored = Grade.objects.select_for_update().filter(item=item, expert=expert).first()
+    if stored is not None and not stored.is_submitted and _moved_on(stored, data, origin):
+        if not _says(stored, data, rating, value):
+            raise stale_conflict(stored, origin, noun="review")
+        return MetaReview.objects.select_related("grade").get(grade=stored)
+    grade = grade_save_draft(
+        item=item,
+        expert=expert,
+        data=_grade_input(data, value, versioned=False),
+        origin=origin,
+    )
     return _write_review(grade, data, rating, value)
 
 
 @transaction.atomic
 def meta_review_submit(
-    *, item: Item, expert: AbstractBaseUser, data: MetaReviewInput, submit_key: str = ""
+    *,
+    item: Item,
+    expert: AbstractBaseUser,
+    data: MetaReviewInput,
+    submit_key: str = "",
+    origin: Origin = NO_ORIGIN,
 ) -> MetaReview:
-    """Submits the review. Idempotent: a repeat (the same submission key, or the same review)
-    returns the review already submitted; a different review of a submitted one is a
-    GradeConflict (a revision is asked for by name)."""
+    """Submits the review. Idempotent: a repeat that says what the submitted review says
+    returns it; a different review of a submitted one is a GradeConflict naming who submitted
+    it (a revision is asked for by name), under the same submission key too. One based on an
+    older version of the draft, written by another page since, is a GradeConflict."""
     item = _lock_item(item)
     _review_item(item)  # a proof-grading item takes no review, not even a repeated one
     done = Grade.objects.filter(item=item, expert=expert, status=GradeStatus.SUBMITTED).first()
     if done is not None:
-        return _repeat(item, done, data, submit_key)
+        return _repeat(item, done, data, origin)
     _check_open(item)
     rating, value, problems = grade_check(item, data, final=True)
     if problems:
         raise GradeError(problems)
     grade = grade_submit(
-        item=item, expert=expert, data=_grade_input(data, value), submit_key=submit_key
+        item=item,
+        expert=expert,
+        data=_grade_input(data, value),
+        submit_key=submit_key,
+        origin=origin,
     )
     return _write_review(grade, data, rating, value)
 
 
-def _repeat(item: Item, done: Grade, data: MetaReviewInput, submit_key: str) -> MetaReview:
-    """The submitted review, if `data` repeats it (written in a savepoint, compared, rolled
-    back); GradeConflict otherwise."""
-    review = MetaReview.objects.get_or_create(grade=done)[0]
-    if submit_key and submit_key[:64] == done.submit_key:
-        return review
-    old = meta_review_snapshot(review)
+def _repeat(item: Item, done: Grade, data: MetaReviewInput, origin: Origin) -> MetaReview:
+    """The submitted review, if `data` repeats it; GradeConflict otherwise (whatever key)."""
     rating, value, problems = grade_check(item, data, final=True)
-    if not problems:
-        savepoint = transaction.savepoint()
-        done.score, done.comment = value, data.comment  # in memory: the snapshot reads them
-        new = meta_review_snapshot(_write_review(done, data, rating, value))
-        transaction.savepoint_rollback(savepoint)
-        if new == old:
-            return MetaReview.objects.select_related("grade").get(pk=review.pk)
-    raise submitted_conflict(Grade.objects.get(pk=done.pk))
+    if not problems and _says(done, data, rating, value):
+        return MetaReview.objects.select_related("grade").get(grade=done)
+    raise submitted_conflict(done, origin, noun="review")
 
 
 @transaction.atomic
 def meta_review_revise(
-    *, review: MetaReview, user: AbstractBaseUser, data: MetaReviewInput
+    *,
+    review: MetaReview,
+    user: AbstractBaseUser,
+    data: MetaReviewInput,
+    origin: Origin = NO_ORIGIN,
 ) -> MetaReview:
     """The expert changes their submitted review (until the item is final or the campaign
-    closes); old and new values are kept as a GradeRevision; adjudication re-evaluates."""
+    closes); old and new values are kept as a GradeRevision; adjudication re-evaluates. A
+    change based on an older version, written by another page since, is a GradeConflict."""
     grade = Grade.objects.select_for_update().get(pk=review.grade_id)
     item = _lock_item(grade.item)
     if grade.expert_id != user.pk:
@@ -358,8 +419,13 @@ def meta_review_revise(
     rating, value, problems = grade_check(item, data, final=True)
     if problems:
         raise GradeError(problems)
+    if _says(grade, data, rating, value):  # no change: no revision, no new version
+        return MetaReview.objects.select_related("grade").get(grade=grade)
+    if _moved_on(grade, data, origin):
+        raise stale_conflict(grade, origin, noun="review")
     review = MetaReview.objects.select_related("grade").get(pk=review.pk)
     old = meta_review_snapshot(review)
+    origin.stamp(grade)
     grade.score = value
     grade.comment = data.comment
     grade.seconds_spent += data.seconds_spent
@@ -367,10 +433,10 @@ def meta_review_revise(
     grade.save()
     review = _write_review(grade, data, rating, value)
     review.grade = grade
-    new = meta_review_snapshot(review)
-    if new != old:
-        GradeRevision.objects.create(grade=grade, changed_by=user, old=old, new=new)
-        _send_signals(item, grade, revised=True)
+    GradeRevision.objects.create(
+        grade=grade, changed_by=user, old=old, new=meta_review_snapshot(review)
+    )
+    _send_signals(item, grade, revised=True)
     return review
 
 

@@ -142,8 +142,12 @@ def test_draft_keeps_unfinished_work_and_submit_is_idempotent(django_capture_on_
     data = _data(defects=[defect(ANALYSIS_TEXT, GAP, exists=False)], comment="made up")
     with django_capture_on_commit_callbacks(execute=True):
         first = meta_review_submit(item=item, expert=expert, data=data, submit_key="k")
-    again = meta_review_submit(item=item, expert=expert, data=_data(), submit_key="k")
+    again = meta_review_submit(item=item, expert=expert, data=data, submit_key="k")
     assert again.pk == first.pk and again.value == Decimal("0")
+    # the same key with other content is another submission: a conflict, never the old review
+    with pytest.raises(services.GradeConflict) as other:
+        meta_review_submit(item=item, expert=expert, data=_data(), submit_key="k")
+    assert other.value.grade.pk == first.grade_id
     assert MetaReview.objects.count() == 1
     label = FinalLabel.objects.get(item=item)
     assert (label.value, label.source) == (Decimal("0"), "single")
