@@ -19,7 +19,7 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subque
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.calibration_gate import calibration_gate_check
+from annotation.calibration_gate import CalibrationRequired, calibration_gate_check
 from annotation.models import Assignment, AssignmentStatus, Campaign, Item, ItemOrder
 from annotation.slots import (
     assignment_open,
@@ -73,8 +73,10 @@ def _own_open_assignment(
     expert: AbstractBaseUser,
     after_item_id: int | None = None,
     has_open: bool | None = None,
+    passed: bool = False,
 ) -> Assignment | None:
-    """The expert's oldest active assignment in the campaign (resumed before anything new),
+    """The expert's oldest active assignment in the campaign that they have not moved on from
+    (resumed before anything new), or with `passed` the one they moved on from longest ago,
     other than the one on `after_item_id`; an expired one is renewed when its slot is still
     free, released otherwise. `has_open`: whether the expert has one at all, when a read
     already gave it (selectors.expert_campaign does; None: looked up here). Read a page at a
@@ -86,10 +88,16 @@ def _own_open_assignment(
     if not has_open:
         return None
     now = timezone.now()
+    order = "passed_at" if passed else "created_at"
     mine = (
-        Assignment.objects.filter(assignment_open(), item__campaign=campaign, expert=expert)
+        Assignment.objects.filter(
+            assignment_open(),
+            item__campaign=campaign,
+            expert=expert,
+            passed_at__isnull=not passed,
+        )
         .select_related("item")
-        .order_by("created_at", "id")
+        .order_by(order, "id")
     )
     if after_item_id is not None:
         mine = mine.exclude(item_id=after_item_id)
@@ -101,9 +109,18 @@ def _own_open_assignment(
             renewed = _renew_expired(assignment=assignment, campaign=campaign)
             if renewed is not None:
                 return renewed
-        last = page[-1]
-        after = Q(created_at__gt=last.created_at) | Q(created_at=last.created_at, id__gt=last.pk)
+        last = getattr(page[-1], order), page[-1].pk
+        after = Q(**{f"{order}__gt": last[0]}) | Q(**{order: last[0], "id__gt": last[1]})
     return None
+
+
+def _pass(*, expert: AbstractBaseUser, item_id: int) -> None:
+    """The expert moves on from the item without submitting (Next): it stays theirs, and comes
+    back after the rest of their work (one statement on the item's unique (item, expert) row;
+    nothing when they do not hold it: submitted, skipped or moved)."""
+    Assignment.objects.filter(
+        item_id=item_id, expert=expert, status=AssignmentStatus.ACTIVE
+    ).update(passed_at=timezone.now())
 
 
 @transaction.atomic
@@ -327,22 +344,48 @@ def assignment_next(
     after_item_id: int | None = None,
     has_open: bool | None = None,
 ) -> Assignment | None:
-    """The expert's next piece of work: their own open assignment first (resumed), else a new
-    lease on the item closest to complete that still needs a judgement and that the expert has
-    never held (in a campaign ordered by uncertainty, then the lowest rank, and never an item
-    held back by the routing budget); gold items mixed in at the campaign's rate. None when
-    nothing is left. "Next" from an item passes it as `after_item_id`: that item is never the
-    answer (it stays the expert's, to come back to). New work needs the campaign's calibration
-    round passed, when it requires one (CalibrationRequired otherwise, saying what to do).
-    `has_open`: whether the expert has an open assignment in the campaign, when a read of the
-    campaign already said (`selectors.expert_campaign`'s `has_open_work`); None: looked up."""
+    """The expert's next piece of work, a walk through the campaign: their own open assignment
+    first (resumed, oldest first), else a new lease on the item closest to complete that still
+    needs a judgement and that the expert has never held (in a campaign ordered by uncertainty,
+    then the lowest rank, and never an item held back by the routing budget; gold items mixed
+    in at the campaign's rate), else the open work they moved on from, the one passed longest
+    ago first. None when nothing is left. "Next" from an item passes it as `after_item_id`: it
+    is marked as passed (it stays the expert's and comes back only once the rest is done) and
+    is never the answer. New work needs the campaign's calibration round passed, when it
+    requires one (CalibrationRequired otherwise, saying what to do, unless passed work is
+    left). `has_open`: whether the expert has an open assignment in the campaign, when a read
+    of the campaign already said (`selectors.expert_campaign`'s `has_open_work`); None: looked
+    up."""
     if not campaign.is_open:
         return None
+    if after_item_id is not None:
+        _pass(expert=expert, item_id=after_item_id)
     own = _own_open_assignment(
         campaign=campaign, expert=expert, after_item_id=after_item_id, has_open=has_open
     )
     if own is not None:
         return own
+
+    def passed() -> Assignment | None:
+        if has_open is False:
+            return None
+        return _own_open_assignment(
+            campaign=campaign, expert=expert, after_item_id=after_item_id, passed=True
+        )
+
+    try:
+        fresh = _new_work(campaign=campaign, expert=expert)
+    except CalibrationRequired:
+        held = passed()
+        if held is None:
+            raise
+        return held
+    return fresh if fresh is not None else passed()
+
+
+def _new_work(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
+    """A new lease (gold at the campaign's rate, else the queue's next item), once the
+    calibration gate lets the expert take new work."""
     if campaign.calibration_required:
         calibration_gate_check(campaign=campaign, expert=expert)
     if _gold_turn(campaign=campaign, expert=expert):

@@ -30,7 +30,14 @@
       showComputed();
     },
     restore: restore,
-    refusal: function () { readForm(); return state.score === null && !choseChecklist() ? root.dataset.notGraded : null; }
+    refusal: function () { readForm(); return state.score === null && !choseChecklist() ? root.dataset.notGraded : null; },
+    // the final score the page would submit, as the page shows it (null while a checklist's
+    // total is being computed)
+    describe: function () {
+      readForm();
+      if (scoreTouched || !choseChecklist()) return known(state.score) ? normalise(state.score) : null;
+      return computedFor === checklistKey(state) ? derived() : null;
+    }
   });
   var editable = page.editable, submitted = page.submitted;
   var scale = root.dataset.scale;

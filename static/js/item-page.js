@@ -5,18 +5,28 @@
 // n next, c comment, pane toggles). Enter submits only where the focus has no Enter of its own:
 // a focused button, link or pane heading does what it says, and fields keep their keys.
 //
-// Versions: a grading page sends the version of the grade it was based on (base_version); a
-// 409 answer carries the grade as stored, and the page says what happened and offers the way
-// on (revise, keep mine, load the other). A session that ended loses nothing, on the grading
-// and the review page alike: every change is kept in this browser (localStorage, by user and
-// item) until the server has acknowledged it, and a reload puts it back (options.restore,
-// then resume()); the page says the session ended, offers log-in in a new tab, and sends again
-// (with the fresh CSRF token of the cookie) once the expert is back.
+// Versions: both pages send the version of the judgement they were based on (base_version)
+// and name themselves (origin_page: this page load; origin_browser: this browser, the same in
+// all its tabs), so that a 409 says who wrote the stored version (an earlier submission from
+// this page, another tab, another device); the page says what happened and offers the way on
+// (revise, keep the stored one and go on, keep mine, load the other, or what options.conflict
+// offers: the review page merges). A submission key stands for one content: the same choices
+// sent again carry the same key, other choices a new one.
+// An answer lost on the way back (the server may have stored the submission): the page sends
+// nothing more until it has asked the server what it stored (GET data-item-url); its own
+// submission stored and nothing changed since, it goes on; changed since, it asks ("Your
+// submission of 5 was stored; you now chose 6: revise to 6?"). Changes made while a submission
+// is on its way wait for its answer, and are asked about the same way.
+// A session that ended loses nothing, on the grading and the review page alike: every change
+// is kept in this browser (localStorage, by user and item) until the server has acknowledged
+// it, and a reload puts it back (options.restore, then resume()); the page says the session
+// ended, offers log-in in a new tab, and sends again (with the fresh CSRF token of the cookie)
+// once the expert is back.
 //
 // The page's root element carries data-draft-url (PUT), data-submit-url (POST, ?revise=true
-// for a revision), data-lease-url, data-editable, data-submitted, data-store-key and optionally
-// data-grade-version, data-score-url (the checklist's score preview while revising) and
-// data-lease-minutes.
+// for a revision), data-item-url (GET: what the server stored), data-lease-url,
+// data-editable, data-submitted, data-store-key, data-grade-version and optionally
+// data-score-url (the checklist's score preview while revising) and data-lease-minutes.
 (function () {
   "use strict";
 
@@ -94,6 +104,26 @@
     b.addEventListener("click", onclick);
     return b;
   }
+  function randomId() {
+    return (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + String(Math.random()).slice(2);
+  }
+  // This browser's name for itself, the same in all its tabs (kept in localStorage); a browser
+  // that keeps nothing gets one per page, and the server tells its tabs apart by the session.
+  function browserId() {
+    try {
+      var id = localStorage.getItem("proofmark:browser");
+      if (!id) { id = randomId(); localStorage.setItem("proofmark:browser", id); }
+      return id;
+    } catch (e) { return randomId(); }
+  }
+  // Who wrote a stored version, as a 409 names it (its `cause`).
+  var WHERE = {
+    this_page: "from this page", another_tab: "in another tab", another_device: "on another device",
+    unknown: "in another tab or on another device"
+  };
+  function shownScore(stored) {
+    return stored.score === null || stored.score === undefined ? "no score" : String(parseFloat(stored.score));
+  }
 
   // options: payload() -> the body to save (seconds_spent included: see secondsSpent);
   // changed() -> re-reads the form after a change; saved(data, sent) -> after a draft, preview
@@ -105,18 +135,22 @@
     this.options = options;
     this.editable = root.dataset.editable === "1";
     this.submitted = root.dataset.submitted === "1";
-    this.versioned = root.dataset.gradeVersion !== undefined;
     this.version = parseInt(root.dataset.gradeVersion || "0", 10);
     this.storeKey = root.dataset.storeKey;
     this.dirty = false;
-    this.submitKey = (window.crypto && crypto.randomUUID) ? crypto.randomUUID() : String(Date.now()) + Math.random();
+    this.origin = { origin_page: randomId(), origin_browser: browserId() };
+    // submission keys this page sent, each with the choices it stood for
+    this.sentKeys = {}; this.submitKey = null;
+    this.unsure = null; // an answer was lost: what the page was doing ("save" or "submit")
+    this.asking = null; // the question on screen about a stored submission: {stored, cause}
     this.statusEl = document.getElementById("save-status");
     this.refusedEl = document.getElementById("submit-refused");
     this.baseSeconds = seconds || 0;
     this.visibleMs = 0;
     this.visibleSince = document.visibilityState === "visible" ? Date.now() : null;
     this.saveTimer = null; this.saving = null; this.pendingSave = false; this.submitting = false;
-    this.failures = 0; this.waiting = null; // what to send again: "save" or "submit"
+    this.failures = 0; this.waiting = null; // what to send again: "save", "submit" or "check"
+    this.checking = null; // the question to the server after a lost answer, on its way
 
     document.addEventListener("visibilitychange", function () {
       if (document.visibilityState === "visible") { page.visibleSince = Date.now(); page.again(); }
@@ -237,33 +271,52 @@
     this.notice("Your session ended, so this page cannot save. Your choices are kept in this browser: log in again, then come back here and they are sent.",
       [login, button("Send again", "send-again", function () { page.again(); })]);
   };
-  // Sends again what waits (after a log-in, a lost connection).
-  ItemPage.prototype.again = function () {
-    var what = this.waiting;
-    if (!what) return;
-    this.waiting = null;
-    if (what === "submit") this.submit(); else this.saveNow();
-  };
-  // A 409: the grade as stored moved on (another tab) or is already submitted.
+  // A 409: the judgement as stored is submitted (by an earlier submission from this page,
+  // another tab, another device), or moved on since this page based its change on it.
   ItemPage.prototype.conflict = function (data, what) {
     var page = this, stored = data.grade || {};
-    var shown = stored.score === null || stored.score === undefined ? "no score" : String(parseFloat(stored.score));
-    var reload = button("Show the stored grade", "load-stored", function () { page.forget(); window.location.reload(); });
-    if (stored.status === "submitted" && !this.submitted) {
-      this.setStatus("Not submitted", true);
-      this.notice("Already submitted as " + shown + " in another tab: revise it to your choice?", [
-        button("Revise to my choice", "revise-to-mine", function () {
-          page.submitted = true; page.version = stored.version; page.notice(""); page.submit();
-        }), reload]);
-      return;
-    }
+    if (stored.status === "submitted" && !this.submitted) { this.askRevise(stored, data.cause); return; }
+    if (this.options.conflict && this.options.conflict(data, what)) return;
     this.setStatus(what === "submit" ? "Not submitted" : "Not saved", true);
-    var now = stored.score === null || stored.score === undefined ? "" : " (now " + shown + ")";
-    this.notice("This grade changed in another tab" + now + ": keep your choice, or load the other?", [
+    var now = stored.score === null || stored.score === undefined ? "" : " (now " + shownScore(stored) + ")";
+    var reload = button("Load the other", "load-stored", function () { page.forget(); window.location.reload(); });
+    this.notice("This " + this.noun() + " changed " + (WHERE[data.cause] || WHERE.unknown) + now + ": keep your choice, or load the other?", [
       button("Keep my choice", "keep-mine", function () {
         page.version = stored.version; page.notice("");
         if (what === "submit") page.submit(); else page.saveNow();
       }), reload]);
+  };
+  ItemPage.prototype.noun = function () { return this.root.dataset.noun || "grade"; };
+  // A submission is stored, and this page's choices differ from it: say so plainly and ask
+  // (revise to this page's choice, or keep the stored one and go on). Nothing is sent until
+  // the expert answers; Enter meanwhile goes to the question.
+  ItemPage.prototype.askRevise = function (stored, cause) {
+    var page = this, shown = shownScore(stored);
+    var mine = this.options.describe ? this.options.describe() : null;
+    this.asking = { stored: stored, cause: cause };
+    this.submitted = true; this.version = stored.version;
+    var skip = document.getElementById("skip-button");
+    if (skip) skip.hidden = true; // a submitted item is not skipped
+    this.setStatus(cause === "this_page" ? "Submitted as " + shown + ", not as you now chose" : "Not submitted", true);
+    var head = cause === "this_page" ? "Your submission of " + shown + " was stored"
+      : "Already submitted as " + shown + " " + (WHERE[cause] || WHERE.unknown);
+    if (mine === null && this.root.dataset.scoreUrl && this.previewFor !== this.choices()) {
+      // a checklist's total not known yet: ask the server for it (nothing saved); its answer
+      // words the question again
+      this.previewFor = this.choices();
+      clearTimeout(this.saveTimer);
+      this.saveTimer = setTimeout(this.saveNow.bind(this), 0);
+    }
+    var changed = mine !== null && mine !== shown;
+    var question = changed ? "; you now chose " + mine + ": revise to " + mine + "?"
+      : "; your choices here differ from it" + (mine === shown ? " (the score is " + shown + " in both)" : "") + ": revise it to yours?";
+    this.notice(head + question, [
+      button(changed ? "Revise to " + mine : "Revise to mine", "revise-to-mine", function () {
+        page.asking = null; page.notice(""); page.submit();
+      }),
+      button("Keep " + shown + " and go on", "keep-stored", function () {
+        page.asking = null; page.dirty = false; page.forget(); page.notice(""); goNext();
+      })]);
   };
   // After a change: keep it here, save in `delay` ms (300 by default) unless another change
   // comes first.
@@ -273,6 +326,7 @@
     this.refuse([]);
     if (!this.editable) return;
     this.keep();
+    if (this.asking) this.askRevise(this.asking.stored, this.asking.cause); // the question follows the choice
     clearTimeout(this.saveTimer);
     this.saveTimer = setTimeout(this.saveNow.bind(this), delay === undefined ? 300 : delay);
   };
@@ -281,19 +335,36 @@
   ItemPage.prototype.saveRequest = function () {
     var body = this.options.payload();
     if (!this.submitted) {
-      if (this.versioned) body.base_version = this.version;
+      body.base_version = this.version;
+      Object.assign(body, this.origin);
       return { method: "PUT", url: this.root.dataset.draftUrl, body: body };
     }
     if (!this.root.dataset.scoreUrl) return null;
     return { method: "POST", url: this.root.dataset.scoreUrl, body: { awards: body.awards, deductions: body.deductions } };
   };
+  // The server does not answer: say so, keep the choices here, try again with a growing pause.
+  ItemPage.prototype.unreachable = function (what) {
+    var page = this;
+    this.failures += 1;
+    var wait = Math.min(30, 3 * Math.pow(2, this.failures - 1));
+    this.setStatus("Not saved: the server does not answer (tried " + this.failures + " time" + (this.failures > 1 ? "s" : "") + "). Your choices are kept in this browser; trying again in " + wait + " s.", true);
+    this.waiting = this.waiting || what;
+    setTimeout(function () { page.again(); }, wait * 1000);
+  };
   ItemPage.prototype.saveNow = function (keepalive) {
     var page = this, submitted = this.submitted;
     if (!this.editable) return Promise.resolve();
+    // nothing is sent while a submission is on its way, while the page does not know whether
+    // its last one was stored, or while it asks about a stored one
+    if (this.submitting) { this.pendingSave = true; return Promise.resolve(); }
+    if (this.unsure) { if (!keepalive) this.ask("save"); return Promise.resolve(); }
     if (this.saving) { this.pendingSave = true; return this.saving; }
     clearTimeout(this.saveTimer);
     var request = this.saveRequest();
-    if (!request) { this.setStatus("Not yet saved: press \u201cSave revision\u201d"); return Promise.resolve(); }
+    if (!request) {
+      if (!this.asking) this.setStatus("Not yet saved: press \u201cSave revision\u201d");
+      return Promise.resolve();
+    }
     this.dirty = false;
     var sent = this.choices();
     this.setStatus(submitted ? "Computing\u2026" : "Saving\u2026");
@@ -307,7 +378,10 @@
           else page.keep();
         }
         if (page.options.saved) page.options.saved(answer.data, request.body);
-        page.showProblems([]); page.notice("");
+        page.showProblems([]);
+        // while the page asks about a stored submission, a preview only updates the question
+        if (page.asking) { page.askRevise(page.asking.stored, page.asking.cause); return; }
+        page.notice("");
         page.setStatus(submitted ? "Not yet saved: press \u201cSave revision\u201d" : "Saved " + new Date().toLocaleTimeString());
       } else if (answer.status === 409) {
         page.dirty = true;
@@ -319,20 +393,59 @@
       }
     }).catch(function () {
       page.dirty = true;
-      page.failures += 1;
-      var wait = Math.min(30, 3 * Math.pow(2, page.failures - 1));
-      page.setStatus("Not saved: the server does not answer (tried " + page.failures + " time" + (page.failures > 1 ? "s" : "") + "). Your choices are kept in this browser; trying again in " + wait + " s.", true);
-      page.waiting = page.waiting || "save";
-      setTimeout(function () { page.again(); }, wait * 1000);
+      page.unreachable("save");
     }).then(function () {
       page.saving = null;
       if (page.pendingSave) { page.pendingSave = false; return page.saveNow(); }
     });
     return this.saving;
   };
+  // An answer was lost: asks the server what it stored before sending anything (`what`: the
+  // action that waits, "save" or "submit"). Its own submission stored, unchanged since: done,
+  // as if the answer had come (sent again, the same key and choices are a repeat); changed
+  // since: the question. Another submission stored: this one is sent, and the server says
+  // whether it repeats it (200) or differs (409, naming who stored it). Nothing stored: the
+  // action goes on.
+  ItemPage.prototype.ask = function (what) {
+    var page = this;
+    if (this.checking) { this.unsure = what === "submit" ? "submit" : this.unsure; return this.checking; }
+    this.setStatus("Asking the server what it stored\u2026");
+    this.checking = call("GET", this.root.dataset.itemUrl).then(function (answer) {
+      if (answer.sessionEnded) { page.sessionEnded(what); return; }
+      if (!answer.ok) { page.setStatus("Not sure the submission was stored", true); page.showProblems(answer.problems); return; }
+      var action = page.unsure === "submit" || what === "submit" ? "submit" : "save";
+      page.unsure = null; page.failures = 0;
+      var stored = answer.data.grade;
+      if (!stored || stored.status !== "submitted") {
+        if (action === "submit") page.submit(); else page.saveNow();
+        return;
+      }
+      var ours = Object.prototype.hasOwnProperty.call(page.sentKeys, stored.submit_key);
+      if (ours && page.sentKeys[stored.submit_key] !== page.choices()) page.askRevise(stored, "this_page");
+      else page.submit(); // a repeat (200, the page goes on) or another's submission (409)
+    }).catch(function () {
+      page.unsure = page.unsure || what;
+      page.unreachable("check");
+    }).then(function () { page.checking = null; });
+    return this.checking;
+  };
+  // Sends again what waits (after a log-in, a lost connection).
+  ItemPage.prototype.again = function () {
+    var what = this.waiting;
+    if (!what) return;
+    this.waiting = null;
+    if (what === "check") this.ask(this.unsure || "save");
+    else if (what === "submit") this.submit(); else this.saveNow();
+  };
   ItemPage.prototype.submit = function () {
     var page = this;
     if (!this.editable || this.submitting) return;
+    if (this.asking) { // the question waits for an answer: Enter goes to it
+      var first = document.getElementById("revise-to-mine");
+      if (first) first.focus();
+      return;
+    }
+    if (this.unsure) { this.ask("submit"); return; }
     var refusal = this.options.refusal && this.options.refusal();
     if (refusal) { this.setStatus("Not submitted", true); this.refuse([refusal]); return; }
     this.submitting = true;
@@ -348,14 +461,22 @@
     var page = this, submitted = this.submitted;
     this.pendingSave = false;
     var body = this.options.payload();
+    var sent = this.choices();
+    // one key per content: the same choices again are a repeat, other choices another submission
+    if (!this.submitKey || this.sentKeys[this.submitKey] !== sent) { this.submitKey = randomId(); this.sentKeys[this.submitKey] = sent; }
     body.submit_key = this.submitKey;
-    if (this.versioned) body.base_version = this.version;
+    body.base_version = this.version;
+    Object.assign(body, this.origin);
     this.setStatus(submitted ? "Saving revision\u2026" : "Submitting\u2026");
     var url = this.root.dataset.submitUrl + (submitted ? "?revise=true" : "");
     call("POST", url, body).then(function (answer) {
       page.failures = 0;
+      page.submitting = false; submitButton.disabled = false;
       if (answer.sessionEnded) { page.sessionEnded("submit"); }
-      else if (answer.ok) {
+      else if (answer.ok && page.choices() !== sent) {
+        // changed while the submission was on its way: stored as sent, asked about now
+        page.askRevise(answer.data, "this_page");
+      } else if (answer.ok) {
         page.dirty = false;
         page.forget(); page.notice("");
         if (answer.data.version !== undefined) page.version = answer.data.version;
@@ -376,11 +497,13 @@
         page.setStatus("Not submitted", true);
         page.refuse(answer.problems);
         if (page.options.refused) page.options.refused(answer.data);
+        if (page.pendingSave) { page.pendingSave = false; page.saveNow(); }
       }
-      page.submitting = false; submitButton.disabled = false;
     }).catch(function () {
-      page.setStatus("Not submitted: the server does not answer. Your choices are kept in this browser; press Submit again.", true);
+      // the answer is lost: the server may or may not have stored the submission
+      page.unsure = "submit";
       page.submitting = false; submitButton.disabled = false;
+      page.setStatus("No answer from the server: your submission may or may not be stored. Your choices are kept in this browser; before sending anything more, this page asks the server what it stored (on your next change, or press Submit again).", true);
     });
   };
   // The page's shortcuts. handle(key) answers whether it used the key; the common ones come
@@ -416,4 +539,6 @@
   window.Proofmark = window.Proofmark || {};
   window.Proofmark.ItemPage = ItemPage;
   window.Proofmark.apiCall = call;
+  window.Proofmark.conflictWhere = function (cause) { return WHERE[cause] || WHERE.unknown; };
+  window.Proofmark.button = button;
 })();

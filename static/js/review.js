@@ -6,6 +6,10 @@
 //
 // Selections become offsets into the SOURCE texts (analysis and proof) through
 // source-align.js's alignment, as on the grading page; the server re-anchors quotes.
+// Drafts carry versions like grade drafts: when another page (tab, device) saved the review
+// since this one loaded it, the server refuses this page's draft (409 with the stored review)
+// and this page offers to merge the two (the defects marked on both, and every answer given on
+// either), to keep its own, or to keep the other; nothing is overwritten unseen.
 (function () {
   "use strict";
   var root = document.getElementById("review");
@@ -16,7 +20,9 @@
   var page = new Proofmark.ItemPage(root, state.seconds_spent, {
     payload: payload,
     changed: function () { readForm(); showRating(); },
-    restore: restore
+    restore: restore,
+    describe: function () { readForm(); var d = derive(); var v = state.override || d.rating; return v === null || v === undefined || v === "" ? null : String(parseFloat(v)); },
+    conflict: offerMerge
   });
   var editable = page.editable;
   var active = null;
@@ -270,6 +276,53 @@
     state.defects = state.defects || [];
     active = null;
     writeForm(); readForm(); renderDefects(); showRating(); renderHighlights();
+  }
+
+  // ---- another page saved the review since this one loaded it: merge, or keep one ----------------
+  function count(defects) { var n = (defects || []).length; return n + (n === 1 ? " defect" : " defects"); }
+  // The defects marked on either page (where both marked the same text, a judged one over an
+  // unjudged one, else this page's), and each answer this page left open taken from the other.
+  function merge(stored) {
+    readForm();
+    var merged = state.defects.slice();
+    (stored.defects || []).forEach(function (theirs) {
+      var i = merged.findIndex(function (d) { return overlaps(d, theirs); });
+      if (i < 0) merged.push(theirs);
+      else if (!judged(merged[i]) && judged(theirs)) merged[i] = theirs;
+    });
+    merged.sort(function (a, b) { return a.start - b.start; });
+    state.defects = merged;
+    ["expression_error", "score_fits", "override"].forEach(function (key) {
+      if (state[key] === null || state[key] === undefined) state[key] = stored[key];
+    });
+    ["expression_note", "score_note", "override_reason", "comment"].forEach(function (key) {
+      if (!state[key]) state[key] = stored[key] || "";
+    });
+    active = null;
+    writeForm(); readForm(); renderDefects(); showRating(); renderHighlights();
+  }
+  function offerMerge(data, what) {
+    var stored = data.review;
+    if (!stored || stored.status === "submitted") return false; // a submitted review: the page asks to revise
+    readForm();
+    var where = Proofmark.conflictWhere(data.cause);
+    page.setStatus(what === "submit" ? "Not submitted" : "Not saved", true);
+    function based() { page.version = stored.version; page.notice(""); }
+    page.notice("This review was saved " + where + " since this page loaded it: " + count(stored.defects) + " marked there, " + count(state.defects) + " here. Merge them (keep the defects of both), keep yours, or keep the other?", [
+      Proofmark.button("Merge both", "merge-reviews", function () {
+        based(); merge(stored);
+        page.changed(0);
+      }),
+      Proofmark.button("Keep mine", "keep-mine", function () {
+        based();
+        if (what === "submit") page.submit(); else page.saveNow();
+      }),
+      Proofmark.button("Keep the other", "keep-other", function () {
+        based(); page.forget(); page.dirty = false;
+        restore(stored);
+        page.setStatus("Showing the review saved " + where);
+      })]);
+    return true;
   }
 
   // ---- start: restore the draft, then what this browser kept ---------------------------------

@@ -42,7 +42,9 @@ def test_item_k_of_n_previous_and_next_that_moves_on(client):
     # "Next" leaves this item (still the expert's) and never reloads it
     second = client.post(f"{next_url}?after={items[0].pk}").url
     assert second == reverse("annotation:item", args=[items[1].pk])
-    assert client.post(f"{next_url}?after={items[1].pk}").url == first  # back to the held one
+    # and Next again walks on to new work: the held one comes back once the rest is done
+    third = client.post(f"{next_url}?after={items[1].pk}").url
+    assert third == reverse("annotation:item", args=[items[2].pk])
     submit(client, items[0])
     html = client.get(second).content.decode()
     assert "item 2 of 4 for you, 2 remaining" in html
@@ -54,6 +56,38 @@ def test_item_k_of_n_previous_and_next_that_moves_on(client):
     assert 'id="submit-button"' not in html
     html = client.get(first, {"revise": "1"}).content.decode()
     assert 'data-editable="1"' in html and "Save revision" in html
+
+
+def test_next_walks_the_campaign_and_passed_work_comes_back_last():
+    """Next moves on through the campaign: the work an expert holds and has not moved on from
+    first, then new items, and only then what they moved on from, the one passed longest ago
+    first; Skip walks the same way (and the skipped item goes to the others)."""
+    campaign = CampaignFactory()
+    items = [ItemFactory(campaign=campaign) for _ in range(5)]
+    expert, other = expert_in(campaign), expert_in(campaign)
+
+    def walk(after=None):
+        return services.assignment_next(
+            campaign=campaign, expert=expert, after_item_id=after
+        ).item_id
+
+    ids = [item.pk for item in items]
+    seen = [walk()]
+    for _ in range(3):
+        seen.append(walk(seen[-1]))
+    assert seen == ids[:4]  # four different items, never back and forth
+    # an admin hands the expert the last item: held work not yet passed comes before the rest
+    services.assignment_create_manual(item=items[4], expert=expert, assigned_by=None)
+    assert walk(ids[3]) == ids[4]
+    # nothing new is left: the passed items come back, the one passed longest ago first
+    assert [walk(ids[4]), walk(ids[0]), walk(ids[1])] == [ids[0], ids[1], ids[2]]
+    # "Grade next" from the campaign page resumes the item the expert was on
+    assert walk() == ids[2]
+    # Skip releases the item to the others and walks on the same way
+    services.assignment_release(assignment=Assignment.objects.get(item=items[2], expert=expert))
+    assert walk(ids[2]) == ids[3]
+    assert services.assignment_next(campaign=campaign, expert=other).item_id == ids[2]
+    assert Assignment.objects.filter(expert=expert, status="active").count() == 4
 
 
 def test_next_from_the_last_item_held_offers_the_way_back(client):

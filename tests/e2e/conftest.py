@@ -45,6 +45,46 @@ Page.wait_for_selector = _then_load(Page.wait_for_selector, lambda page: page)
 Locator.wait_for = _then_load(Locator.wait_for, lambda locator: locator.page)
 
 
+# The network as a flaky connection makes it, in the page (an init script wrapping fetch, so
+# the test keeps driving the page meanwhile): `window.__network.lose(method, pattern)` lets the
+# next matching request reach the server, which stores what it says, and turns its answer into
+# a network error (the answer lost on the way back); `hold(method, pattern, ms)` lets its answer
+# reach the page only `ms` later (a server held back). Both apply once unless `times` says.
+FLAKY_NETWORK = """
+(() => {
+  const fetch = window.fetch;
+  const rules = [];
+  const rule = (kind) => (method, pattern, ms, times) =>
+    rules.push({ kind, method, pattern: new RegExp(pattern), ms: ms || 0, times: times || 1 });
+  window.__network = { lose: (m, p, times) => rule("lose")(m, p, 0, times), hold: rule("hold"), rules };
+  window.fetch = (url, options) => {
+    const method = ((options && options.method) || "GET").toUpperCase();
+    const found = rules.find((r) => r.times > 0 && r.method === method && r.pattern.test(String(url)));
+    const answer = fetch(url, options);
+    if (!found) return answer;
+    found.times -= 1;
+    if (found.kind === "lose") {
+      return answer.then(() => { throw new TypeError("Failed to fetch: the answer was lost"); });
+    }
+    return answer.then((resp) => new Promise((done) => setTimeout(() => done(resp), found.ms)));
+  };
+})();
+"""
+
+
+@pytest.fixture
+def flaky_network():
+    """flaky_network(page): installs FLAKY_NETWORK on every document the page opens; then
+    `page.evaluate("__network.lose('POST', '/submit/$')")` loses the next submission's answer,
+    `page.evaluate("__network.hold('POST', '/submit/$', 1500)")` holds it back."""
+
+    def install(page):
+        page.add_init_script(FLAKY_NETWORK)
+        return page
+
+    return install
+
+
 @pytest.fixture(scope="session")
 def browser():
     if not shutil.which(CHROMIUM):

@@ -460,7 +460,8 @@ def test_item_k_of_n_next_moves_on_and_previous_comes_back(
         page.keyboard.press(key)
     expect(page.locator("#computed-score")).to_have_text("6")
     page.keyboard.press("Enter")
-    page.wait_for_url(f"**/items/{items[0].pk}/")  # the held one comes back, not item 2 again
+    # on to new work: the item moved on from comes back once the rest is done
+    page.wait_for_url(f"**/items/{items[2].pk}/")
     page.wait_for_selector("#proof-text .katex")
     assert page.inner_text("#position") == "item 2 of 3 for you, 1 remaining"
     page.screenshot(path=str(screenshot_dir / "grading-position.png"))
@@ -475,3 +476,21 @@ def test_item_k_of_n_next_moves_on_and_previous_comes_back(
     assert width <= 800, "the page is wider than an 800 px window"
     assert page.locator(".topbar").bounding_box()["height"] < 120  # two lines at most
     assert_accessible(page)
+
+
+def test_next_pressed_five_times_shows_five_different_items(page, live_server, login):
+    """`n` walks the campaign: five presses, five items never shown before (it alternated
+    between two); once nothing new is left, the item moved on from longest ago comes back."""
+    campaign = CampaignFactory(name="Long walk")
+    items = [ItemFactory(campaign=campaign, proof__text=PROOF) for _ in range(6)]
+    login(page, expert_in(campaign, "walker-e2e"))
+    open_item(page, live_server, campaign)
+    shown = [page.url]
+    for _ in range(5):
+        page.keyboard.press("n")
+        page.wait_for_url(lambda url, before=shown[-1]: url != before)
+        page.wait_for_selector("#proof-text .katex")
+        shown.append(page.url)
+    assert shown == [f"{live_server.url}/annotation/items/{item.pk}/" for item in items]
+    page.keyboard.press("n")  # nothing new is left
+    page.wait_for_url(f"**/items/{items[0].pk}/")
