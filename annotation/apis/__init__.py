@@ -46,6 +46,19 @@ class GradeSpanInput(SharedFields, serializers.Serializer):
     note = serializers.CharField(allow_blank=True, required=False, default="")
 
 
+def base_version_field(noun: str) -> serializers.IntegerField:
+    """The version a draft or submission of a grade (or review) was based on."""
+    return serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=INT_MAX,
+        help_text=f"The {noun}'s version this was based on (0: none yet). When given, a {noun} "
+        "that another page (tab, device, client) changed since is not overwritten: 409 with "
+        f"the {noun} as stored and who changed it.",
+    )
+
+
 class OriginFields(serializers.Serializer):
     """Where a write comes from, as the grading and review pages name it: kept with the stored
     version, so that a conflict names its cause (an earlier submission from this page, another
@@ -111,14 +124,7 @@ class GradeSubmitInput(SharedFields, OriginFields, serializers.Serializer):
     seconds_spent = serializers.IntegerField(required=False, min_value=0, max_value=INT_MAX)
     spans = GradeSpanInput(many=True, required=False)
     submit_key = serializers.CharField(required=False, allow_blank=True, max_length=64)
-    base_version = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=0,
-        max_value=INT_MAX,
-        help_text="The grade's version this was based on (0: no grade yet). When given, a grade "
-        "that has moved on since is not overwritten: 409 with the grade as stored.",
-    )
+    base_version = base_version_field("grade")
 
 
 class GradeSpanOutput(GradeSpanInput):

@@ -16,6 +16,7 @@ from annotation.apis import (
     OriginFields,
     _view,
     _written,
+    base_version_field,
     conflict_body,
     request_origin,
 )
@@ -66,15 +67,7 @@ class MetaReviewSubmitInput(OriginFields, serializers.Serializer):
         min_value=0, max_value=INT_MAX, required=False, default=0
     )
     submit_key = serializers.CharField(allow_blank=True, required=False, default="")
-    base_version = serializers.IntegerField(
-        required=False,
-        allow_null=True,
-        min_value=0,
-        max_value=INT_MAX,
-        help_text="The review's version this was based on (0: none yet). When given, a review "
-        "that another page (tab, device) has changed since is not overwritten: 409 with the "
-        "review as stored.",
-    )
+    base_version = base_version_field("review")
 
 
 class MetaReviewDefectOutput(serializers.Serializer):

@@ -49,6 +49,17 @@ def lose_a_submission_of_5(page, item):
     assert submitted(item).score == 5  # stored, though the page never heard it
 
 
+def revise_by_enter(page, *, shots_of, check):
+    """The question on screen (screenshot at three sizes, checked for accessibility): Enter goes
+    to it, not past it; Enter again on its button revises."""
+    shots(page, *shots_of)
+    check(page)
+    page.keyboard.press("Enter")
+    expect(page.locator("#revise-to-mine")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#save-status")).to_have_text(re.compile(r"^Revision saved"))
+
+
 @pytest.fixture
 def grading(page, live_server, login, flaky_network):
     campaign = CampaignFactory(name="Flaky night")
@@ -68,18 +79,13 @@ def test_a_lost_answer_then_a_change_and_enter_asks_and_revises(
     lose_a_submission_of_5(page, item)
     page.keyboard.press("6")
     page.keyboard.press("Enter")
-    notice = page.locator("#item-notice")
-    expect(notice).to_contain_text("Your submission of 5 was stored; you now chose 6: revise to 6?")
+    expect(page.locator("#item-notice")).to_contain_text(
+        "Your submission of 5 was stored; you now chose 6: revise to 6?"
+    )
     expect(page.locator("#revise-to-mine")).to_have_text("Revise to 6")
     expect(page.locator("#keep-stored")).to_have_text("Keep 5 and go on")
     assert page.url == here and submitted(item).score == 5  # nothing moved on, nothing sent
-    shots(page, screenshot_dir, "grading-lost-answer")
-    assert_accessible(page)
-    # Enter again goes to the question, not past it; Enter on its button revises
-    page.keyboard.press("Enter")
-    expect(page.locator("#revise-to-mine")).to_be_focused()
-    page.keyboard.press("Enter")
-    expect(page.locator("#save-status")).to_have_text(re.compile(r"^Revision saved"))
+    revise_by_enter(page, shots_of=(screenshot_dir, "grading-lost-answer"), check=assert_accessible)
     grade = submitted(item)
     assert (grade.score, grade.revisions.count()) == (6, 1)
 
@@ -157,11 +163,6 @@ def test_a_lost_review_answer_then_a_change_and_enter_asks(
         "Your submission of 1 was stored; you now chose 0.5: revise to 0.5?"
     )
     assert submitted(item).score == 1
-    shots(page, screenshot_dir, "review-lost-answer")
-    assert_accessible(page)
-    page.keyboard.press("Enter")
-    expect(page.locator("#revise-to-mine")).to_be_focused()
-    page.keyboard.press("Enter")
-    expect(page.locator("#save-status")).to_have_text(re.compile(r"^Revision saved"))
+    revise_by_enter(page, shots_of=(screenshot_dir, "review-lost-answer"), check=assert_accessible)
     grade = submitted(item)
     assert (grade.score, grade.meta_review.score_fits) == (0.5, False)
