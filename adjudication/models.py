@@ -280,6 +280,13 @@ class MetaVerification(models.Model):
                 condition=Q(score__isnull=True) | Q(score__in=TERNARY),
                 name="meta_verification_score_ternary",
             ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True, kept_contract=False)
+                | Q(score__isnull=False, kept_contract=True),
+                name="meta_verification_score_iff_contract",
+                violation_error_message="A meta-verification has a rating exactly when it kept "
+                "the output contract.",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -5,7 +5,8 @@ ProofBench's REF+MS setting (appendix A.8), from the template `grade_proof@<vers
 llm/prompts/templates: the mathematics decides, the scheme guides. Its reply keeps ProofBench's
 evaluator contract: `<assessment>...</assessment>`, `<errors>...</errors>` and `<score>N</score>`
 with N an integer from 0 to 7. A reply that stopped at the token limit, left its `<think>` block
-open, lacks the score or gives anything but an integer from 0 to 7 is a failed prediction.
+open, lacks the score, gives it twice or leaves it open, or gives anything but an integer from 0
+to 7 is a failed prediction (`llm.parsers.score_tag`).
 Replies in IMO-Bench's ProofAutoGrader contract (`<points>N out of 7</points>`) are read as well.
 """
 
@@ -18,10 +19,10 @@ from llm.client import Completion
 from llm.parsers import (
     POINTS_OUT_OF_7,
     OutputError,
+    opens_tag,
     points_out_of_7,
     score_xml,
     visible,
-    xml_tag,
 )
 
 PROMPT_VERSION = "grade_proof@v2"
@@ -55,7 +56,7 @@ def read_reply(reply: Completion) -> GraderReply:
     if reply.incomplete:
         raise OutputError(reply.incomplete)
     text = reply.text
-    if xml_tag(text, "score") is None and xml_tag(text, "points") is not None:
+    if not opens_tag(text, "score") and opens_tag(text, "points"):
         score = points_out_of_7(text)
         reasoning = POINTS_OUT_OF_7.sub("", visible(text)).strip()
         return GraderReply(int(score), reasoning, [])

@@ -2,49 +2,29 @@
 
 The meta-analysis opens with 'Here is my analysis of the "solution evaluation":' and ends with
 'Based on my analysis, I will rate the "solution evaluation" as:' followed by `\\boxed{0}`,
-`\\boxed{0.5}` or `\\boxed{1}`. As for verifier output (llm.scores), the rating is the first box
-after the last key phrase (after any `</think>`), else the last box of the text.
+`\\boxed{0.5}` or `\\boxed{1}`. It is read by the verifier's rule (`llm.scores.boxed_verdict`):
+exactly one closed box of the scale after the last key phrase, else no rating.
 """
 
 import re
 
-from llm.scores import VERIFIER_SCORES, VerifierScore, boxed_spans, score_number, strip_think
-from llm.whole import not_whole
+from llm.scores import BoxedContract, VerifierScore, boxed_verdict
 
 META_OPENING = re.compile(
     r"here is my analysis of the\s*[\"'“”]?solution evaluation[\"'“”]?\s*:?", re.IGNORECASE
 )
 META_RATING_PHRASE = re.compile(
-    r"i\s+will\s+rate\s+the\s*[\"'“”]?solution evaluation[\"'“”]?\s+as", re.IGNORECASE
+    r"i\s+will\s+rate\s+the\s*[\"'“”]?solution evaluation[\"'“”]?\s+as\s*:?", re.IGNORECASE
+)
+META_VERIFIER_CONTRACT = BoxedContract(
+    opening=META_OPENING,
+    opening_words='Here is my analysis of the "solution evaluation":',
+    final=META_RATING_PHRASE,
+    final_words='I will rate the "solution evaluation" as:',
+    noun="rating",
 )
 
 
 def meta_verifier_score(text: str) -> VerifierScore:
-    """The 0 / 0.5 / 1 rating of a meta-analysis, whether it kept the contract, and why not.
-    Text that is not whole (`llm.whole`) has no rating."""
-    if problem := not_whole(text):
-        return VerifierScore(None, False, problem)
-    body = strip_think(text)
-    phrases = list(META_RATING_PHRASE.finditer(body))
-    boxes = boxed_spans(body)
-    after_phrase = [box for box in boxes if phrases and box[0] >= phrases[-1].end()]
-    chosen = after_phrase[0] if after_phrase else (boxes[-1] if boxes else None)
-    if chosen is None:
-        return VerifierScore(None, False, "no \\boxed{} rating in the text")
-    number = score_number(chosen[2])
-    if number is None or number not in VERIFIER_SCORES:
-        return VerifierScore(
-            None, False, f"the boxed rating {chosen[2].strip()!r} is not 0, 0.5 or 1"
-        )
-    score = VERIFIER_SCORES[[s == number for s in VERIFIER_SCORES].index(True)]
-    if not META_OPENING.search(body):
-        return VerifierScore(
-            score,
-            False,
-            'the text does not open with "Here is my analysis of the solution evaluation:"',
-        )
-    if not after_phrase:
-        return VerifierScore(
-            score, False, 'no \\boxed{} rating follows "I will rate the solution evaluation as"'
-        )
-    return VerifierScore(score, True)
+    """The 0 / 0.5 / 1 rating of a meta-analysis, or why it has none."""
+    return boxed_verdict(text, META_VERIFIER_CONTRACT)

@@ -1,7 +1,8 @@
-"""Reading what models write: marking-scheme sections, JSON, `<score>` XML, `\\boxed{}` scores,
-main-step analyses. Lenient toward real output (`<think>` reasoning, code fences around the
-answer, a sentence before or after it); strict about the contract itself: a reply that does not
-hold what was asked raises `OutputError` saying what is missing.
+"""Reading what models write: marking-scheme sections, JSON, `<score>` and `<points>` XML,
+main-step analyses (boxed verdicts: `llm.scores`). Lenient toward real output (`<think>`
+reasoning, code fences around the answer, a sentence before or after it); strict about the
+contract itself: a reply that does not hold what was asked raises `OutputError` saying what is
+missing.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from llm.scores import boxed_contents, score_number, strip_think
+from llm.scores import strip_think
+from llm.whole import not_whole
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.S)
 OPEN_THINK = re.compile(r"<think\s*>", re.I)
@@ -172,6 +174,11 @@ def xml_tag(text: str, tag: str) -> str | None:
     return matches[-1].strip() if matches else None
 
 
+def opens_tag(text: str, tag: str) -> bool:
+    """The answer (after any reasoning) opens `<tag>`, closed or not."""
+    return re.search(rf"<{tag}\s*>", visible(text), re.I) is not None
+
+
 def unclosed_tag(text: str, tags: tuple[str, ...]) -> str | None:
     """The first of `tags` that the answer opens more often than it closes (the reply was cut
     inside it), else None."""
@@ -183,20 +190,42 @@ def unclosed_tag(text: str, tags: tuple[str, ...]) -> str | None:
     return None
 
 
+def _require_whole(text: str) -> None:
+    if problem := not_whole(text):
+        raise OutputError(f"The reply is not whole: {problem}.")
+
+
+def score_tag(text: str, tag: str) -> str:
+    """The content of the reply's one `<tag>...</tag>`: the rule of every tagged score contract
+    (ProofBench's `<score>`, IMO-Bench's `<points>`). The reply must be whole (`llm.whole`: its
+    reasoning block closed, within the size limit) and its answer must hold the tag exactly
+    once, closed; anything else raises OutputError, whatever the tag held."""
+    _require_whole(text)
+    body = visible(text)
+    opened = list(re.finditer(rf"<{tag}\s*>", body, re.I))
+    closed = list(re.finditer(rf"</{tag}\s*>", body, re.I))
+    if not opened:
+        raise OutputError(f"The reply has no <{tag}>...</{tag}>.")
+    if len(closed) < len(opened) or closed[-1].start() < opened[-1].end():
+        raise OutputError(f"The reply's <{tag}> is never closed (no </{tag}>): it was cut off.")
+    if len(opened) > 1:
+        raise OutputError(f"The reply gives {len(opened)} <{tag}> tags: a reply gives one.")
+    return body[opened[0].end() : closed[0].start()].strip()
+
+
 def score_xml(
     text: str, tags: tuple[str, ...] = ("score", "assessment", "errors"), max_score: int = 7
 ) -> XmlScore:
     """A grader's `<score>N</score>` reply (ProofBench's evaluator contract, A.8: N an integer
     from 0 to `max_score`) with its other tags. A tag of the contract opened and never closed
     means the reply was cut: no score, whatever came before."""
+    _require_whole(text)
     if (cut := unclosed_tag(text, tags)) is not None:
         raise OutputError(f"The reply's <{cut}> is never closed (no </{cut}>): it was cut off.")
-    fields = {tag: value for tag in tags if (value := xml_tag(text, tag)) is not None}
-    if "score" not in fields:
-        raise OutputError("The reply has no <score>...</score>.")
-    raw = fields["score"]
+    raw = score_tag(text, "score")
     if not re.fullmatch(r"\d+", raw) or not 0 <= int(raw) <= max_score:
         raise OutputError(f"The score {raw!r} is not an integer from 0 to {max_score}.")
+    fields = {tag: value for tag in tags if (value := xml_tag(text, tag)) is not None}
     return XmlScore(int(raw), fields)
 
 
@@ -204,30 +233,13 @@ POINTS_OUT_OF_7 = re.compile(r"<points>(.*?)</points>", re.S | re.I)
 
 
 def points_out_of_7(text: str) -> Decimal:
-    """IMO-Bench's ProofAutoGrader reply: the first `<points>N out of 7</points>` block of the
-    answer, as that grader's contract says, with N a whole number from 0 to 7."""
-    if unclosed_tag(text, ("points",)) is not None:
-        raise OutputError("The reply's <points> is never closed (no </points>): it was cut off.")
-    found = POINTS_OUT_OF_7.search(visible(text))
-    if found is None:
-        raise OutputError("The reply has no <points>N out of 7</points>.")
-    inner = re.fullmatch(r"\s*(\d+)\s*out\s+of\s+7\s*", found.group(1), re.I)
+    """IMO-Bench's ProofAutoGrader reply: its one `<points>N out of 7</points>` block, with N a
+    whole number from 0 to 7 (`score_tag`'s rule)."""
+    raw = score_tag(text, "points")
+    inner = re.fullmatch(r"(\d+)\s*out\s+of\s+7", raw, re.I)
     if inner is None or int(inner.group(1)) > 7:
-        raise OutputError(
-            f"The points {found.group(1).strip()!r} are not 'N out of 7' with N from 0 to 7."
-        )
+        raise OutputError(f"The points {raw!r} are not 'N out of 7' with N from 0 to 7.")
     return Decimal(inner.group(1))
-
-
-def boxed_score(text: str) -> Decimal:
-    """The last `\\boxed{}` of the answer, as a number."""
-    boxes = boxed_contents(visible(text))
-    if not boxes:
-        raise OutputError("The reply has no \\boxed{} score.")
-    number = score_number(boxes[-1])
-    if number is None:
-        raise OutputError(f"The boxed score {boxes[-1].strip()!r} is not a number.")
-    return number
 
 
 # --- RefGrader ------------------------------------------------------------------------

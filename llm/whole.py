@@ -1,14 +1,15 @@
 """Model text counts only when whole: the one test that every entry point applies before it
 reads a score, a label or a scheme out of model text, whether the text comes from a run
-(`llm.client.Completion.incomplete`) or an import (`llm.scores.verifier_score`,
-`llm.meta_scores.meta_verifier_score`).
+(`llm.client.Completion.incomplete`) or an import (`llm.scores.boxed_verdict`, the rule of the
+verifier's and the meta-verifier's contracts; `llm.parsers.score_tag`, that of `<score>` and
+`<points>`).
 
 Text is not whole when it is larger than the reply size limit (setting `LLM_MAX_REPLY_BYTES`,
 default 200 kB: a model that runs on for a megabyte has lost the thread, and such a reply
 became a "valid" analysis or scheme before), or when it opens a `<think>` block that it never
 closes (it stopped while reasoning: a box in there is a guess, not a verdict). Each contract's
-own closing parts (`</score>`, `</assessment>`...) are checked by that contract's reader in
-`llm.parsers`.
+own closing parts (the final box, `</score>`, `</assessment>`...) are checked by that contract's
+reader.
 """
 
 import re

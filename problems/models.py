@@ -122,6 +122,13 @@ class VerifierAnalysis(models.Model):
                 | Q(score__in=[Decimal("0"), Decimal("0.5"), Decimal("1")]),
                 name="analysis_score_in_scale",
             ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True, kept_contract=False)
+                | Q(score__isnull=False, kept_contract=True),
+                name="analysis_score_iff_contract",
+                violation_error_message="An analysis has a score exactly when it kept the "
+                "output contract.",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -4,8 +4,9 @@ meta-analyses of analyses (MetaVerification), each with its 0 / 0.5 / 1 score an
 kept the output contract.
 
 A sample counts only when it is complete and well-formed: a reply that stopped at the token limit,
-left its `<think>` block open or broke the output contract (no opening phrase, no box after the
-key phrase, a box that is not 0, 0.5 or 1) is stored with its raw text, no score and the reason.
+left its `<think>` block open or broke the output contract (`llm.scores.boxed_verdict`: no opening
+or final phrase, not exactly one closed box after the final phrase, a value that is not 0, 0.5 or
+1) is stored with its raw text, no score and the reason.
 
 Samples are keyed per slot (`<prefix><slot>.<attempt>`): a slot keeps its first scored sample, so
 generating is idempotent and a retry asks again only for the slots whose sample failed or has no

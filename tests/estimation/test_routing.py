@@ -48,7 +48,12 @@ def scored(proof, *scores, metas=()):
     for analysis, meta_scores in zip(analyses, metas, strict=False):
         for i, score in enumerate(meta_scores):
             MetaVerification.objects.create(
-                analysis=analysis, verifier="meta-v", sample_key=f"m{i}", text="m", score=score
+                analysis=analysis,
+                verifier="meta-v",
+                sample_key=f"m{i}",
+                text="m",
+                score=score,
+                kept_contract=True,
             )
     return analyses
 

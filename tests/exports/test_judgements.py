@@ -44,7 +44,12 @@ def campaign_judged_by_everyone():
         for n, score in ((0, "0.5"), (1, "1"))
     )  # fmt: skip
     MetaVerification.objects.create(
-        analysis=first, verifier="dsm-meta", sample_key="0", text="meta", score=Decimal(1)
+        analysis=first,
+        verifier="dsm-meta",
+        sample_key="0",
+        text="meta",
+        score=Decimal(1),
+        kept_contract=True,
     )
     evaluation = GraderEvaluation.objects.create(
         campaign=corpus.campaign, name="o3 REF+MS", source="proofgrader_jsonl"

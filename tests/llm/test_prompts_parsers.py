@@ -177,7 +177,7 @@ def test_main_steps_with_and_without_approachability():
         parsers.main_steps("The solution is elegant.")
 
 
-def test_score_xml_and_boxed_scores():
+def test_score_xml_reads_the_one_closed_score_of_the_answer():
     reply = "<think><score>0</score></think><score> 5 </score><assessment>Good.</assessment>"
     result = parsers.score_xml(reply)
     assert result.score == 5 and result.fields["assessment"] == "Good."
@@ -186,20 +186,37 @@ def test_score_xml_and_boxed_scores():
             parsers.score_xml(f"<score>{score}</score>")
     with pytest.raises(parsers.OutputError, match="no <score>"):
         parsers.score_xml("Score: 5")
-    assert parsers.boxed_score(r"so the score is \boxed{\frac{1}{2}}") == Decimal("0.5")
-    with pytest.raises(parsers.OutputError, match="no \\\\boxed"):
-        parsers.boxed_score(r"cut off \boxed{1")
 
 
-def test_points_out_of_7_reads_the_first_block_of_the_answer():
-    reply = "<think><points>0 out of 7</points></think>Sound.\n<points>6 out of 7</points> <points>7 out of 7</points>"
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        ("<assessment>Sound.</assessment><score>5</score> <score>6</score>", "2 <score> tags"),
+        ("<assessment>Sound.</assessment><score>5", "<score> is never closed"),
+        ("<assessment>Sound.</assessment></score>5<score>", "<score> is never closed"),
+        ("<assessment>Step 1 holds and<score>7</score>", "<assessment> is never closed"),
+        ("<think>Step 2 fails, so <score>2</score> maybe; but", "reasoning block"),
+        ("<score>4</score><think>on second thought", "reasoning block"),
+    ],
+)
+def test_a_grader_reply_without_exactly_one_closed_score_fails(reply, why):
+    with pytest.raises(parsers.OutputError, match=why):
+        parsers.score_xml(reply)
+
+
+def test_points_out_of_7_reads_the_one_block_of_the_answer():
+    reply = "<think><points>0 out of 7</points></think>Sound.\n<points>6 out of 7</points>"
     assert parsers.points_out_of_7(reply) == Decimal(6)
     assert parsers.points_out_of_7("<POINTS> 1 out of 7 </POINTS>") == Decimal(1)
     with pytest.raises(parsers.OutputError, match="not 'N out of 7'"):
         parsers.points_out_of_7("<points>8 out of 7</points>")
     with pytest.raises(parsers.OutputError, match="not 'N out of 7'"):
         parsers.points_out_of_7("<points>6/7</points>")
-    with pytest.raises(parsers.OutputError, match="no <points>"):
+    with pytest.raises(parsers.OutputError, match="2 <points> tags"):
+        parsers.points_out_of_7("<points>6 out of 7</points> or <points>7 out of 7</points>")
+    with pytest.raises(parsers.OutputError, match="<points> is never closed"):
+        parsers.points_out_of_7("Sound. <points>6 out")
+    with pytest.raises(parsers.OutputError, match="reasoning block"):
         parsers.points_out_of_7("<think>cut off while reasoning <points>7 out of 7</points>")
 
 

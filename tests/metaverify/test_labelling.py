@@ -60,7 +60,7 @@ def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, adm
     # a reply without a score is a failed sample, like a refused call
     assert (run.status, run.total, run.done_count, run.failed_count) == ("failed", 4, 2, 2)
     failures = " | ".join(run.failures)  # in whichever order the two calls came back
-    assert "no \\boxed{} score" in failures and "HTTP 400" in failures
+    assert "no final phrase" in failures and "HTTP 400" in failures
     assert run.prompt_tokens > 0
     stored = {(a.proof_id, a.score, a.kept_contract) for a in VerifierAnalysis.objects.all()}
     assert stored == {
@@ -69,7 +69,9 @@ def test_verifier_run_stores_scores_contract_and_tokens(fake_llm, endpoints, adm
         (bad.pk, None, False),
     }
     broken = VerifierAnalysis.objects.get(proof=bad)
-    assert broken.score_problem == "no \\boxed{} score in the text"
+    assert (
+        broken.score_problem == 'the text has no final phrase "the final overall score should be:"'
+    )
     assert broken.metadata["prompt"] == "verifier@v1"
     calls = len(fake_llm.log)
     fake_llm.on(bad.text, text(replies.FATAL))

@@ -68,5 +68,5 @@ class VerifierAnalysisFactory(factory.django.DjangoModelFactory):
     )
     text_hash = factory.LazyAttribute(lambda o: sha256(o.text))
     score = Decimal("1")
-    kept_contract = True
+    kept_contract = factory.LazyAttribute(lambda o: o.score is not None)
     source = "tests"
