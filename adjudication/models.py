@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from jobs.models import JobLiveness, JobStatus
+from problems.models import SCORE_IFF_CONTRACT
 from rubrics.models import TokenSpend, token_spend
 
 
@@ -281,8 +282,7 @@ class MetaVerification(models.Model):
                 name="meta_verification_score_ternary",
             ),
             models.CheckConstraint(
-                condition=Q(score__isnull=True, kept_contract=False)
-                | Q(score__isnull=False, kept_contract=True),
+                condition=SCORE_IFF_CONTRACT,
                 name="meta_verification_score_iff_contract",
                 violation_error_message="A meta-verification has a rating exactly when it kept "
                 "the output contract.",

@@ -92,6 +92,13 @@ class Proof(models.Model):
         return f"{self.problem_id} / {self.generator} #{self.sample_key}"
 
 
+# A verdict read from model text has a score exactly when the text kept its output contract
+# (llm.scores.boxed_verdict): the check of VerifierAnalysis and adjudication's MetaVerification.
+SCORE_IFF_CONTRACT = Q(score__isnull=True, kept_contract=False) | Q(
+    score__isnull=False, kept_contract=True
+)
+
+
 class VerifierAnalysis(models.Model):
     SCORES = (Decimal("0"), Decimal("0.5"), Decimal("1"))
 
@@ -123,8 +130,7 @@ class VerifierAnalysis(models.Model):
                 name="analysis_score_in_scale",
             ),
             models.CheckConstraint(
-                condition=Q(score__isnull=True, kept_contract=False)
-                | Q(score__isnull=False, kept_contract=True),
+                condition=SCORE_IFF_CONTRACT,
                 name="analysis_score_iff_contract",
                 violation_error_message="An analysis has a score exactly when it kept the "
                 "output contract.",
