@@ -16,6 +16,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
@@ -33,8 +34,10 @@ from problems.importers.base import (
     SourceError,
     Where,
     check_start,
-    decode,
     error,
+    json_line,
+    unstorable_at,
+    unstorable_words,
 )
 from problems.importers.jsonstream import JsonStream
 
@@ -90,7 +93,7 @@ def _first_line(lines) -> bytes:
 
 def _json_object(line: bytes) -> dict | None:
     try:
-        value = orjson.loads(line)
+        value, _ = json_line(line)  # as the reader reads it (a NUL or a bad byte is a record's)
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) else None
@@ -207,6 +210,9 @@ def read_path(
     """Records and issues of `path`; whole-source failures come out as one error Issue.
     `licence`, if given, is the licence of the whole source (see the module's docstring)."""
     name = name or path.name
+    if (at := unstorable_at(name)) is not None:
+        yield error(Where(name), "The file's name " + unstorable_words(name, at))
+        return
     if not path.exists():
         yield error(Where(name), "No such file or folder.")
         return
@@ -246,7 +252,7 @@ def read_path(
         yield error(Where(name), "The file is empty: nothing to import.")
         return
     if path.suffix.lower() != ".parquet":
-        problem = _encoding_problem(path, name)
+        problem = _start_problem(path, name)
         if problem:
             yield problem
             return
@@ -260,8 +266,9 @@ def read_path(
     yield from _read_one(path, detected, progress, name, licence)
 
 
-def _encoding_problem(path: Path, name: str) -> Issue | None:
-    """A clear message when the start of a text file is not UTF-8 (the readers check the rest)."""
+def _start_problem(path: Path, name: str) -> Issue | None:
+    """A clear message when a text file is empty, UTF-16/32 or binary (bytes that are not UTF-8
+    further on are the records' problem: `base.storable_rows`)."""
     with path.open("rb") as handle:
         return _head_problem(handle.read(SNIFF_BYTES), name)
 
@@ -275,8 +282,6 @@ def _complete_lines(head: bytes) -> list[bytes]:
 def _head_problem(head: bytes, name: str) -> Issue | None:
     try:
         check_start(Where(name), head)
-        for number, line in enumerate(_complete_lines(head), start=1):
-            decode(Where(name, number), line)
     except SourceError as exc:
         return exc.issue
     return None
@@ -285,8 +290,9 @@ def _head_problem(head: bytes, name: str) -> Issue | None:
 def sniff(handle: IO[bytes], name: str, size: int, fmt: str = "") -> str | None:
     """What is obviously wrong with an upload, read from its start before it is accepted: an
     archive that unpacks too much, a file that is not what its name says (Parquet, JSON, JSON
-    Lines), text that is not UTF-8, a first row no format reads; None when nothing is. The
-    import reads the whole file later and reports the rest line by line."""
+    Lines), UTF-16 or binary data, a CSV header that is not UTF-8, a first row no format reads;
+    None when nothing is. The import reads the whole file later and reports the rest line by
+    line: a record that is not UTF-8 or holds a NUL fails alone there, never the upload."""
     suffix = Path(name).suffix.lower()
     head = handle.read(SNIFF_BYTES)
     handle.seek(0)
@@ -304,6 +310,10 @@ def sniff(handle: IO[bytes], name: str, size: int, fmt: str = "") -> str | None:
     if problem:
         return problem.message
     first = _first_line(_complete_lines(head))
+    if suffix == ".csv":
+        header = first.decode("utf-8", "surrogateescape")
+        if (at := unstorable_at(header)) is not None:
+            return "The header's column names " + unstorable_words(header, at)
     if suffix == ".json":
         if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"[", b"{")):
             return "Not JSON: a .json file starts with [ or {."
@@ -319,14 +329,22 @@ def sniff(handle: IO[bytes], name: str, size: int, fmt: str = "") -> str | None:
 
 
 def _read_one(path: Path, fmt: str, progress: Progress, name: str, licence: str) -> Iterator[Item]:
+    """The records and issues of one source. A fault that stops the reading (a file that is not
+    the format, a JSON list broken in the middle) is one error; the records read before it
+    stand, each on its own, and the error says that nothing after it was read."""
     progress.formats.append({"source": name, "format": fmt})
+    read = 0
     try:
         for item in READERS[fmt](path, progress, name):
             if not isinstance(item, Issue):
                 _stamp_licence(item.metadata, licence, LICENCES[fmt])
+                read += 1
             yield item
     except SourceError as exc:
-        yield exc.issue
+        issue = exc.issue
+        if read:
+            issue = replace(issue, message=f"{issue.message} Nothing after it was read.")
+        yield issue
 
 
 def _stamp_licence(metadata: dict, given: str, default: str) -> None:

@@ -14,6 +14,8 @@ import codecs
 import csv
 import functools
 import io
+import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +51,12 @@ SCHEME_FORMATS = (
     "refgrader_hybrid",
 )
 KEY_MAX = 200  # external ids, generators, verifiers and sample keys are CharField(200)
+# What the database cannot store in a text or JSON column: NUL (PostgreSQL refuses it in text and
+# in JSON strings) and lone surrogates, which are no characters (UTF-8 cannot encode them). Bytes
+# that are not UTF-8 are read as lone surrogates U+DC80-U+DCFF (Python's "surrogateescape"), so
+# that they too are named in their record and field instead of failing the file.
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+NOT_UTF8 = ("\udc80", "\udcff")
 
 
 @functools.cache
@@ -80,17 +88,18 @@ class Issue:
     field: str = ""
 
     def to_dict(self) -> dict:
+        """The issue as the report stores it (what cannot be stored shown escaped)."""
         return {
             "level": self.level,
-            "file": self.where.file,
+            "file": escaped(self.where.file),
             "line": self.where.line,
-            "field": self.field,
-            "message": self.message,
+            "field": escaped(self.field),
+            "message": escaped(self.message),
         }
 
     def __str__(self) -> str:
         field_part = f" field {self.field!r}:" if self.field else ""
-        return f"{self.level}: {self.where}:{field_part} {self.message}"
+        return escaped(f"{self.level}: {self.where}:{field_part} {self.message}")
 
 
 def error(where: Where, message: str, field: str = "") -> Issue:
@@ -99,6 +108,78 @@ def error(where: Where, message: str, field: str = "") -> Issue:
 
 def warning(where: Where, message: str, field: str = "") -> Issue:
     return Issue("warning", where, message, field)
+
+
+def escaped(text: str) -> str:
+    """`text` with each character the database cannot store written as its escape (`\\x00`,
+    `\\udce9`): fit for a report, a message or a terminal."""
+    if "\x00" not in text and text.isascii():
+        return text
+    return UNSTORABLE.sub(lambda found: ascii(found.group())[1:-1], text)
+
+
+def unstorable_at(text: str) -> int | None:
+    """Where the first character the database cannot store is in `text`, or None (the common
+    case is decided without a regex: no NUL, and ASCII text holds no surrogate)."""
+    if "\x00" not in text and text.isascii():
+        return None
+    found = UNSTORABLE.search(text)
+    return found.start() if found else None
+
+
+def unstorable_words(text: str, at: int) -> str:
+    """What the character at `at` is and where, in words."""
+    char = text[at]
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    place = f"line {line}, column {column}" if line > 1 else f"character {column}"
+    if char == "\x00":
+        return f"holds a NUL character (U+0000) at {place}, which the database cannot store."
+    if NOT_UTF8[0] <= char <= NOT_UTF8[1]:
+        return (
+            f"holds the byte 0x{ord(char) - 0xDC00:02x} at {place}, which is not UTF-8: the file "
+            "looks like another encoding (e.g. Latin-1 or Windows-1252); save it as UTF-8."
+        )
+    return (
+        f"holds a lone surrogate (U+{ord(char):04X}, half of a UTF-16 pair) at {place}, which "
+        "is no character: the database cannot store it."
+    )
+
+
+def unstorable_fields(value: object, path: str = "") -> Iterator[tuple[str, str]]:
+    """(field path, what is wrong) for each string in `value` (a parsed row: dicts, lists,
+    strings; keys included) that holds a character the database cannot store. Paths name the
+    source's own fields: `model_prediction.proof`, `analyses[0].text`."""
+    if isinstance(value, str):
+        if (at := unstorable_at(value)) is not None:
+            yield path, unstorable_words(value, at)
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            name = str(key)
+            inner_path = f"{path}.{name}" if path else name
+            if (at := unstorable_at(name)) is not None:
+                yield inner_path, "the field's name " + unstorable_words(name, at)
+            yield from unstorable_fields(inner, inner_path)
+    elif isinstance(value, list | tuple):
+        for index, inner in enumerate(value):
+            yield from unstorable_fields(inner, f"{path}[{index}]")
+
+
+def storable_rows(rows: Iterable[tuple[Where, object]]) -> Iterator[tuple[Where, object]]:
+    """The rows as read, with a row that holds a character the database cannot store replaced
+    by one error per such field (file, line, field): the row fails alone, the file goes on.
+    CSV, Parquet and whole-JSON lists pass here; JSON Lines in `json_line`, which walks only the
+    lines that can hold such a character; whole small files in `read_text`."""
+    for where, data in rows:
+        if isinstance(data, Issue):
+            yield where, data
+            continue
+        found = list(unstorable_fields(data))
+        if not found:
+            yield where, data
+            continue
+        for path, words in found:
+            yield where, error(where, words, path)
 
 
 @dataclass
@@ -224,7 +305,7 @@ def check_start(where: Where, head: bytes) -> int:
         raise SourceError(
             where, "The file is UTF-16 or UTF-32 encoded: save it as UTF-8 and import it again."
         )
-    if b"\x00" in head[:4096] or head.startswith(BINARY_SIGNATURES):
+    if head.startswith(BINARY_SIGNATURES) or _looks_binary(head[:4096]):
         raise SourceError(
             where,
             "This is not a text file (it holds binary data: an image, a PDF, a spreadsheet?): "
@@ -240,8 +321,19 @@ BINARY_SIGNATURES = (
     b"GIF8",
     b"PK\x03\x04",
     b"\xd0\xcf\x11\xe0",
+    b"\x1f\x8b",  # gzip
 )
+CONTROL_BYTES = frozenset(range(32)) - {9, 10, 11, 12, 13}
 TEXT_BYTES = frozenset(range(32, 127)) | {9, 10, 13}
+
+
+def _looks_binary(head: bytes) -> bool:
+    """Binary data: control bytes (NUL and the like, not tab or line ends) in more than one
+    byte of 20, as in compressed data, images or executables. A few NULs in text are the
+    records' problem (`storable_rows`), not the file's."""
+    if b"\x00" not in head:
+        return False
+    return sum(byte in CONTROL_BYTES for byte in head) * 20 > len(head)
 
 
 def _looks_wide(sample: bytes) -> bool:
@@ -260,33 +352,19 @@ def _looks_wide(sample: bytes) -> bool:
     return False
 
 
-def not_utf8(where: Where, byte: bytes, column: int) -> SourceError:
-    return SourceError(
-        where,
-        f"Not valid UTF-8 (byte 0x{byte.hex()} at column {column}): the file looks like "
-        "another encoding (e.g. Latin-1 or Windows-1252); save it as UTF-8.",
-    )
-
-
-def decode(where: Where, data: bytes) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise not_utf8(where, data[exc.start : exc.start + 1], exc.start + 1) from exc
-
-
 def read_text(path: Path, progress: Progress, name: str) -> str:
-    """A whole small text file, checked for emptiness and encoding."""
+    """A whole small text file, checked for emptiness, encoding and what the database cannot
+    store (SourceError naming the line: the file is one record)."""
     handle = progress.open(path)
     try:
         data = handle.read()
     finally:
         handle.close()
-    where = Where(name)
-    skip = check_start(where, data[:4096])
-    for number, line in enumerate(data[skip:].split(b"\n"), start=1):
-        decode(Where(name, number), line)
-    return data[skip:].decode("utf-8")
+    skip = check_start(Where(name), data[:4096])
+    text = data[skip:].decode("utf-8", "surrogateescape")
+    if (at := unstorable_at(text)) is not None:
+        raise SourceError(Where(name, text.count("\n", 0, at) + 1), unstorable_words(text, at))
+    return text
 
 
 def read_json(path: Path, progress: Progress, name: str):
@@ -298,8 +376,39 @@ def read_json(path: Path, progress: Progress, name: str):
         raise SourceError(Where(name, line), f"Not valid JSON: {exc.msg}.") from exc
 
 
+def no_constant(name: str) -> object:
+    """JSON's NaN and Infinity are refused (`parse_constant` of the standard library)."""
+    raise ValueError(f"{name} is not allowed")
+
+
+def json_line(raw: bytes) -> tuple[object, list[tuple[str, str]]]:
+    """One JSON value from the bytes of a line, and (field path, what is wrong) for each string
+    in it that the database cannot store. orjson refuses bytes that are not UTF-8 and lone
+    surrogates, so the value it reads can hold only a NUL, and only where the line has one (raw,
+    never valid in JSON text, is read as the escape `\\u0000`, or escaped): other lines are not
+    walked. A line orjson refuses is read again by the standard library, its bad bytes as lone
+    surrogates, so that the field holding them is named; any other fault raises
+    `orjson.JSONDecodeError`."""
+    suspect = b"\\u0000" in raw
+    if b"\x00" in raw:
+        raw, suspect = raw.replace(b"\x00", b"\\u0000"), True
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        try:
+            value = json.loads(raw.decode("utf-8", "surrogateescape"), parse_constant=no_constant)
+        except (ValueError, RecursionError):
+            raise exc from None
+        found = list(unstorable_fields(value))
+        if not found:
+            raise exc from None  # the standard library is laxer (huge numbers...)
+        return value, found
+    return value, list(unstorable_fields(value)) if suspect else []
+
+
 def jsonl_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
-    """(where, parsed object) for each non-blank line; bad lines raise nothing but yield Issue."""
+    """(where, parsed object) for each non-blank line; a bad line raises nothing but yields an
+    Issue, and a line holding what the database cannot store one Issue per such field."""
     handle = progress.open(path)
     limit = max_cell_chars() * 4
     try:
@@ -316,10 +425,14 @@ def jsonl_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Wher
                 )
                 continue
             try:
-                yield where, orjson.loads(raw)
+                value, unstorable = json_line(raw)
             except orjson.JSONDecodeError as exc:
-                decode(where, raw)
                 yield where, error(where, f"Not valid JSON: {exc.msg}.")
+                continue
+            if not unstorable:
+                yield where, value
+            for field_path, words in unstorable:
+                yield where, error(where, words, field_path)
     finally:
         handle.close()
 
@@ -327,11 +440,19 @@ def jsonl_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Wher
 def csv_rows(
     path: Path, progress: Progress, name: str
 ) -> Iterator[tuple[Where, dict[str, str] | Issue]]:
-    """(where, row dict) for each CSV record; `where.line` is the line the record starts on."""
+    """(where, row dict) for each CSV record; `where.line` is the line the record starts on. A
+    record holding what the database cannot store (bytes that are not UTF-8 included) is an
+    error naming its column (`storable_rows`); a header that does, the file's."""
+    return storable_rows(_csv_records(path, progress, name))
+
+
+def _csv_records(
+    path: Path, progress: Progress, name: str
+) -> Iterator[tuple[Where, dict[str, str] | Issue]]:
     handle = progress.open(path)
     head = handle.peek(4096)[:4096]
     check_start(Where(name), head)
-    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="strict", newline="")
+    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
     limit = max_cell_chars()
     previous = csv.field_size_limit(limit + 1)  # process-wide: given back when the file ends
     reader = csv.reader(text)
@@ -341,6 +462,11 @@ def csv_rows(
         except StopIteration:
             raise SourceError(Where(name), "The file is empty: nothing to import.") from None
         header = [column.strip() for column in header]
+        for column in header:
+            if (at := unstorable_at(column)) is not None:
+                raise SourceError(
+                    Where(name, 1), "The header's column names " + unstorable_words(column, at)
+                )
         start = reader.line_num + 1
         while True:
             where = Where(name, start)
@@ -349,18 +475,11 @@ def csv_rows(
             except StopIteration:
                 break
             except csv.Error as exc:
-                message = str(exc)
+                message = str(exc).rstrip(".")
                 if "field larger than field limit" in message:
-                    message = f"A cell is over the limit of {limit:,} characters."
-                yield where, error(where, f"Bad CSV: {message}")
+                    message = f"A cell is over the limit of {limit:,} characters"
+                yield where, error(where, f"Bad CSV: {message}. Nothing after it was read.")
                 break
-            except UnicodeDecodeError as exc:
-                raise SourceError(
-                    where,
-                    f"Not valid UTF-8 (byte 0x{exc.object[exc.start : exc.start + 1].hex()} near "
-                    "this line): the file looks like another encoding (e.g. Latin-1 or "
-                    "Windows-1252); save it as UTF-8.",
-                ) from exc
             start = reader.line_num + 1
             if not any(cell.strip() for cell in cells):
                 continue
@@ -379,8 +498,13 @@ def csv_rows(
         csv.field_size_limit(previous)
 
 
-def parquet_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, dict]]:
-    """Rows of a Parquet file, one row group at a time; `line` is the 1-based row number."""
+def parquet_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
+    """Rows of a Parquet file, one row group at a time; `line` is the 1-based row number. A row
+    holding what the database cannot store is an error naming its column (`storable_rows`)."""
+    return storable_rows(_parquet_records(path, progress, name))
+
+
+def _parquet_records(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, dict]]:
     import pyarrow.parquet as pq
 
     handle = progress.open(path)

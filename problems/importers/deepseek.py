@@ -77,6 +77,9 @@ def read_inputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
         path, progress, name, shape="A DeepSeekMath-V2 inputs file is a JSON list."
     )
     for index, (where, entry) in enumerate(entries, start=1):
+        if isinstance(entry, Issue):
+            yield entry
+            continue
         if not isinstance(entry, dict):
             yield error(where, "The entry is not a JSON object.")
             continue

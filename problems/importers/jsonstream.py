@@ -4,6 +4,10 @@ Bytes are read a chunk at a time through an incremental UTF-8 decoder into a tex
 `json.JSONDecoder.raw_decode` parses one element of the top-level list from it. The buffer grows
 only while the element at its head is incomplete, and what has been parsed is dropped at the next
 read, so memory is bounded by the largest element (about twice it) plus a chunk, not by the file.
+
+Bytes that are not UTF-8 are decoded as lone surrogates and a NUL byte as the escape `\\u0000`,
+so that the element holding them fails alone, naming its field (`base.storable_rows`), and the
+elements around it are read.
 """
 
 from __future__ import annotations
@@ -15,17 +19,20 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from problems.importers.base import Progress, SourceError, Where, check_start, not_utf8
+from problems.importers.base import (
+    Progress,
+    SourceError,
+    Where,
+    check_start,
+    no_constant,
+    storable_rows,
+)
 
 CHUNK_SIZE = 64 * 1024
 BLANKS = re.compile(r"[ \t\n\r]*")
 # A parse error this close to the end of the buffer may be a token cut by the chunk boundary
 # ("tru" of true, "\u00" of an escape): read on before calling it invalid.
 CUT_TOKEN = 6
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not allowed")
 
 
 class JsonStream:
@@ -48,14 +55,12 @@ class JsonStream:
         self.shape = shape
         self.objects = objects
         self.chunk_size = chunk_size
-        self.decoder = codecs.getincrementaldecoder("utf-8")()
-        self.parser = json.JSONDecoder(parse_constant=_no_constant)
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+        self.parser = json.JSONDecoder(parse_constant=no_constant)
         self.buffer = ""
         self.pos = 0  # the first character not yet parsed
         self.line = 1  # the line of buffer[pos]
         self.end_of_file = False
-        self.byte_line = 1  # the line and column of the next byte to decode, for UTF-8 errors
-        self.byte_column = 1
         self.top = ""
         self.largest = 0
 
@@ -134,32 +139,12 @@ class JsonStream:
         """Drops the parsed text and appends up to `size` more bytes, decoded."""
         data = self.handle.read(size)
         self.end_of_file = not data
-        text = self._decode(data)
+        text = self.decoder.decode(data, final=not data)
+        if "\x00" in text:  # never valid in JSON text: read as the escape, named in its field
+            text = text.replace("\x00", "\\u0000")
         self.buffer = self.buffer[self.pos :] + text
         self.pos = 0
         self.largest = max(self.largest, len(self.buffer))
-
-    def _decode(self, data: bytes) -> str:
-        pending = len(self.decoder.getstate()[0])  # the start of a character cut by the chunk
-        try:
-            text = self.decoder.decode(data, final=not data)
-        except UnicodeDecodeError as exc:
-            before = data[: max(0, exc.start - pending)]
-            newline = before.rfind(b"\n")
-            if newline < 0:
-                line, column = self.byte_line, self.byte_column + exc.start - pending
-            else:
-                line, column = self.byte_line + before.count(b"\n"), len(before) - newline
-            raise not_utf8(
-                Where(self.name, line), exc.object[exc.start : exc.start + 1], column
-            ) from exc
-        newline = data.rfind(b"\n")
-        if newline < 0:
-            self.byte_column += len(data)
-        else:
-            self.byte_line += data.count(b"\n")
-            self.byte_column = len(data) - newline
-        return text
 
     def _invalid(self, pos: int, message: str) -> SourceError:
         line = self.line + self.buffer.count("\n", self.pos, pos)
@@ -167,11 +152,20 @@ class JsonStream:
 
 
 def json_array_rows(
-    path: Path, progress: Progress, name: str, *, shape: str, objects: bool = False
+    path: Path,
+    progress: Progress,
+    name: str,
+    *,
+    shape: str,
+    objects: bool = False,
+    storable: bool = True,
 ) -> Iterator[tuple[Where, object]]:
-    """(where, element) for each element of the top-level list of a JSON file (see JsonStream)."""
+    """(where, element) for each element of the top-level list of a JSON file (see JsonStream);
+    an element holding what the database cannot store comes as its errors (`storable_rows`),
+    unless `storable` is false (a reader whose elements hold several records checks each)."""
     handle = progress.open(path)
     try:
-        yield from JsonStream(handle, name, shape=shape, objects=objects)
+        rows = JsonStream(handle, name, shape=shape, objects=objects)
+        yield from storable_rows(rows) if storable else rows
     finally:
         handle.close()

@@ -21,6 +21,7 @@ from problems.importers.base import (
     error,
     read_json,
     read_text,
+    unstorable_fields,
     warning,
 )
 
@@ -57,9 +58,16 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     if not isinstance(schemes, list):
         raise SourceError(Where(scheme_name), "grading_scheme.json must be a JSON list.")
     by_id: dict[str, object] = {}
+    refused: set[str] = set()  # problems whose scheme entry holds what cannot be stored
     for index, entry in enumerate(schemes):
         if not isinstance(entry, dict) or "id" not in entry:
             yield error(Where(scheme_name), f"entry {index + 1} has no 'id'.", "id")
+            continue
+        bad = list(unstorable_fields(entry, f"[{index}]"))
+        for field, words in bad:
+            yield error(Where(scheme_name), words, field)
+        if bad:
+            refused.add(str(entry["id"]))
             continue
         by_id[str(entry["id"])] = entry.get("scheme", entry)
     config: dict = {}
@@ -71,6 +79,8 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark else None
             yield error(Where(config_name, line), f"Not valid YAML: {exc}")
+        if bad := next(unstorable_fields(config), None):  # every problem would carry it
+            raise SourceError(Where(config_name), bad[1], bad[0])
     numbers = sorted(
         (file.stem for file in (path / "problems").glob("*.tex")),
         key=lambda stem: (not stem.isdigit(), int(stem) if stem.isdigit() else 0, stem),
@@ -81,7 +91,13 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     metadata = {key: config[key] for key in ("date", "n_problems", "final_answer") if key in config}
     for number in numbers:
         statement_name = f"{name}/problems/{number}.tex"
-        statement = read_text(path / "problems" / f"{number}.tex", progress, statement_name)
+        try:
+            statement = read_text(path / "problems" / f"{number}.tex", progress, statement_name)
+        except SourceError as exc:  # this problem fails alone
+            yield exc.issue
+            continue
+        if number in refused:
+            continue
         external_id = f"{prefix}-P{number}"
         scheme = by_id.get(number)
         if scheme is None:
@@ -108,6 +124,10 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
         solution_file = path / "solutions" / f"{number}.tex"
         if solution_file.is_file():
             solution_name = f"{name}/solutions/{number}.tex"
-            text = read_text(solution_file, progress, solution_name).strip()
+            try:
+                text = read_text(solution_file, progress, solution_name).strip()
+            except SourceError as exc:  # the solution fails alone
+                yield exc.issue
+                continue
             if text:
                 yield SolutionIn(Where(solution_name, 1), external_id, text, source=source)

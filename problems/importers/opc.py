@@ -29,6 +29,7 @@ from problems.importers.base import (
     clean_json,
     error,
     jsonl_rows,
+    unstorable_fields,
     warning,
 )
 from problems.importers.jsonstream import json_array_rows
@@ -52,11 +53,18 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
             else:
                 yield from train_records(where, data, source)
         return
-    entries = json_array_rows(
-        path, progress, name, shape="An OPC file is a JSON object or a list of them.", objects=True
+    entries = json_array_rows(  # unchecked: problem_records checks an entry and each attempt
+        path,
+        progress,
+        name,
+        shape="An OPC file is a JSON object or a list of them.",
+        objects=True,
+        storable=False,
     )
     for where, entry in entries:
-        if isinstance(entry, dict):
+        if isinstance(entry, Issue):
+            yield entry
+        elif isinstance(entry, dict):
             yield from problem_records(where, entry, source)
         else:
             yield error(where, "The entry is not a JSON object.")
@@ -164,27 +172,42 @@ def proof_metadata(row: Row, data: dict, text: str, source: str, field: str) -> 
 
 
 def problem_records(where: Where, data: dict, source: str) -> Iterator[Item]:
-    issues: list[Issue] = []
+    """A problem entry and its attempts. Each attempt is a proof of its own: one that is bad (no
+    text, offsets outside it, a character the database cannot store) fails alone, naming
+    `attempts[i]`; a fault in the problem's own fields fails the entry."""
+    issues: list[Issue] = [
+        error(where, words, field)
+        for field, words in unstorable_fields({k: v for k, v in data.items() if k != "attempts"})
+    ]
+    if issues:
+        yield from issues
+        return
     row = Row(where, data, issues)
     statement = row.text("problem", required=True)
     problem = problem_in(row, statement, source)
     solutions = list(solutions_in(row, problem.external_id, source))
-    proofs = []
+    proofs, left_out = [], []
     attempts = data.get("attempts") or []
     if not isinstance(attempts, list):
         issues.append(error(where, "must be a list.", "attempts"))
         attempts = []
     for index, attempt in enumerate(attempts):
         field = f"attempts[{index}]."
+        own = [error(where, words, path) for path, words in unstorable_fields(attempt, field[:-1])]
         if not isinstance(attempt, dict):
-            issues.append(error(where, "is not an object.", field[:-1]))
+            own.append(error(where, "is not an object.", field[:-1]))
+        if own:
+            left_out.extend(own)
             continue
-        inner = Row(where, attempt, issues)
+        inner = Row(where, attempt, own)
         text = inner.text("solution", think=True)
         generator = inner.key("model_id") or "unknown"
         key = inner.key("timestamp") or str(index)
         if not text.strip():
-            issues.append(error(where, "missing (required).", f"{field}solution"))
+            own.append(error(where, "missing (required).", f"{field}solution"))
+        metadata = proof_metadata(inner, attempt, text, source, field) if text.strip() else {}
+        left_out.extend(own)
+        if any(issue.level == "error" for issue in own):
             continue
         proofs.append(
             ProofIn(
@@ -195,13 +218,13 @@ def problem_records(where: Where, data: dict, source: str) -> Iterator[Item]:
                 text,
                 sample_index=index,
                 source=source,
-                metadata=proof_metadata(inner, attempt, text, source, field),
+                metadata=metadata,
             )
         )
-    if any(issue.level == "error" for issue in issues):
-        yield from issues
-        return
     yield from issues
+    yield from left_out
+    if any(issue.level == "error" for issue in issues):
+        return
     yield problem
     yield from solutions
     yield from proofs

@@ -3,8 +3,11 @@ upserts on the natural keys (problems/models.py), inside one transaction.
 
 Each batch fetches the existing rows of its keys, merges, and writes only what differs: new
 and changed rows go in one `INSERT ... ON CONFLICT DO UPDATE` per model (bulk_create with
-update_conflicts), unchanged rows are not touched (no updated_at churn). Any error rolls the
-whole import back; a dry run does every write and rolls back, so its counts are exact.
+update_conflicts), unchanged rows are not touched (no updated_at churn). A bad record fails
+alone: the readers turn it into errors naming its file, line and field (a row whose records
+need each other fails as a whole), and every good record is written. Only a batch the database
+refuses rolls the whole import back; a dry run does every write and rolls back, so its counts
+are exact.
 """
 
 from __future__ import annotations
@@ -131,10 +134,10 @@ def corpus_import(
     `licence` is the licence of the whole source, recorded on every record that states none
     (otherwise each format's known licence is: see problems.importers).
 
-    All or nothing: any error rolls everything back (the report lists every error with its
-    file, line and field). A dry run rolls back too, after computing exact counts. After a
-    commit, `problems.signals.corpus_imported` is sent with the ids of the problems created
-    or changed.
+    Bad records fail alone: the report lists every error with its file, line and field, and
+    every other record is imported. A batch the database refuses rolls everything back. A dry
+    run rolls back too, after computing exact counts. After a commit,
+    `problems.signals.corpus_imported` is sent with the ids of the problems created or changed.
     """
     report = ImportReport(dry_run=dry_run)
     progress = Progress()
@@ -155,7 +158,8 @@ def corpus_import(
                 upserter.finish()
             except DatabaseError as exc:
                 report.add(error(Where(name or path.name), f"The database refused a batch: {exc}"))
-            if not report.ok or dry_run:
+                raise _Rollback from exc
+            if dry_run:
                 raise _Rollback
     except _Rollback:
         pass
@@ -165,6 +169,6 @@ def corpus_import(
     report.formats = progress.formats
     if on_progress:
         on_progress(progress.bytes_read, report)
-    if not report.ok:
+    if not report.committed:
         report.problem_ids = []
     return report

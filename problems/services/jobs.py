@@ -139,8 +139,8 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
             )
     finally:
         writer.close()
-    status = ImportJob.Status.SUCCEEDED if report.ok else ImportJob.Status.FAILED
-    message = "" if report.ok else f"{report.errors} error(s): nothing was written."
+    status = ImportJob.Status.FAILED if report.failed else ImportJob.Status.SUCCEEDED
+    message = report.outcome() if report.errors else ""
     ImportJob.objects.filter(pk=job_id).update(
         status=status,
         processed=job.total or 0,

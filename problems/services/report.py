@@ -41,6 +41,35 @@ class ImportReport:
     def ok(self) -> bool:
         return self.errors == 0
 
+    @property
+    def imported(self) -> int:
+        """Rows the import wrote or found unchanged, of every model."""
+        return sum(sum(count.values()) for count in self.counts.values())
+
+    @property
+    def failed(self) -> bool:
+        """Nothing of the source was imported: the database refused the import (all rolled
+        back), or errors and not one good record."""
+        return (not self.committed and not self.dry_run) or bool(self.errors and not self.imported)
+
+    def outcome(self) -> str:
+        """The import's outcome in words (the report's last line, the job's message)."""
+        if self.dry_run and self.errors:
+            return (
+                f"Dry run: nothing was written. {self.errors} error(s): the records they name "
+                "would be left out."
+            )
+        if self.dry_run:
+            return "Dry run: nothing was written."
+        if not self.errors:
+            return ""
+        if self.failed:
+            return f"{self.errors} error(s): nothing was written."
+        return (
+            f"{self.errors} error(s): the records they name were not imported; every other "
+            "record was."
+        )
+
     def add(self, issue: Issue) -> None:
         if issue.level == "error":
             self.errors += 1
@@ -79,8 +108,6 @@ class ImportReport:
                 f"{name}: {count['created']} created, {count['updated']} updated, "
                 f"{count['unchanged']} unchanged"
             )
-        if not self.ok:
-            out.append(f"{self.errors} error(s): nothing was written.")
-        elif self.dry_run:
-            out.append("Dry run: nothing was written.")
+        if outcome := self.outcome():
+            out.append(outcome)
         return out + self.after_commit

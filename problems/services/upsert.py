@@ -138,9 +138,6 @@ class Upserter:
     # -- writing ---------------------------------------------------------------------------
 
     def flush(self) -> None:
-        if self.report.errors:
-            self._clear()
-            return
         self.fresh.clear()
         self._flush_problems()
         self._flush_solutions()

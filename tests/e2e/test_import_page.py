@@ -56,9 +56,12 @@ def test_admin_uploads_a_file_and_watches_it_finish(
     job.file.delete(save=False)
 
 
-def test_a_bad_file_shows_every_error_and_writes_nothing(
+def test_a_bad_file_shows_every_error_and_imports_its_good_rows(
     page, live_server, login, celery_worker_process, screenshot_dir, tmp_path, assert_accessible
 ):
+    """Bad records fail alone: a row without an id, a rating out of range and a proof holding a
+    NUL (which PostgreSQL cannot store) are each named by line and field; the good rows are
+    imported."""
     path = tmp_path / "broken.jsonl"
     path.write_text(
         json.dumps(proofbench_row(1))
@@ -66,6 +69,10 @@ def test_a_bad_file_shows_every_error_and_writes_nothing(
         + json.dumps({"problem": "no id"})
         + "\n"
         + json.dumps(proofbench_row(3, expert_rating=12))
+        + "\n"
+        + json.dumps(proofbench_row(4, model_solution="Proof cut by a \x00 byte."))
+        + "\n"
+        + json.dumps(proofbench_row(5))
         + "\n",
         encoding="utf-8",
     )
@@ -73,12 +80,43 @@ def test_a_bad_file_shows_every_error_and_writes_nothing(
     page.goto(f"{live_server.url}/problems/import/")
     page.set_input_files("#id_file", str(path))
     page.click("form.import-form button[type=submit]")
-    page.wait_for_selector("#import-status[data-status=failed]", timeout=60_000)
+    page.wait_for_selector("#import-status[data-status=succeeded]", timeout=60_000)
+    assert page.locator("#import-state").inner_text() == "Done, with errors"
     rows = page.locator("table.report tbody tr").all_inner_texts()
-    assert len(rows) == 2
+    assert len(rows) == 3
     assert "problem_id" in rows[0] and "missing (required)" in rows[0]
     assert "expert_rating" in rows[1] and "outside 0-7" in rows[1]
+    assert "model_solution" in rows[2] and "NUL character" in rows[2]
+    status = page.locator("#import-status").inner_text()
+    assert "3 error(s): the records they name were not imported; every other record was." in status
+    assert "2" in page.locator("table.counts").inner_text()
+    page.screenshot(path=str(screenshot_dir / "import-with-errors.png"), full_page=True)
+    assert_accessible(page)
+    for width, height in ((1024, 768), (390, 844)):  # tablet, phone: the report stays readable
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(
+            path=str(screenshot_dir / f"import-with-errors-{width}.png"), full_page=True
+        )
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert sorted(Proof.objects.values_list("problem__external_id", flat=True)) == [
+        "T-001",
+        "T-005",
+    ]
+    ImportJob.objects.get().file.delete(save=False)
+
+
+def test_a_file_of_bad_rows_only_fails_and_writes_nothing(
+    page, live_server, login, celery_worker_process, screenshot_dir, tmp_path, assert_accessible
+):
+    path = tmp_path / "broken.jsonl"
+    path.write_text(json.dumps({"problem_id": "T-9"}) + "\n", encoding="utf-8")
+    login(page, UserFactory(username="admin-e2e4", roles=["admin"]))
+    page.goto(f"{live_server.url}/problems/import/")
+    page.set_input_files("#id_file", str(path))
+    page.click("form.import-form button[type=submit]")
+    page.wait_for_selector("#import-status[data-status=failed]", timeout=60_000)
     assert "nothing was written" in page.locator("#import-status").inner_text()
+    assert page.locator("table.counts").count() == 0
     page.screenshot(path=str(screenshot_dir / "import-failed.png"), full_page=True)
     assert_accessible(page)
     assert Proof.objects.count() == 0

@@ -1,11 +1,12 @@
 """Whole-JSON files read one element at a time: values and lines whatever the chunk size,
-errors naming the line, and a buffer bounded by the largest element, not the file."""
+errors naming the line, an element the database cannot store failing alone, and a buffer
+bounded by the largest element, not the file."""
 
 import json
 
 import pytest
 
-from problems.importers.base import Progress, SourceError
+from problems.importers.base import Progress, SourceError, storable_rows
 from problems.importers.jsonstream import JsonStream, json_array_rows
 from problems.models import Problem
 from problems.services import corpus_import
@@ -82,8 +83,7 @@ def test_a_top_level_object_is_one_element_where_the_format_allows_it(tmp_path):
         (b'[\n{"a": 1},\n{"a": tru', (3, "Not valid JSON: Expecting value.")),
         (b"[\n1,\nNaN]", (3, "Not valid JSON: NaN is not allowed.")),
         (b"[\n1\n]\n]", (4, "Not valid JSON: Extra data.")),
-        (b'[\n"ok",\n"caf\xe9"\n]', (3, "Not valid UTF-8 (byte 0xe9 at column 5)")),
-        (b'[\n"ok",\n"cut \xc3', (3, "Not valid UTF-8 (byte 0xc3 at column 6)")),
+        (b'[\n"ok",\n"cut \xc3', (3, "Not valid JSON: Unterminated string")),
         (b"\xff\xfe[\x001\x00]\x00", (None, "The file is UTF-16 or UTF-32")),
     ],
     ids=[
@@ -100,7 +100,6 @@ def test_a_top_level_object_is_one_element_where_the_format_allows_it(tmp_path):
         "truncated literal",
         "NaN",
         "extra data",
-        "latin-1 byte",
         "truncated character",
         "utf-16",
     ],
@@ -112,6 +111,27 @@ def test_a_bad_file_raises_one_error_naming_its_line(tmp_path, content, expected
     line, message = error_of(path, chunk_size=chunk_size)
     assert line == expected[0]
     assert message.startswith(expected[1])
+
+
+@pytest.mark.parametrize("chunk_size", [1, 4, 65536])
+def test_an_element_the_database_cannot_store_fails_alone_naming_its_field(tmp_path, chunk_size):
+    path = tmp_path / "inputs.json"
+    path.write_bytes(
+        b'[\n{"q": "ok"},\n{"q": "caf\xe9"},\n{"q": "a\x00b", "k": ["\\u0000"]},'
+        b'\n{"q": "\\ud800 half"},\n{"q": "fine"}\n]'
+    )
+    progress = Progress()
+    with path.open("rb") as handle:
+        reader = JsonStream(handle, path.name, shape="SHAPE", chunk_size=chunk_size)
+        rows = [(where.line, value) for where, value in storable_rows(reader)]
+    assert rows[0] == (2, {"q": "ok"}) and rows[-1] == (6, {"q": "fine"})
+    assert [(line, issue.field, issue.message[:30]) for line, issue in rows[1:-1]] == [
+        (3, "q", "holds the byte 0xe9 at charact"),
+        (4, "q", "holds a NUL character (U+0000)"),
+        (4, "k[0]", "holds a NUL character (U+0000)"),
+        (5, "q", "holds a lone surrogate (U+D800"),
+    ]
+    assert list(json_array_rows(path, progress, "inputs.json", shape="SHAPE"))[1][1].field == "q"
 
 
 def test_an_element_larger_than_the_chunk_is_read_whole(tmp_path):
@@ -169,51 +189,61 @@ def test_deepseek_inputs_name_the_line_an_entry_starts_on(tmp_path):
     path.write_text(json.dumps(deepseek_inputs(3, entry3={"question": ""}), indent=4))
     report = corpus_import(path=path)
     assert [(issue["line"], issue["field"]) for issue in report.issues] == [(16, "question")]
-    assert Problem.objects.count() == 0
+    assert Problem.objects.count() == 2  # the entry fails alone
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
-    ("name", "content", "line", "words"),
+    ("name", "content", "line", "words", "read"),
     [
         (
             "inputs.json",
             json.dumps(deepseek_inputs(3), indent=4).replace('"id": 2,', '"id": 2,,'),
             10,
-            "Not valid JSON",
+            "Not valid JSON: Expecting property name enclosed in double quotes. Nothing after",
+            1,
         ),
-        ("inputs.json", json.dumps(deepseek_inputs(3), indent=4)[:-300], 18, "Unterminated string"),
+        (
+            "inputs.json",
+            json.dumps(deepseek_inputs(3), indent=4)[:-300],
+            18,
+            "Unterminated string",
+            2,
+        ),
         (
             "opc.json",
             '[{"problem_id": "O-1", "problem": "P", "solutions": []}, 7]',
             1,
             "not a JSON",
+            1,
         ),
     ],
     ids=["bad JSON in the middle", "truncated", "an entry that is not an object"],
 )
-def test_a_bad_entry_after_good_ones_is_named_and_nothing_is_written(
-    tmp_path, name, content, line, words
+def test_a_bad_entry_after_good_ones_is_named_and_the_good_ones_are_imported(
+    tmp_path, name, content, line, words, read
 ):
+    """A list broken in the middle cannot be read on: the entries before the break are
+    imported, and the error says that nothing after it was read."""
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     report = corpus_import(path=path)
     errors = [issue for issue in report.issues if issue["level"] == "error"]
     assert [(issue["file"], issue["line"]) for issue in errors] == [(name, line)], errors
     assert words in errors[0]["message"]
-    assert f"{report.errors} error(s): nothing was written." in report.lines()
-    assert Problem.objects.count() == 0
+    assert report.lines()[-1].endswith("were not imported; every other record was.")
+    assert Problem.objects.count() == read
 
 
 @pytest.mark.django_db
-def test_a_latin_1_byte_past_the_first_64_kib_is_named_and_nothing_is_written(tmp_path):
+def test_a_latin_1_byte_past_the_first_64_kib_fails_its_entry_alone(tmp_path):
     entries = deepseek_inputs(120, entry100={"question": "caf\u00e9 is not UTF-8 here"})
     text = json.dumps(entries, indent=4, ensure_ascii=False)
     path = tmp_path / "inputs.json"
     path.write_bytes(text.encode("latin-1"))
     assert text.find("caf\u00e9") > 64 * 1024
     report = corpus_import(path=path)
-    assert [(issue["line"], issue["message"][:36]) for issue in report.issues] == [
-        (text[: text.find("caf\u00e9")].count("\n") + 1, "Not valid UTF-8 (byte 0xe9 at column")
-    ]
-    assert Problem.objects.count() == 0
+    entry_line = text[: text.find('"id": 100,')].count("\n")  # the line of the entry's "{"
+    assert [(i["line"], i["field"]) for i in report.issues] == [(entry_line, "question")]
+    assert "holds the byte 0xe9 at character 4, which is not UTF-8" in report.issues[0]["message"]
+    assert Problem.objects.count() == 119
