@@ -30,6 +30,7 @@ from graders.models import (
 )
 from graders.services.evaluation_report import evaluation_report
 from graders.signals import grader_evaluated
+from problems.importers.base import escaped, unstorable_fields
 
 MAX_ERRORS_SHOWN = 20
 
@@ -67,6 +68,8 @@ def _lines(data: bytes) -> Iterable[tuple[int, dict]]:
             raise PredictionError(f"line {number}: not JSON ({exc})") from exc
         if not isinstance(record, dict):
             raise PredictionError(f"line {number}: not a JSON object")
+        if bad := next(unstorable_fields(record), None):
+            raise PredictionError(f"line {number}: field {escaped(bad[0])!r} {bad[1]}")
         yield number, record
 
 

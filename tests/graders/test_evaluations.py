@@ -106,6 +106,15 @@ def test_ambiguous_and_malformed_lines_are_named_and_nothing_is_kept(researcher)
         )
     assert "line 1: field score = 9 is outside 0-7" in str(info.value)
     assert "line 2: field score must be a number" in str(info.value)
+    nul = {"problem_id": "GOLDEN-PILOT-1", "generator": "model-a", "score": 5}
+    with pytest.raises(PredictionError, match="line 1: field 'assessment' holds a NUL"):
+        evaluation_import(
+            user=researcher,
+            campaign=corpus.campaign,
+            name="x",
+            source="proofgrader_jsonl",
+            data=jsonl({**nul, "assessment": "cut \x00 here"}),
+        )
     assert not GraderEvaluation.objects.exists()
 
 
@@ -322,6 +331,8 @@ def test_run_form_queues_the_run(client, researcher, endpoint, django_capture_on
         ("fractional score", "'3.5' is not an integer from 0 to 7"),
         ("cut assessment", "<assessment> is never closed"),
         ("over the size limit", "over the limit of 200,000"),
+        ("two scores", "2 <score> tags"),
+        ("two points blocks", "2 <points> tags"),
     ],
 )
 def test_an_incomplete_or_malformed_grade_is_a_failed_prediction_to_retry(
@@ -351,6 +362,8 @@ def test_an_incomplete_or_malformed_grade_is_a_failed_prediction_to_retry(
             "fractional score": text(good.replace(">5<", ">3.5<")),
             "cut assessment": text("<assessment>Step 2 holds, and step 3 <score>5</score>"),
             "over the size limit": text(good.replace("Fine.", "Fine. " * 40_000)),
+            "two scores": text(good + " or perhaps <score>6</score>"),
+            "two points blocks": text("<points>5 out of 7</points> or <points>6 out of 7</points>"),
         }[bad],
         reply(5),
     )

@@ -342,6 +342,9 @@ INCOMPLETE_OR_MALFORMED = [
     ("length stop", "token limit"),
     ("missing contract phrase", "does not open with"),
     ("out-of-range score", "is not 0, 0.5 or 1"),
+    ("cut inside the final box", "never closed: the text was cut off"),
+    ("cut right after the final phrase", "nothing is boxed after"),
+    ("two boxes after the final phrase", "2 boxes follow"),
 ]
 
 
@@ -352,6 +355,11 @@ def _bad_reply(kind: str, good: str):
         "length stop": text(good, finish_reason="length"),
         "missing contract phrase": text(good.replace(opening, "My review:")),
         "out-of-range score": text(good.replace("\\boxed{1}", "\\boxed{2}")),
+        "cut inside the final box": text(good.replace("\\boxed{1}", "\\boxed{0")),
+        "cut right after the final phrase": text(good.rsplit("\\boxed", 1)[0]),
+        "two boxes after the final phrase": text(
+            good.replace("\\boxed{1}", "\\boxed{0} or perhaps \\boxed{1}")
+        ),
     }[kind]
 
 
