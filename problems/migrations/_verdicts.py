@@ -1,4 +1,4 @@
-"""The repair that the verdict-contract migrations run (problems 0007, adjudication 0008): every
+"""The repair that the verdict-contract migrations run (problems 0007, adjudication 0009): every
 stored verdict is re-read through its contract's parser (`llm.scores.verifier_score`,
 `llm.meta_scores.meta_verifier_score`), so that a row has a score exactly when its text keeps
 the contract. A row that had no score gets none (its reply may have stopped at the token limit,

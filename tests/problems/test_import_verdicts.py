@@ -8,8 +8,8 @@ from decimal import Decimal
 import pytest
 
 from annotation.opinions import verifier_opinion
-from exports.routing.services import uncertainty_by_proof
-from exports.services.confidence import automatic_unit_values
+from estimation.routing.services import uncertainty_by_proof
+from estimation.services.confidence import automatic_unit_values
 from problems.models import Proof, VerifierAnalysis
 from problems.services import corpus_import
 from tests.annotation.factories import CampaignFactory, ItemFactory

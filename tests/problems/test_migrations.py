@@ -1,4 +1,4 @@
-"""The verdict-contract migrations (problems 0007-0008, adjudication 0008-0009): rows stored by
+"""The verdict-contract migrations (problems 0007-0008, adjudication 0009-0010): rows stored by
 the lenient reading of before are re-read through today's parser, so that a row has a score
 exactly when its text keeps the contract, and the database then holds that rule (both
 databases)."""
@@ -12,7 +12,10 @@ from django.db.migrations.executor import MigrationExecutor
 from adjudication.models import MetaVerification
 from problems.models import VerifierAnalysis
 
-BEFORE = [("problems", "0006_rendered_text"), ("adjudication", "0007_job_status_one_vocabulary")]
+BEFORE = [
+    ("problems", "0006_rendered_text"),
+    ("adjudication", "0008_rater_model_fit_to_estimation"),
+]
 EVALUATION = "Here is my evaluation of the solution:\nThe proof boxes its answer $\\boxed{1}$.\n"
 FINAL = "Based on my evaluation, the final overall score should be:"
 META = 'Here is my analysis of the "solution evaluation":\nIts defect is real.\n'

@@ -4,7 +4,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('adjudication', '0008_reread_verdicts'),
+        ('adjudication', '0009_reread_verdicts'),
     ]
 
     operations = [

@@ -1,5 +1,5 @@
 # A meta-verification has a rating exactly when its text keeps the output contract (issue 34):
-# the stored rows are re-read through the parser here, and 0009 makes the database hold the rule.
+# the stored rows are re-read through the parser here, and 0010 makes the database hold the rule.
 
 from django.db import migrations
 
@@ -14,7 +14,7 @@ def reread(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('adjudication', '0007_job_status_one_vocabulary'),
+        ('adjudication', '0008_rater_model_fit_to_estimation'),
     ]
 
     operations = [
