@@ -221,6 +221,9 @@ def calibration_requirement_set(
         raise CalibrationError("max_mae: give a mean absolute error of 0 or more")
     if min_items is None or int(min_items) < 1:
         raise CalibrationError("min_items: give at least 1 gold item")
+    # A first requirement has no row to lock: the campaign's row serialises two sets at once
+    # (a double click), so the second one changes the requirement the first one made.
+    Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
     requirement = (
         CalibrationRequirement.objects.select_for_update().filter(campaign=campaign).first()
     )
