@@ -4,7 +4,7 @@
 # CELERY_BROKER_URL (default the filesystem broker in the run folder; beat sends the jobs sweep).
 # Everything it writes (database, logs, media, broker folders) goes to PROOFMARK_RUN_DIR (default
 # .run). PROOFMARK_T0 (nanoseconds since the epoch, set by `make run`) is when the run started:
-# each stage's time is printed from it, the last when `/` first answered with a page.
+# each stage's time is printed from it, the last when a demo expert's log-in reached a page.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T0=${PROOFMARK_T0:-$(date +%s%N)}
@@ -20,29 +20,47 @@ $PY manage.py migrate --no-input -v 0
 echo "Database migrated after $(since) s"
 
 # In the background, while the web server starts (it reads nothing until asked for a page): the
-# demo, then a wait for the first page (GET /, which leads to the log-in page naming the demo
-# accounts) with the time it came, then the worker and beat, niced, so that they take no CPU
-# from the web server before it has answered. TERM (sent when the server stops) stops them.
+# demo (kept as it is where an earlier run loaded it), then a wait for the first page (GET /,
+# which leads to the log-in page naming the demo accounts) and a log-in as a demo expert that
+# must reach a logged-in page, each with the time it came, then the worker and beat, niced, so
+# that they take no CPU from the web server before it has answered. TERM (sent when the server
+# stops) stops them.
 (
   trap 'kill $(jobs -p) 2>/dev/null; exit 0' TERM
-  $PY manage.py demo_setup &
+  $PY manage.py demo_setup --keep &
   wait $! || { echo "The demo did not load (above): the site is served without it" >&2; exit 1; }
-  echo "Demo loaded after $(since) s"
+  echo "Demo ready after $(since) s"
   $PY - "$PORT" "$T0" <<'EOF' &
-import sys, time, urllib.request
+import http.cookiejar, re, sys, time, urllib.parse, urllib.request
 
 port, t0 = sys.argv[1], int(sys.argv[2])
+base = f"http://127.0.0.1:{port}"
+since = lambda: (time.time_ns() - t0) / 1e9
 for _ in range(1200):
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as answer:
+        with urllib.request.urlopen(base + "/", timeout=2) as answer:
             if answer.status == 200:
-                seconds = (time.time_ns() - t0) / 1e9
-                print(f"First page answered after {seconds:.1f} s (GET / from the start)", flush=True)
-                sys.exit(0)
+                break
     except OSError:
         pass
     time.sleep(0.1)
-sys.exit("No page answered on port " + port + " within two minutes")
+else:
+    sys.exit("No page answered on port " + port + " within two minutes")
+print(f"First page answered after {since():.1f} s (GET / from the start)", flush=True)
+# A demo expert logs in as a newcomer would: the form's CSRF token, then the page it leads to.
+jar = http.cookiejar.CookieJar()
+opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+login = base + "/accounts/login/?next=/annotation/"
+form = opener.open(login, timeout=10).read().decode()
+token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
+fields = {"csrfmiddlewaretoken": token, "username": "expert1", "password": "expert1-demo-pass"}
+sent = urllib.request.Request(
+    login, data=urllib.parse.urlencode(fields).encode(), headers={"Referer": login}
+)
+with opener.open(sent, timeout=10) as answer:
+    if "/accounts/login/" in answer.url:
+        sys.exit("Logging in as expert1 failed: the log-in page came back (password changed?)")
+print(f"Logging in works after {since():.1f} s (expert1 reached {answer.url[len(base):]})", flush=True)
 EOF
   wait $! || exit 1
   nice -n 10 $PY -m celery -A config worker --pool=threads --concurrency=2 --loglevel=WARNING \

@@ -1,6 +1,7 @@
 """`make run` as a newcomer types it: every stage runs and says when it was done (packages,
-migration, demo, the first page, then the worker and beat), everything written lands in
-PROOFMARK_RUN_DIR, and Ctrl-C stops every process it started. Times are printed, not checked."""
+migration, demo, the first page, a demo expert's log-in, then the worker and beat), everything
+written lands in PROOFMARK_RUN_DIR, and Ctrl-C stops every process it started; a second start
+keeps the demo the first one loaded. Times are printed, not checked."""
 
 import os
 import re
@@ -14,8 +15,9 @@ from tests.conftest import ROOT
 STAGES = [
     r"Packages in place after \d+\.\d s",
     r"Database migrated after \d+\.\d s",
-    r"Demo loaded after \d+\.\d s",
+    r"Demo ready after \d+\.\d s",
     r"First page answered after \d+\.\d s \(GET / from the start\)",
+    r"Logging in works after \d+\.\d s \(expert1 reached /annotation/\)",
     r"Background worker started \(pid \d+",
     r"Beat started \(pid \d+",
 ]
@@ -35,9 +37,11 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
-def test_make_run_prints_each_stage_and_ctrl_c_stops_everything(tmp_path):
+def _make_run(run_dir) -> tuple[str, bool]:
+    """Starts `make run` on the embedded default, reads its log until beat has started, then
+    presses Ctrl-C; returns the log and whether a process outlived Ctrl-C."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
-    env["PROOFMARK_RUN_DIR"] = str(tmp_path / "run")
+    env["PROOFMARK_RUN_DIR"] = str(run_dir)
     run = subprocess.Popen(
         ["make", "--no-print-directory", "run", f"PORT={_free_port()}"],
         cwd=ROOT,
@@ -57,14 +61,9 @@ def test_make_run_prints_each_stage_and_ctrl_c_stops_everything(tmp_path):
             line = run.stdout.readline()
             assert line, "make run stopped:\n" + "".join(lines)
             lines.append(line)
-        output = "".join(lines)
-        positions = [re.search(stage, output) for stage in STAGES]
-        assert all(positions), output
-        assert [p.start() for p in positions] == sorted(p.start() for p in positions), output
-        assert "Demo log-ins" in output.split("Demo loaded after")[0]
         wanted = {"proofmark.sqlite3", "broker", "media", "worker.log", "beat.log"}
-        while not wanted <= {p.name for p in (tmp_path / "run").iterdir()}:
-            assert time.monotonic() < deadline, sorted((tmp_path / "run").iterdir())
+        while not wanted <= {p.name for p in run_dir.iterdir()}:
+            assert time.monotonic() < deadline, sorted(run_dir.iterdir())
             time.sleep(0.1)  # the logs open as the processes start
     finally:
         os.killpg(run.pid, signal.SIGINT)  # Ctrl-C reaches the terminal's process group
@@ -75,4 +74,23 @@ def test_make_run_prints_each_stage_and_ctrl_c_stops_everything(tmp_path):
     alive = _group_alive(run.pid)
     if alive:
         os.killpg(run.pid, signal.SIGKILL)
+    return "".join(lines), alive
+
+
+def _stages_in_order(output: str) -> None:
+    positions = [re.search(stage, output) for stage in STAGES]
+    assert all(positions), output
+    assert [p.start() for p in positions] == sorted(p.start() for p in positions), output
+
+
+def test_make_run_prints_each_stage_and_ctrl_c_stops_everything_and_keeps_the_demo(tmp_path):
+    first, alive = _make_run(tmp_path / "run")
     assert not alive, "a process of make run outlived Ctrl-C"
+    _stages_in_order(first)
+    assert "Demo log-ins" in first.split("Demo ready after")[0]
+    assert "Demo kept" not in first
+    second, alive = _make_run(tmp_path / "run")
+    assert not alive, "a process of the second make run outlived Ctrl-C"
+    _stages_in_order(second)
+    assert "Demo kept as an earlier run left it" in second
+    assert "Marking schemes:" not in second  # no loader ran again
