@@ -198,3 +198,22 @@ def test_the_dashboard_counts_the_final_labels_the_export_writes(client, tmp_pat
     client.force_login(User.objects.get(username="admin"))
     html = client.get(f"/annotation/{GRADING_SLUG}/").content.decode()
     assert f'<strong id="final-labels">{exported}</strong>' in html
+
+
+@override_settings(DEBUG=True)
+def test_keep_leaves_a_complete_demo_as_it_is_and_loads_an_unfinished_one():
+    out = StringIO()
+    call_command("demo_setup", "--keep", stdout=out)
+    assert "Demo kept" not in out.getvalue()  # nothing to keep: loaded
+    Grade.objects.filter(item__campaign__slug=GRADING_SLUG).update(comment="changed since")
+    first = snapshot()
+    out = StringIO()
+    call_command("demo_setup", "--keep", stdout=out)
+    assert "Demo kept as an earlier run left it" in out.getvalue()
+    assert "expert1-demo-pass" in out.getvalue()  # the log-ins are still printed
+    assert snapshot() == first
+    AdjudicationCase.objects.filter(status=CaseStatus.RESOLVED).update(status=CaseStatus.OPEN)
+    out = StringIO()
+    call_command("demo_setup", "--keep", stdout=out)  # an unfinished demo is loaded to its end
+    assert "Demo kept" not in out.getvalue()
+    assert AdjudicationCase.objects.filter(status=CaseStatus.RESOLVED).exists()
