@@ -76,7 +76,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "core.middleware.PolicyMiddleware",  # django-csp's, its policy built once
+    "csp.middleware.CSPMiddleware",
     # last, as django-axes asks: it answers a locked-out login with 429
     "axes.middleware.AxesMiddleware",
 ]
@@ -120,8 +120,6 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # request (planning was two thirds of its CPU a judgement). Behind a pooler in transaction mode
     # that predates prepared-statement support (PgBouncer < 1.21), set DB_PREPARE_THRESHOLD to "off".
     _prepare = os.environ.get("DB_PREPARE_THRESHOLD", "5")
-    # Django's backend with a health check that costs no round trip (core/postgres/base.py)
-    DATABASES["default"]["ENGINE"] = "core.postgres"
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "server_side_binding": True,
@@ -364,7 +362,15 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
 
 # --- Accounts and browser security -------------------------------------------------------------
-SESSION_ENGINE = "core.sessions"  # Django's database sessions, read by hand-written SQL
+# Django's sessions: in the database, read through the cache where the cache is shared by every
+# process (Redis, CACHE_URL), where a session read costs a fiftieth of a database read; a cache of
+# one process's memory would let another process keep a session a log-out ended, so without
+# Redis the sessions are read from the database.
+SESSION_ENGINE = (
+    "django.contrib.sessions.backends.cached_db"
+    if os.environ.get("CACHE_URL", "").startswith("redis://")
+    else "django.contrib.sessions.backends.db"
+)
 # Password guessing: django-axes locks a user name from the address that guessed it, after
 # AXES_FAILURE_LIMIT failed logins, for AXES_COOLOFF_MINUTES (429 meanwhile); the same name from
 # another address, and other names from that address, still log in, so that no one can lock the

@@ -2,12 +2,6 @@ import logging
 import re
 import time
 import uuid
-from functools import cache
-
-from csp.constants import HEADER
-from csp.middleware import CSPMiddleware
-from csp.utils import build_policy
-from django.conf import settings
 
 from core.errors import outage_response
 from core.logging import log_context
@@ -81,45 +75,3 @@ class UnavailableMiddleware:
 
     def process_exception(self, request, exception):
         return outage_response(request, exception)
-
-
-# --- Content-Security-Policy --------------------------------------------------------------------
-
-# what a view may set on its response to change django-csp's policy (its decorators)
-_CSP_CHANGES = tuple(
-    f"_csp_{name}{suffix}"
-    for name in ("config", "update", "replace", "exempt")
-    for suffix in ("", "_ro")
-)
-
-
-@cache
-def _site_policy() -> str | None:
-    """The site's policy as django-csp writes it, when that is the same on every response: no
-    report-only policy and no excluded prefixes (None otherwise: django-csp decides each time)."""
-    policy = getattr(settings, "CONTENT_SECURITY_POLICY", None) or {}
-    if getattr(settings, "CONTENT_SECURITY_POLICY_REPORT_ONLY", None) or policy.get(
-        "EXCLUDE_URL_PREFIXES"
-    ):
-        return None
-    return build_policy()
-
-
-class PolicyMiddleware(CSPMiddleware):
-    """django-csp's middleware with the site's policy built once per process instead of on
-    every response (a per-cent of a judgement's CPU): a response no view changed the policy of,
-    to a request that drew no nonce, gets the policy built once; any other goes through
-    django-csp as it is."""
-
-    def process_response(self, request, response):
-        policy = _site_policy()
-        if (
-            policy is None
-            or getattr(request, "_csp_nonce", None) is not None
-            or any(hasattr(response, name) for name in _CSP_CHANGES)
-            or (settings.DEBUG and response.status_code in (404, 500))
-        ):
-            return super().process_response(request, response)
-        if HEADER not in response:
-            response[HEADER] = policy
-        return response

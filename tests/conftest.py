@@ -208,7 +208,6 @@ def pytest_runtest_teardown(item, nextitem):
     deadlocked, and PostgreSQL gave up the flush. The job belongs to a test that is over."""
     from django.db import connection
 
-    # by the backend's vendor: the ENGINE is the project's own (core.postgres)
     if _workers_started and connection.vendor == "postgresql":
         worker_sessions_end()
     return (yield)
