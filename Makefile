@@ -19,7 +19,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
-.PHONY: run test nightly lint format bench deps run-deps lock services chromium clean
+.PHONY: run test docs nightly lint format bench deps run-deps lock services chromium clean
 
 # The venv has no pip of its own: uv installs into it (below), from the lock files only, each
 # package checked against its hashes (as pip's --require-hashes), in seconds where pip takes a
@@ -79,12 +79,17 @@ chromium:
 test: deps services chromium
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
 		$(PY) -m pytest $(XDIST) -m "not nightly" $(PYTEST_ARGS)
 	@echo "The database tests again on the embedded default (SQLite, filesystem broker):"
 	env -u DATABASE_URL -u CELERY_BROKER_URL PROOFMARK_RUN_DIR=$(CURDIR)/.run/test-sqlite DEBUG=true \
 		$(PY) -m pytest $(XDIST) --database-tests-only --ignore=tests/e2e \
 		-m "not e2e and not worker and not postgresql" $(PYTEST_ARGS)
+
+# The manual (docs/, mkdocs.yml) as a site in .run/site; make test builds it too, strict.
+docs: deps
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # The long schemathesis run (tests/contract, marker `nightly`): 50 examples per operation, each role.
 nightly: deps services

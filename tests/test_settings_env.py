@@ -1,5 +1,5 @@
-"""The environment the settings read: every variable documented in the README's settings
-table, and the PostgreSQL connection options that follow DB_PREPARE_THRESHOLD."""
+"""The environment the settings read: every variable documented in the manual's settings
+table (docs/settings.md), and the PostgreSQL connection options that follow DB_PREPARE_THRESHOLD."""
 
 import json
 import os
@@ -12,11 +12,11 @@ from tests.conftest import ROOT
 READS = re.compile(r"""(?:environ\.get\(|environ\[|env_bool\(|env_list\()\s*"([A-Z][A-Z0-9_]*)\"""")
 
 
-def test_the_readme_settings_table_names_every_variable_the_settings_read():
+def test_the_manuals_settings_table_names_every_variable_the_settings_read():
     read = set(READS.findall((ROOT / "config" / "settings.py").read_text()))
     assert {"DATABASE_URL", "DB_PREPARE_THRESHOLD", "HTTPS"} <= read  # the pattern finds them
-    readme = (ROOT / "README.md").read_text()
-    table = readme.split("## Settings (environment)", 1)[1].split("\n\n", 2)[1]
+    manual = (ROOT / "docs" / "settings.md").read_text()
+    table = manual.split("# Settings (environment)", 1)[1].split("\n\n", 2)[1]
     first_cells = [row.split("|")[1] for row in table.splitlines()[2:]]
     documented = {name for cell in first_cells for name in re.findall(r"`([A-Z0-9_]+)`", cell)}
     assert read - documented == set()

@@ -1,4 +1,4 @@
-"""The README's pandas join of D_v, D_mv and the annotations export, run as written on exports of
+"""The manual's pandas join (docs/exports.md) of D_v, D_mv and the annotations export, run as written on exports of
 a grading campaign and of an analysis review of one of its proofs (issue 23 item 2)."""
 
 import re
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def readme_join_code() -> str:
-    readme = (Path(settings.BASE_DIR) / "README.md").read_text()
+    readme = (Path(settings.BASE_DIR) / "docs" / "exports.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
     return next(block for block in blocks if "dmv.merge(" in block)
 
