@@ -82,10 +82,6 @@ test: deps services chromium
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
 		$(PY) -m pytest $(XDIST) -m "not nightly" $(PYTEST_ARGS)
-	@echo "The database tests again on the embedded default (SQLite, filesystem broker):"
-	env -u DATABASE_URL -u CELERY_BROKER_URL PROOFMARK_RUN_DIR=$(CURDIR)/.run/test-sqlite DEBUG=true \
-		$(PY) -m pytest $(XDIST) --database-tests-only --ignore=tests/e2e \
-		-m "not e2e and not worker and not postgresql" $(PYTEST_ARGS)
 
 # The manual (docs/, mkdocs.yml) as a site in .run/site; make test builds it too, strict.
 docs: deps

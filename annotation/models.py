@@ -297,7 +297,7 @@ class Item(models.Model):
                 name="item_open_queue",
             ),
             # the same walk in a campaign ordered by uncertainty: rank 1 first, unranked last
-            # (PostgreSQL's ascending order puts nulls last; SQLite takes no NULLS LAST here)
+            # (PostgreSQL's ascending order puts nulls last)
             models.Index(
                 "campaign",
                 models.F("submitted_count").desc(),

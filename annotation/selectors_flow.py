@@ -67,7 +67,7 @@ _OFFERABLE_GOLD = """
 """
 # The whole position in one statement: the expert's count of submitted grades (ExpertProgress),
 # the item submitted before the grade at %(before)s (NULL: before the next one), the other open
-# items the expert holds, and the offerable items up to the bound. Portable SQL: SQLite runs it.
+# items the expert holds, and the offerable items up to the bound.
 _SUBMITTED = """(SELECT p.submitted FROM annotation_expertprogress p
    WHERE p.campaign_id = %(campaign)s AND p.expert_id = %(expert)s)"""
 _POSITION = """

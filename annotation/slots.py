@@ -4,8 +4,8 @@ is submitted (done) or actively leased until later than now; an item "next" coul
 
 The hot statements of assignment (annotation/services/assignment.py) and of the expert's
 position (annotation/selectors_flow.py) are hand-written SQL; they take these fragments instead
-of spelling the rule again, and the ORM paths (the embedded SQLite mode, counts) take the Q
-objects. tests/annotation/test_slots.py checks that both forms agree on both databases.
+of spelling the rule again, and the ORM paths (counts, lists) take the Q objects.
+tests/annotation/test_slots.py checks that both forms agree.
 """
 
 from __future__ import annotations

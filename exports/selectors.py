@@ -24,8 +24,8 @@ def export_jobs_for_user(user: AbstractBaseUser) -> QuerySet[ExportJob]:
     if has_role(user, Role.ADMIN):
         return jobs
     own = jobs.filter(created_by=user)
-    # a job naming experts (made while the user was an admin) is for admins only; read in
-    # Python, as SQLite has no portable lookup into a JSON value
+    # a job naming experts (made while the user was an admin) is for admins only: any truthy
+    # `expert_names` (a list, a string), read from the few jobs of one user
     naming = [pk for pk, f in own.values_list("pk", "filters") if f.get("expert_names")]
     return own.exclude(pk__in=naming)
 

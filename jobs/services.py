@@ -40,8 +40,7 @@ def _take(kind: JobKind, pk: int) -> bool:
     heartbeat now, in one UPDATE that holds only while the job waits, or runs with a stale
     heartbeat (its worker died). False when it is finished (or gone) or running elsewhere with a
     fresh heartbeat: of two copies of one message, the second finds the row changed and does
-    nothing (PostgreSQL re-reads a row another transaction updated before it updates it; SQLite
-    writes one at a time)."""
+    nothing (PostgreSQL re-reads a row another transaction updated before it updates it)."""
     now = timezone.now()
     status = kind.status_field
     claimable = Q(**{f"{status}__in": kind.waiting}) | Q(
@@ -69,7 +68,7 @@ class _Heartbeat(threading.Thread):
             while not self.stopped.wait(settings.JOB_HEARTBEAT_SECONDS):
                 try:
                     running.update(heartbeat_at=timezone.now())
-                except DatabaseError as exc:  # e.g. SQLite busy: the next beat tries again
+                except DatabaseError as exc:  # e.g. a lock timeout: the next beat tries again
                     logger.warning("%s %s: heartbeat not saved: %s", self.kind.name, self.pk, exc)
         finally:
             connection.close()

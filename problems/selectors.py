@@ -187,7 +187,7 @@ def import_job_list(*, limit: int = 20) -> QuerySet[ImportJob]:
 
 def import_job_detail(*, job_id: int) -> ImportJob:
     """The job, with the progress of a running import laid over it where the database could not
-    take it yet (problems.progress: the embedded SQLite mode)."""
+    take it yet (problems.progress: an import run inside a transaction)."""
     job = get_object_or_404(ImportJob.objects.select_related("created_by"), pk=job_id)
     if job.status == ImportJob.Status.RUNNING and (progress := import_progress_read(job_id=job.pk)):
         job.processed, job.counts = progress["processed"], progress["counts"]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Serves Proofmark with the demo data: the database of DATABASE_URL (default SQLite in the run
-# folder), Django's development server, then a Celery worker and celery beat on the broker of
+# Serves Proofmark with the demo data: the database of DATABASE_URL (default: an embedded
+# PostgreSQL in the run folder, core/embedded_db.py, stopped again on exit), Django's development server, then a Celery worker and celery beat on the broker of
 # CELERY_BROKER_URL (default the filesystem broker in the run folder; beat sends the jobs sweep).
 # Everything it writes (database, logs, media, broker folders) goes to PROOFMARK_RUN_DIR (default
 # .run). PROOFMARK_T0 (nanoseconds since the epoch, set by `make run`) is when the run started:
@@ -14,8 +14,16 @@ RUN_DIR=${PROOFMARK_RUN_DIR:-$PWD/.run}
 mkdir -p "$RUN_DIR/media"
 export PROOFMARK_RUN_DIR=$RUN_DIR
 PORT=${PORT:-8000}
-echo "Database: ${DATABASE_URL:-SQLite in $RUN_DIR/proofmark.sqlite3}; broker: ${CELERY_BROKER_URL:-filesystem, in $RUN_DIR/broker}"
+echo "Database: ${DATABASE_URL:-embedded PostgreSQL in $RUN_DIR/pg}; broker: ${CELERY_BROKER_URL:-filesystem, in $RUN_DIR/broker}"
 echo "Packages in place after $(since) s"
+EMBEDDED=
+if [ -z "${DATABASE_URL:-}" ]; then
+  EMBEDDED=1
+  DATABASE_URL=$($PY -m core.embedded_db start "$RUN_DIR")
+  export DATABASE_URL
+  trap '$PY -m core.embedded_db stop "$RUN_DIR"' EXIT
+  echo "Embedded PostgreSQL running after $(since) s (log in $RUN_DIR/pg/log)"
+fi
 $PY manage.py migrate --no-input -v 0
 echo "Database migrated after $(since) s"
 
@@ -71,6 +79,11 @@ EOF
   wait
 ) &
 BACKGROUND=$!
-trap 'kill $BACKGROUND 2>/dev/null || true' EXIT INT TERM
+stop_all() {
+  kill $BACKGROUND 2>/dev/null || true
+  wait $BACKGROUND 2>/dev/null || true  # the worker and beat close their connections first
+  if [ -n "$EMBEDDED" ]; then $PY -m core.embedded_db stop "$RUN_DIR" && echo "Embedded PostgreSQL stopped"; fi
+}
+trap stop_all EXIT INT TERM
 echo "Serving on http://127.0.0.1:$PORT while the demo loads (Ctrl-C stops)"
 $PY manage.py runserver --skip-checks "127.0.0.1:$PORT"  # migrate has just run them

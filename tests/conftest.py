@@ -64,28 +64,12 @@ def django_db_setup(django_db_setup, django_db_blocker):
     from django.db import connection
 
     with django_db_blocker.unblock(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "SELECT sequencename, COALESCE(last_value, 0) FROM pg_sequences"
-                " WHERE schemaname = current_schema() ORDER BY sequencename"
-            )
-            for k, (name, last) in enumerate(cursor.fetchall(), start=1):
-                cursor.execute("SELECT setval(%s, %s)", [name, max(last, k * ID_SPACING)])
-        else:  # SQLite: Django's AutoFields are AUTOINCREMENT, counted in sqlite_sequence
-            cursor.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%AUTOINCREMENT%'"
-                " ORDER BY name"
-            )
-            for k, (name,) in enumerate(cursor.fetchall(), start=1):
-                cursor.execute(
-                    "SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = %s", [name]
-                )
-                last = cursor.fetchone()[0]
-                cursor.execute("DELETE FROM sqlite_sequence WHERE name = %s", [name])
-                cursor.execute(
-                    "INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)",
-                    [name, max(last, k * ID_SPACING)],
-                )
+        cursor.execute(
+            "SELECT sequencename, COALESCE(last_value, 0) FROM pg_sequences"
+            " WHERE schemaname = current_schema() ORDER BY sequencename"
+        )
+        for k, (name, last) in enumerate(cursor.fetchall(), start=1):
+            cursor.execute("SELECT setval(%s, %s)", [name, max(last, k * ID_SPACING)])
 
 
 @pytest.fixture
@@ -206,9 +190,8 @@ def pytest_runtest_teardown(item, nextitem):
     earlier test lives for the session and takes any job a later test queues, one that does not
     wait for it included (an import page's upload): its transaction and the flush's TRUNCATE then
     deadlocked, and PostgreSQL gave up the flush. The job belongs to a test that is over."""
-    from django.db import connection
 
-    if _workers_started and connection.vendor == "postgresql":
+    if _workers_started:
         worker_sessions_end()
     return (yield)
 

@@ -1,5 +1,5 @@
 """How the suite runs: resources of its own for each pytest-xdist worker, the groups that keep
-heavy tests together, and the selection of the database tests for the SQLite pass.
+heavy tests together.
 
 Loaded with `-p tests.suite` (pyproject's addopts), so it runs before pytest-django reads the
 settings: each xdist worker (`-n 2` in the Makefile) gets its own run folder, Redis database and
@@ -15,13 +15,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ... in an xdist worker
-DATABASE_FIXTURES = {
-    "db",
-    "transactional_db",
-    "django_db_reset_sequences",
-    "django_db_serialized_rollback",
-    "live_server",
-}
 
 
 def redis_url_for_worker(url: str, index: int) -> str:
@@ -44,27 +37,7 @@ if WORKER:
     os.environ["CELERY_TASK_DEFAULT_QUEUE"] = f"proofmark-{WORKER}"
 
 
-def pytest_addoption(parser):
-    parser.addoption(
-        "--database-tests-only",
-        action="store_true",
-        help="run only the tests that use the database (the Makefile's SQLite pass: a test "
-        "that never touches one has run in the PostgreSQL pass already)",
-    )
-
-
-def uses_database(item) -> bool:
-    return bool(
-        item.get_closest_marker("django_db")
-        or DATABASE_FIXTURES & set(getattr(item, "fixturenames", ()))
-    )
-
-
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("database_tests_only"):
-        kept = [item for item in items if uses_database(item)]
-        config.hook.pytest_deselected(items=[item for item in items if not uses_database(item)])
-        items[:] = kept
     for item in items:
         # one real Celery worker process serves them all (a session fixture per xdist worker):
         # under `--dist loadgroup` they run on one xdist worker instead of starting one each

@@ -176,7 +176,6 @@ def test_a_session_is_read_by_one_statement_until_it_expires(client):
     assert client.get("/annotation/").status_code == 302
 
 
-@pytest.mark.postgresql  # the pass with Redis
 def test_sessions_read_through_the_shared_cache_end_everywhere_at_log_out(client, settings):
     """With Redis as the cache (CACHE_URL), sessions are Django's cached_db: a log-out in one
     client ends the session for every other holder of its cookie, as the cache is shared."""

@@ -61,7 +61,7 @@ def _make_run(run_dir) -> tuple[str, bool]:
             line = run.stdout.readline()
             assert line, "make run stopped:\n" + "".join(lines)
             lines.append(line)
-        wanted = {"proofmark.sqlite3", "broker", "media", "worker.log", "beat.log"}
+        wanted = {"pg", "database-url", "broker", "media", "worker.log", "beat.log"}
         while not wanted <= {p.name for p in run_dir.iterdir()}:
             assert time.monotonic() < deadline, sorted(run_dir.iterdir())
             time.sleep(0.1)  # the logs open as the processes start

@@ -110,7 +110,6 @@ def upload(name="rows.jsonl"):
 
 
 # PostgreSQL: the threads write at once (SQLite's test database, in memory, locks whole tables)
-@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_grading_goes_on_while_redis_is_down_and_recovers_without_restart(
     own_redis, settings, tmp_path, caplog
@@ -236,7 +235,6 @@ def terminate_own_backends(spare: int | None = None) -> int:
     return len(rows)
 
 
-@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_a_dropped_connection_is_retried_for_a_read_and_503_otherwise(settings):
     """A persistent connection killed between requests (no health check to catch it)."""
@@ -259,7 +257,6 @@ def test_a_dropped_connection_is_retried_for_a_read_and_503_otherwise(settings):
         connection.settings_dict["CONN_HEALTH_CHECKS"] = True
 
 
-@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_a_kept_connection_the_server_closed_is_replaced_before_the_request_uses_it():
     """Django's health check (CONN_HEALTH_CHECKS, the stock backend): a kept connection whose
@@ -286,7 +283,6 @@ def lost_lines(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if "database connection lost" in r.getMessage()]
 
 
-@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_backends_killed_under_load_give_no_server_error(caplog):
     """Experts grading in threads while the test database's backends are terminated again and

@@ -101,7 +101,6 @@ def test_the_models_inserted_by_hand_have_no_save_receivers():
     assert not pre_save.has_listeners(FinalLabel) and not post_save.has_listeners(FinalLabel)
 
 
-@pytest.mark.postgresql
 def test_an_insert_may_take_expressions_that_read_a_row_written_in_the_same_statement():
     """`computed` columns take SQL expressions (returned into the instance, converted as the ORM
     converts them) that may read what a data-modifying WITH clause wrote: one statement."""

@@ -41,5 +41,26 @@ def test_postgresql_binds_on_the_server_and_prepares_unless_told_not_to():
     assert options == {"server_side_binding": True, "prepare_threshold": 5}
     options = database_options(DATABASE_URL=url, DB_PREPARE_THRESHOLD="off")["OPTIONS"]
     assert options["prepare_threshold"] is None
-    sqlite = database_options(DATABASE_URL="sqlite:////tmp/x.sqlite3")["OPTIONS"]
-    assert "server_side_binding" not in sqlite
+
+
+def test_without_database_url_the_embedded_server_of_the_run_folder_is_used(tmp_path):
+    """What `make run` started (core/embedded_db.py wrote its URL in the run folder), else a
+    local server; a database other than PostgreSQL is refused by name."""
+    assert database_options(DATABASE_URL="", PROOFMARK_RUN_DIR=str(tmp_path))["HOST"] == (
+        "127.0.0.1"
+    )
+    (tmp_path / "database-url").write_text("postgres://postgres@%2Frun%2Fpg/proofmark\n")
+    options = database_options(DATABASE_URL="", PROOFMARK_RUN_DIR=str(tmp_path))
+    assert (options["HOST"], options["NAME"]) == ("/run/pg", "proofmark")
+    refused = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": "sqlite:////tmp/x.sqlite3",
+        },
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0 and "PostgreSQL only" in refused.stderr

@@ -15,15 +15,13 @@ from datetime import timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 from django.utils import timezone
 
 from annotation.calibration_gate import CalibrationRequired, calibration_gate_check
 from annotation.models import Assignment, AssignmentStatus, Campaign, Item, ItemOrder
 from annotation.slots import (
     assignment_open,
-    item_open,
     item_open_sql,
     open_work_sql,
     slot_taken,
@@ -38,9 +36,8 @@ def _lease_commit_fast() -> None:
     WAL flush (PostgreSQL `synchronous_commit = off`, this transaction only). A database crash
     can forget the last moments' leases (the items return to the pool), never a grade:
     submissions keep the default, durable commit."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
 MAX_ATTEMPTS = 20
@@ -253,46 +250,7 @@ RETURNING id
 """
 
 
-def _take_normal_portable(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
-    """The same selection through the ORM, for the embedded SQLite mode (where a write
-    transaction holds the whole database, so there is no row to skip): the same three scopes."""
-    now = timezone.now()
-    taken = (
-        Assignment.objects.filter(slot_taken(now), item_id=OuterRef("pk"))
-        .order_by()
-        .values("item_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    order = (
-        "-submitted_count",
-        *([F("route_rank").asc(nulls_last=True)] if _by_uncertainty(campaign) else []),
-        "id",
-    )
-    queue = Item.objects.filter(item_open(), campaign=campaign).order_by(*order)
-    scopes = (
-        Q(pk__in=queue.values("pk")[:QUEUE_HEAD]),
-        Q(submitted_count=0),
-        Q(submitted_count__gt=0),
-    )
-    with transaction.atomic():
-        candidates = (
-            queue.exclude(Exists(Assignment.objects.filter(item_id=OuterRef("pk"), expert=expert)))
-            .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), 0))
-            .filter(taken__lt=F("required_judgements"))
-        )
-        for scope in scopes:
-            item = candidates.filter(scope).first()
-            if item is not None:
-                return Assignment.objects.create(
-                    item=item, expert=expert, leased_until=_lease_end(campaign, now)
-                )
-        return None
-
-
 def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
-    if connection.vendor != "postgresql":
-        return _take_normal_portable(campaign=campaign, expert=expert)
     skip: list[int] = []
     statements = _candidate_statements(campaign)
     for _ in range(MAX_ATTEMPTS):

@@ -17,8 +17,6 @@ from dataclasses import asdict, dataclass
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import F
-from django.db.models.lookups import LessThan
 from django.utils import timezone
 
 from annotation import opinions
@@ -286,17 +284,9 @@ RETURNING submitted_count, needs_work
 
 def _mark_done(assignment_id: int, item_id: int, now) -> tuple[int, bool]:
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(_DONE_SQL, {"assignment": assignment_id, "item": item_id, "now": now})
-            count, needs_work = cursor.fetchone()
-            return count, bool(needs_work)
-    Assignment.objects.filter(pk=assignment_id).update(status=AssignmentStatus.DONE, updated_at=now)
-    Item.objects.filter(pk=item_id).update(
-        submitted_count=F("submitted_count") + 1,
-        needs_work=LessThan(F("submitted_count") + 1, F("required_judgements")),
-    )
-    count, needs_work = Item.objects.values_list("submitted_count", "needs_work").get(pk=item_id)
-    return count, needs_work
+        cursor.execute(_DONE_SQL, {"assignment": assignment_id, "item": item_id, "now": now})
+        count, needs_work = cursor.fetchone()
+        return count, bool(needs_work)
 
 
 def _freeze_scheme(scheme_id: int) -> None:

@@ -9,7 +9,7 @@ from django.db import connection
 from annotation.models import ExpertProgress, Grade
 from core.rows import model_insert
 
-# One statement on both databases (SQLite 3.35+ takes ON CONFLICT ... RETURNING too): the row's
+# One statement: the row's
 # lock orders two submissions of the same expert, so no two grades get the same place.
 _COUNT_SQL = f"""
 INSERT INTO {ExpertProgress._meta.db_table} (campaign_id, expert_id, submitted)
@@ -34,16 +34,11 @@ def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
 
 def grade_insert_counted(*, grade: Grade) -> None:
     """Inserts a new submitted `grade` (`core.rows.model_insert`) with its place in its
-    expert's count (`expert_progress_count`): on PostgreSQL in one statement, the count's upsert
-    a data-modifying WITH whose result is the grade's sequence; elsewhere in two."""
-    campaign_id = grade.item.campaign_id
-    if connection.vendor == "postgresql":
-        model_insert(
-            grade,
-            computed={"sequence": "(SELECT submitted FROM progress)"},
-            with_sql=_COUNT_WITH,
-            with_params=[campaign_id, grade.expert_id],
-        )
-        return
-    grade.sequence = expert_progress_count(campaign_id=campaign_id, expert_id=grade.expert_id)
-    model_insert(grade)
+    expert's count in one statement: the count's upsert a data-modifying WITH whose result is
+    the grade's sequence."""
+    model_insert(
+        grade,
+        computed={"sequence": "(SELECT submitted FROM progress)"},
+        with_sql=_COUNT_WITH,
+        with_params=[grade.item.campaign_id, grade.expert_id],
+    )

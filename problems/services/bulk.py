@@ -21,69 +21,57 @@ def rows_by_key(
 ) -> dict[tuple, tuple]:
     """The existing rows whose `key` columns match one of `keys`: {key tuple: column values}.
 
-    PostgreSQL joins on unnest() of one array per key column (exact matches, one query
-    whatever the batch size); elsewhere an `__in` filter per column, matched in Python.
+    A join on unnest() of one array per key column (exact matches, one query whatever the
+    batch size).
     """
     keys = list(dict.fromkeys(keys))
     if not keys:
         return {}
     fields = {field.attname: field for field in model._meta.concrete_fields}
-    wanted = set(keys)
     width = len(key)
-    if connection.vendor == "postgresql":
-        types = [
-            "bigint"
-            if fields[column].get_internal_type().endswith("AutoField")
-            or isinstance(fields[column], models.ForeignKey)
-            else "text"
-            for column in key
-        ]
-        names = ", ".join(f"t.{column}" for column in (*key, *columns))
-        match = " AND ".join(f"t.{column} = k.c{index}" for index, column in enumerate(key))
-        arrays = ", ".join(f"%s::{kind}[]" for kind in types)
-        aliases = ", ".join(f"c{index}" for index in range(width))
-        with connection.cursor() as cursor:
-            # LATERAL ... LIMIT 1 keeps one index probe per key: a hash join would scan the
-            # whole table for every batch (the table's statistics are stale during an import).
-            cursor.execute(
-                f"SELECT r.* FROM unnest({arrays}) AS k({aliases}) CROSS JOIN LATERAL "
-                f"(SELECT {names} FROM {model._meta.db_table} t WHERE {match} LIMIT 1) r",
-                [[item[index] for item in keys] for index in range(width)],
-            )
-            found = cursor.fetchall()
-        json_at = [width + index for index, column in enumerate(columns) if column in JSON_COLUMNS]
-        out = {}
-        for row in found:
-            if json_at:
-                row = list(row)
-                for index in json_at:
-                    if isinstance(row[index], str):
-                        row[index] = orjson.loads(row[index])
-            out[tuple(row[:width])] = tuple(row[width:])
-        return out
-    lookup = {f"{column}__in": {item[index] for item in keys} for index, column in enumerate(key)}
-    return {
-        tuple(row[:width]): tuple(row[width:])
-        for row in model.objects.filter(**lookup).values_list(*key, *columns)
-        if tuple(row[:width]) in wanted
-    }
+    types = [
+        "bigint"
+        if fields[column].get_internal_type().endswith("AutoField")
+        or isinstance(fields[column], models.ForeignKey)
+        else "text"
+        for column in key
+    ]
+    names = ", ".join(f"t.{column}" for column in (*key, *columns))
+    match = " AND ".join(f"t.{column} = k.c{index}" for index, column in enumerate(key))
+    arrays = ", ".join(f"%s::{kind}[]" for kind in types)
+    aliases = ", ".join(f"c{index}" for index in range(width))
+    with connection.cursor() as cursor:
+        # LATERAL ... LIMIT 1 keeps one index probe per key: a hash join would scan the
+        # whole table for every batch (the table's statistics are stale during an import).
+        cursor.execute(
+            f"SELECT r.* FROM unnest({arrays}) AS k({aliases}) CROSS JOIN LATERAL "
+            f"(SELECT {names} FROM {model._meta.db_table} t WHERE {match} LIMIT 1) r",
+            [[item[index] for item in keys] for index in range(width)],
+        )
+        found = cursor.fetchall()
+    json_at = [width + index for index, column in enumerate(columns) if column in JSON_COLUMNS]
+    out = {}
+    for row in found:
+        if json_at:
+            row = list(row)
+            for index in json_at:
+                if isinstance(row[index], str):
+                    row[index] = orjson.loads(row[index])
+        out[tuple(row[:width])] = tuple(row[width:])
+    return out
 
 
 def tune_transaction() -> None:
-    """PostgreSQL: compress long texts with lz4 (several times faster than the default pglz)
-    for the rest of the transaction; elsewhere nothing."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL default_toast_compression = 'lz4'")
+    """Compresses long texts with lz4 (several times faster than the default pglz) for the rest
+    of the transaction."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL default_toast_compression = 'lz4'")
 
 
 def insert_rows(model: type[models.Model], columns: Sequence[str], rows: list[tuple]) -> None:
     """Rows known to be new (their keys were looked up in this transaction): `COPY` straight
-    into the table on PostgreSQL, bulk_create elsewhere."""
+    into the table."""
     if not rows:
-        return
-    if connection.vendor != "postgresql":
-        model.objects.bulk_create([model(**dict(zip(columns, row, strict=True))) for row in rows])
         return
     with connection.cursor() as cursor:
         _copy(cursor, model._meta.db_table, columns, rows, model._meta.db_table)
@@ -133,15 +121,6 @@ def upsert_rows(
 ) -> None:
     """Inserts rows, or updates the `update` columns of those whose `unique` key exists."""
     if not rows:
-        return
-    if connection.vendor != "postgresql":
-        fields = {field.attname: field.name for field in model._meta.concrete_fields}
-        model.objects.bulk_create(
-            [model(**dict(zip(columns, row, strict=True))) for row in rows],
-            update_conflicts=True,
-            unique_fields=[fields[column] for column in unique],
-            update_fields=[fields[column] for column in update],
-        )
         return
     table = model._meta.db_table
     stage = f"pm_stage_{table}"

@@ -69,10 +69,9 @@ def import_uploads_prune() -> int:
 
 
 class _ProgressWriter:
-    """Writes progress where the page sees it while the import's transaction is still open: on
-    PostgreSQL, when the caller holds no transaction, on a connection of its own (autocommit);
-    otherwise (SQLite has one writer at a time, and the import holds it) in the run folder's
-    progress file (problems.progress)."""
+    """Writes progress where the page sees it while the import's transaction is still open: on a
+    connection of its own (autocommit), or, when the caller already holds a transaction (a
+    command run inside one), in the run folder's progress file (problems.progress)."""
 
     def __init__(self, job_id: int, total: int):
         self.job_id = job_id
@@ -80,7 +79,7 @@ class _ProgressWriter:
         self.last = 0.0
         self.connection = None
         default = connections["default"]
-        if default.vendor == "postgresql" and not default.in_atomic_block:
+        if not default.in_atomic_block:
             import psycopg
 
             params = default.get_connection_params()

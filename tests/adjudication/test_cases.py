@@ -147,7 +147,6 @@ def test_returning_needs_a_question_reveals_the_judgements_and_opens_the_thread(
     ]
 
 
-@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_two_adjudicators_resolving_at_once_yield_one_resolution():
     case, (a, b) = disputed_case()

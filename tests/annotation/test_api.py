@@ -2,7 +2,6 @@
 admin endpoints."""
 
 import pytest
-from django.db import connection
 
 from annotation.models import Grade, Item
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
@@ -123,12 +122,11 @@ def test_submit_with_next_returns_the_next_item_in_one_round_trip(
     leased = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()["item"]["id"]
     # token and roles 1; the item with its campaign, membership and whether the expert holds
     # other open work 1; the submission 13 (in its savepoint: the item's lock, then its read;
-    # the grade with the expert's progress counter (SQLite: 2 statements); the first grade
+    # the grade with the expert's progress counter; the first grade
     # freezes the scheme: 5 of them; the assignment done; the item's evaluation read with its
     # judgements, then its label's upsert); the lease 4 (no look for open work: the first read
-    # said); the next item 1 (its assignment and campaign known). SQLite: no lock, and the
-    # assignment done in 3 statements.
-    with django_assert_max_num_queries(20 if connection.vendor == "postgresql" else 22):
+    # said); the next item 1 (its assignment and campaign known).
+    with django_assert_max_num_queries(20):
         answer = api.post(f"/api/v1/items/{leased}/submit/?next=1", {"score": 3}, format="json")
     assert answer.status_code == 200, answer.json()
     body = answer.json()

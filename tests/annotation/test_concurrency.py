@@ -15,7 +15,7 @@ from annotation import services
 from annotation.models import Assignment, Grade, Item
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 THREADS = 32
 

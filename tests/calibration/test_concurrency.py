@@ -10,7 +10,7 @@ from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.calibration.factories import gold_round
 from tests.rubrics.test_concurrency import run_together
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def test_a_first_requirement_set_twice_at_once_is_one_requirement():

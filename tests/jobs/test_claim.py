@@ -45,7 +45,6 @@ def test_a_running_job_whose_heartbeat_went_stale_is_claimed_again():
     assert not _take(KINDS["export"], job.pk)
 
 
-@pytest.mark.postgresql  # two connections claiming at once
 @pytest.mark.django_db(transaction=True)
 def test_two_claims_at_once_take_the_job_once():
     job = waiting_export()

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from tests.conftest import worker_database_url, worker_sessions_end
 from tests.problems.page_factories import ProblemFactory
 
-pytestmark = [pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def test_a_workers_open_transaction_is_ended_and_its_locks_released():

@@ -40,8 +40,6 @@ from exports.formats import ExportOptions, plan_for
 from problems.models import Problem, Proof, ReferenceSolution
 from tests.factories import UserFactory
 
-pytestmark = pytest.mark.postgresql
-
 ITEMS = 20_000
 PROOFS_A_PROBLEM = 10
 GRADED = 8_000
@@ -59,8 +57,6 @@ MOST_ROWS = 1000  # rows of the big tables one statement of a per-judgement path
 def big_campaign(django_db_setup, django_db_blocker):
     """The 20,000-item campaign, committed for the module's tests and removed after them."""
     with django_db_blocker.unblock():
-        if connection.vendor != "postgresql":
-            pytest.skip("statement plans are PostgreSQL's")
         campaign = _build()
         yield campaign
         with connection.cursor() as cursor:

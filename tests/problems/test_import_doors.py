@@ -368,7 +368,6 @@ def test_upload_runs_on_the_real_celery_worker(
     job.file.delete(save=False)
 
 
-@pytest.mark.postgresql  # the progress connection of its own is PostgreSQL's (one writer on SQLite)
 def test_progress_is_visible_while_the_import_transaction_is_open(
     transactional_db, admin_user, settings, tmp_path, monkeypatch
 ):

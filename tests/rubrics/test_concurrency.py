@@ -10,7 +10,7 @@ from rubrics.services import scheme_approve, scheme_version_create
 from tests.problems.page_factories import ProblemFactory
 from tests.rubrics.factories import VALID_SCHEME
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgresql]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def run_together(target, count: int) -> list[BaseException]:
