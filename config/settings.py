@@ -308,20 +308,33 @@ JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", "120"))
 JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "60"))
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
 # Rendering ahead (problems.services.texts_prerender) has one too: its messages never count as
-# jobs waiting (jobs.services.queued_messages reads the jobs' queue only).
+# jobs waiting (jobs.services.queued_messages reads the queue of a job's own kind).
 # The Celery app, loaded by the first process that sends a task (core.broker.celery_app), as
 # WSGI_APPLICATION names the web application.
 TASK_APP = "config.celery.app"
-# The names of the queues a worker consumes; config/celery.py makes them Kombu's queues (so that a
-# process that sends no task, a management command or a web request, never loads Kombu).
-TASK_QUEUES = (
-    CELERY_TASK_DEFAULT_QUEUE,
-    f"{CELERY_TASK_DEFAULT_QUEUE}.sweep",
-    f"{CELERY_TASK_DEFAULT_QUEUE}.render",
-)
+# A queue per kind of work (PostHog's split): an export never waits behind a long verifier run,
+# and each kind can have workers of its own with their own concurrency (docs/deploying.md). The
+# names of the queues a worker consumes; config/celery.py makes them Kombu's queues (so that a
+# process that sends no task, a management command or a web request, never loads Kombu). A worker
+# started without -Q (make run's) serves them all.
+WORK_QUEUES = {
+    "imports": f"{CELERY_TASK_DEFAULT_QUEUE}.imports",
+    "exports": f"{CELERY_TASK_DEFAULT_QUEUE}.exports",
+    "models": f"{CELERY_TASK_DEFAULT_QUEUE}.models",  # language-model calls: long, waiting on I/O
+    "fits": f"{CELERY_TASK_DEFAULT_QUEUE}.fits",  # estimation: rater-model fits
+    "sweep": f"{CELERY_TASK_DEFAULT_QUEUE}.sweep",
+    "render": f"{CELERY_TASK_DEFAULT_QUEUE}.render",
+}
+TASK_QUEUES = (CELERY_TASK_DEFAULT_QUEUE, *WORK_QUEUES.values())
 CELERY_TASK_ROUTES = {
-    "jobs.sweep": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}.sweep"},
-    "problems.tasks.texts_prerender_run": {"queue": f"{CELERY_TASK_DEFAULT_QUEUE}.render"},
+    "jobs.sweep": {"queue": WORK_QUEUES["sweep"]},
+    "problems.tasks.texts_prerender_run": {"queue": WORK_QUEUES["render"]},
+    "problems.tasks.import_run": {"queue": WORK_QUEUES["imports"]},
+    "exports.export_run": {"queue": WORK_QUEUES["exports"]},
+    "rubrics.tasks.generate_scheme": {"queue": WORK_QUEUES["models"]},
+    "adjudication.tasks.verifier_run_job": {"queue": WORK_QUEUES["models"]},
+    "adjudication.tasks.labelling_outcome_job": {"queue": WORK_QUEUES["models"]},
+    "graders.evaluation_run": {"queue": WORK_QUEUES["models"]},
 }
 CELERY_BEAT_SCHEDULE = {
     "jobs-sweep": {

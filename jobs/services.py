@@ -122,14 +122,21 @@ class Sweep:
     failed: list[tuple[str, int]] = field(default_factory=list)
 
 
-def queued_messages() -> int:
-    """How many messages wait in the jobs' queue (0 when the broker cannot say)."""
+def queue_of(task: str) -> str:
+    """The queue a task is sent to (settings.CELERY_TASK_ROUTES, else the default queue)."""
+    route = settings.CELERY_TASK_ROUTES.get(task)
+    return route["queue"] if route else settings.CELERY_TASK_DEFAULT_QUEUE
+
+
+def queued_messages(queue: str | None = None) -> int:
+    """How many messages wait in `queue` (the default queue if none is given; 0 when the broker
+    cannot say)."""
     from kombu.exceptions import ChannelError, OperationalError
 
     try:
         with celery_app().connection_for_write() as conn:
             declared = conn.default_channel.queue_declare(
-                queue=settings.CELERY_TASK_DEFAULT_QUEUE, passive=True
+                queue=queue or settings.CELERY_TASK_DEFAULT_QUEUE, passive=True
             )
             return declared.message_count
     except (ChannelError, OperationalError):
@@ -194,15 +201,15 @@ def jobs_sweep(
 
     - running, heartbeat older than `stale`: queued again (waiting, heartbeat now, partial
       output removed), or failed when it has had `max_attempts` runs;
-    - waiting, heartbeat (set when queued) older than `stale` while the queue is empty
-      (`queued` messages): its message was lost, it is sent again.
+    - waiting, heartbeat (set when queued) older than `stale` while its kind's queue is empty
+      (`queued` messages, read per kind unless given): its message was lost, it is sent again.
     Idempotent and safe when two sweeps meet: a job is changed only if still as found.
     """
     stale = stale or stale_after()
     max_attempts = max_attempts or settings.JOB_MAX_ATTEMPTS
-    queued = queued_messages() if queued is None else queued
     now = timezone.now()
     sweep = Sweep()
+    waiting_in: dict[str, int] = {}
     for kind in KINDS.values():
         status = kind.status_field
         silent = kind.model.objects.filter(
@@ -212,8 +219,15 @@ def jobs_sweep(
         for pk, state, attempts, beat in silent.values_list(
             "pk", status, "attempts", "heartbeat_at"
         ):
-            if state != RUNNING and queued:
-                continue  # its message may still be in the queue
+            if state != RUNNING:
+                if queued is None:
+                    queue = queue_of(kind.task)
+                    if queue not in waiting_in:
+                        waiting_in[queue] = queued_messages(queue)
+                    if waiting_in[queue]:
+                        continue  # its message may still be in the queue
+                elif queued:
+                    continue
             with transaction.atomic():
                 same = silent.select_for_update().filter(
                     pk=pk, attempts=attempts, heartbeat_at=beat, **{status: state}

@@ -225,10 +225,19 @@ def celery_process(command: str, *, env: dict, log) -> subprocess.Popen:
     _workers_started = True
     queue = env.get("CELERY_TASK_DEFAULT_QUEUE", settings.CELERY_TASK_DEFAULT_QUEUE)
     options = {
-        # the jobs' queues only: rendering ahead (a queue of its own, queued by every test that
-        # makes items) would read the test database while a test's teardown empties it
+        # the jobs' queues, all but rendering ahead's (queued by every test that makes items: it
+        # would read the test database while a test's teardown empties it)
         "worker": [
-            f"--queues={queue},{queue}.sweep",
+            "--queues="
+            + ",".join(
+                (
+                    queue,
+                    *(
+                        f"{queue}.{kind}"
+                        for kind in ("imports", "exports", "models", "fits", "sweep")
+                    ),
+                )
+            ),
             "--pool=threads",
             "--concurrency=8",
             "--without-heartbeat",

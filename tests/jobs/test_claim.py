@@ -64,3 +64,18 @@ def test_two_claims_at_once_take_the_job_once():
         thread.join()
     assert sorted(results) == [False, True]
     assert ExportJob.objects.get(pk=job.pk).attempts == 1
+
+
+def test_every_job_kind_has_a_queue_of_its_kind_of_work(settings):
+    """Imports, exports, model runs and sweeps each have their own queue (an export never waits
+    behind a verifier run); a task of no kind named falls back to the default queue."""
+    from jobs.kinds import KINDS
+    from jobs.services import queue_of
+
+    queues = {name: queue_of(kind.task) for name, kind in KINDS.items()}
+    assert queues["import"] == settings.WORK_QUEUES["imports"]
+    assert queues["export"] == settings.WORK_QUEUES["exports"]
+    for name in ("scheme_generation", "verifier_run", "labelling", "grader_evaluation"):
+        assert queues[name] == settings.WORK_QUEUES["models"]
+    assert queue_of("jobs.sweep") == settings.WORK_QUEUES["sweep"]
+    assert queue_of("no.such.task") == settings.CELERY_TASK_DEFAULT_QUEUE

@@ -146,7 +146,8 @@ def test_jobs_survive_a_worker_killed_mid_job(
         import redis
 
         client = redis.Redis.from_url(redis_url)
-        client.delete(env["CELERY_TASK_DEFAULT_QUEUE"], f"{env['CELERY_TASK_DEFAULT_QUEUE']}.sweep")
+        prefix = env["CELERY_TASK_DEFAULT_QUEUE"]
+        client.delete(prefix, *(f"{prefix}.{kind}" for kind in settings.WORK_QUEUES))
     jobs = start_jobs(fake_llm)
     for kind in KINDS.values():  # their messages were lost long ago
         kind.model.objects.update(heartbeat_at=timezone.now() - timedelta(hours=1))
