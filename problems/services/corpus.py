@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 _DONE = object()
 
 
-def read_ahead(items: Iterator, chunk: int = 500, depth: int = 8) -> Iterator:
+def records_ahead(items: Iterator, chunk: int = 500, depth: int = 8) -> Iterator:
     """Iterates `items` in a thread, a few chunks ahead of the caller: reading and parsing the
     next records overlaps the database's work on the current batch (psycopg releases the GIL
     while it waits). The queue's bound keeps memory flat; errors reach the caller."""
@@ -146,7 +146,7 @@ def corpus_import(
         with transaction.atomic():
             tune_transaction()
             try:
-                for item in read_ahead(
+                for item in records_ahead(
                     read_path(path, fmt, progress=progress, name=name, licence=licence)
                 ):
                     if isinstance(item, Issue):

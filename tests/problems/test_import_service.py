@@ -393,18 +393,18 @@ def test_a_folder_of_files_detects_each_file(real_fixtures, tmp_path):
     assert counts_of(report, "problems") == (4, 0, 0)
 
 
-def test_read_ahead_keeps_order_passes_errors_on_and_stops_early():
-    from problems.services.corpus import read_ahead
+def test_records_ahead_keeps_order_passes_errors_on_and_stops_early():
+    from problems.services.corpus import records_ahead
 
-    assert list(read_ahead(iter(range(2500)), chunk=7, depth=2)) == list(range(2500))
+    assert list(records_ahead(iter(range(2500)), chunk=7, depth=2)) == list(range(2500))
 
     def broken():
         yield 1
         raise ValueError("reader broke")
 
     with pytest.raises(ValueError, match="reader broke"):
-        list(read_ahead(broken()))
-    consumed = read_ahead(iter(range(10**9)), chunk=10, depth=1)
+        list(records_ahead(broken()))
+    consumed = records_ahead(iter(range(10**9)), chunk=10, depth=1)
     assert next(consumed) == 0
     consumed.close()
 
