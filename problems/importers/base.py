@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
+import yaml
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
@@ -350,6 +351,47 @@ def _looks_wide(sample: bytes) -> bool:
             if zeros >= 0.75 and text >= 0.75:  # mostly ASCII, a few other characters
                 return True
     return False
+
+
+# A record's metadata beyond this many bytes (as JSON) is refused with its line: a source's
+# extra columns are kept for the record's page and exports, not as a store of anything.
+METADATA_MAX_BYTES = 64 * 1024
+
+
+def metadata_too_large(record: object) -> Issue | None:
+    """An error naming the record's file, line and field when its metadata is over the bound."""
+    metadata = getattr(record, "metadata", None)
+    if not metadata:
+        return None
+    size = len(orjson.dumps(metadata, option=orjson.OPT_NON_STR_KEYS, default=str))
+    if size <= METADATA_MAX_BYTES:
+        return None
+    return error(
+        record.where,
+        f"its metadata is {size:,} bytes, over the {METADATA_MAX_BYTES:,} a record may carry.",
+        "metadata",
+    )
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """PyYAML's safe loader that refuses aliases (`*name`): an alias repeats its anchor's value,
+    and a few lines of nested aliases expand to gigabytes (a 'billion laughs')."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.events.AliasEvent):
+            event = self.peek_event()
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"an alias (*{event.anchor}) is not accepted: write the value out",
+                event.start_mark,
+            )
+        return super().compose_node(parent, index)
+
+
+def yaml_load(text: str) -> object:
+    """A YAML document, safely and without aliases (yaml.YAMLError with its mark otherwise)."""
+    return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 (a SafeLoader subclass)
 
 
 def read_text(path: Path, progress: Progress, name: str) -> str:

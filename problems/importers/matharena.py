@@ -23,6 +23,7 @@ from problems.importers.base import (
     read_text,
     unstorable_fields,
     warning,
+    yaml_load,
 )
 
 NAME = "matharena"
@@ -74,7 +75,7 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     if (path / "config.yaml").is_file():
         config_name = f"{name}/config.yaml"
         try:
-            config = yaml.safe_load(read_text(path / "config.yaml", progress, config_name)) or {}
+            config = yaml_load(read_text(path / "config.yaml", progress, config_name)) or {}
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark else None

@@ -27,7 +27,7 @@ from problems.importers import (
     Where,
     read_path,
 )
-from problems.importers.base import error, warning
+from problems.importers.base import error, metadata_too_large, warning
 from problems.models import Problem
 from problems.services.bulk import tune_transaction
 from problems.services.report import BATCH_SIZE, ImportReport
@@ -151,6 +151,9 @@ def corpus_import(
                 ):
                     if isinstance(item, Issue):
                         report.add(item)
+                        continue
+                    if oversized := metadata_too_large(item):
+                        report.add(oversized)
                         continue
                     upserter.add(item)
                     if on_progress and report.records % batch_size == 0:
