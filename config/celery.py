@@ -11,6 +11,11 @@ from core import workers
 from core.logging import log_context
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# A job's bounds on a statement and on a wait for a lock (config/settings.py), longer than a web
+# request's: they apply where this module configures the settings, the worker and beat (a web
+# process has read its settings before it sends a task).
+os.environ.setdefault("DB_STATEMENT_TIMEOUT", "30min")
+os.environ.setdefault("DB_LOCK_TIMEOUT", "2min")
 
 app = Celery("proofmark")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -13,6 +13,12 @@ send and no proxy buffers them.
 
 import os
 
+# The web process's bounds on a statement and on a wait for a lock (config/settings.py), read
+# when the application is loaded below: well inside `timeout`, so a request stuck on a lock
+# answers 503 with Retry-After and the worker lives.
+os.environ.setdefault("DB_STATEMENT_TIMEOUT", "30s")
+os.environ.setdefault("DB_LOCK_TIMEOUT", "10s")
+
 bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 threads = int(os.environ.get("GUNICORN_THREADS", "1"))

@@ -135,6 +135,22 @@ DATABASES["default"].setdefault("OPTIONS", {}).update(
         "prepare_threshold": None if _prepare.lower() == "off" else int(_prepare),
     }
 )
+# Bounds on one statement and on one wait for a lock (PostgreSQL's units: "30s", "500ms"; "0":
+# none). Set by process: the web process (config/gunicorn.py) 30 s and 10 s, below gunicorn's
+# 60 s, so a stuck lock answers 503 with Retry-After instead of killing the worker; the jobs'
+# worker (config/celery.py) 30 min and 2 min; a management command none unless set.
+DB_STATEMENT_TIMEOUT = os.environ.get("DB_STATEMENT_TIMEOUT", "0")
+DB_LOCK_TIMEOUT = os.environ.get("DB_LOCK_TIMEOUT", "0")
+_bounds = [
+    f"-c {name}={value}"
+    for name, value in (
+        ("statement_timeout", DB_STATEMENT_TIMEOUT),
+        ("lock_timeout", DB_LOCK_TIMEOUT),
+    )
+    if value not in ("", "0")
+]
+if _bounds:
+    DATABASES["default"]["OPTIONS"]["options"] = " ".join(_bounds)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -11,6 +11,7 @@ from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.html import escape
 from django.views import defaults
 from kombu.exceptions import OperationalError as KombuOperationalError
+from psycopg.errors import LockNotAvailable, QueryCanceled
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -24,6 +25,10 @@ logger = logging.getLogger("proofmark.request")
 # what a lost database connection raises (psycopg's errors are wrapped in these by Django)
 DATABASE_DROPPED = (OperationalError, InterfaceError)
 DATABASE_LOST = "The database connection was lost; nothing was saved: try again."
+DATABASE_BUSY = (
+    "The database was busy (a statement or a lock wait took longer than this site allows); "
+    "nothing was saved: try again shortly."
+)
 # A 503 (a service the request needs is away) says when to try again.
 RETRY_AFTER_SECONDS = 5
 
@@ -104,6 +109,15 @@ def outage_response(request, exception: BaseException | None) -> HttpResponse | 
     """503 with the reason when `exception` means a service is away, else None: a dropped
     database connection (closed, so the next query opens a new one; the answer is marked
     `retryable` for core.middleware.UnavailableMiddleware) or an unreachable job queue."""
+    if isinstance(exception, OperationalError) and isinstance(
+        exception.__cause__, QueryCanceled | LockNotAvailable
+    ):
+        # a bound of DB_STATEMENT_TIMEOUT / DB_LOCK_TIMEOUT: the connection is fine, and the
+        # request is not run again (it would wait as long once more)
+        logger.warning(
+            "database bound reached during %s %s: %s", request.method, request.path, exception
+        )
+        return unavailable(request, DATABASE_BUSY)
     if isinstance(exception, DATABASE_DROPPED):
         _close_dead_connections()
         logger.warning(

@@ -426,3 +426,62 @@ def test_the_cache_answers_nothing_there_while_redis_is_away(settings):
     with pytest.raises(ValueError, match="not found"):
         cache.incr("k")
     assert cache.delete("k") is False and cache.clear() is False
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_stuck_on_a_lock_answers_503_with_retry_after_and_runs_once():
+    """A lock held longer than DB_LOCK_TIMEOUT (the web process's bound): the request is 503 with
+    Retry-After, is not run again, and the next request (the lock gone) works."""
+    import psycopg
+
+    from annotation.models import Assignment
+
+    campaign = CampaignFactory(slug="locked")
+    ItemFactory(campaign=campaign)
+    client = token_client(expert_in(campaign))
+    options = connection.settings_dict["OPTIONS"]
+    options["options"] = "-c lock_timeout=300ms"
+    connection.close()  # the next one opens with the bound
+    params = {k: v for k, v in connection.get_connection_params().items() if k != "context"}
+    params.pop("cursor_factory", None)
+    holder = psycopg.connect(**params)
+    try:
+        holder.execute(f"LOCK TABLE {Assignment._meta.db_table} IN ACCESS EXCLUSIVE MODE")
+        answer = client.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+        assert answer.status_code == 503 and answer["Retry-After"]
+        assert "database was busy" in answer.json()["detail"]
+        holder.rollback()
+        assert client.post(f"/api/v1/campaigns/{campaign.slug}/next/").status_code == 200
+    finally:
+        holder.close()
+        options.pop("options", None)
+        connection.close()
+
+
+def test_the_web_and_the_worker_processes_have_their_own_bounds():
+    """config/gunicorn.py gives the web process 30 s a statement and 10 s a lock wait; the jobs'
+    worker (config/celery.py) 30 min and 2 min; a command typed by hand none."""
+    code = (
+        "import json, os, runpy; {load}; import django; django.setup(); "
+        "from django.conf import settings; "
+        "print(json.dumps(settings.DATABASES['default']['OPTIONS'].get('options')))"
+    )
+
+    def bounds(load: str):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DB_")}
+        env["DJANGO_SETTINGS_MODULE"] = "config.settings"
+        out = subprocess.run(
+            [sys.executable, "-c", code.format(load=load)],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    assert bounds("runpy.run_path('config/gunicorn.py')") == (
+        "-c statement_timeout=30s -c lock_timeout=10s"
+    )
+    assert bounds("import config.celery") == "-c statement_timeout=30min -c lock_timeout=2min"
+    assert bounds("pass") is None

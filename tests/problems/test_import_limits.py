@@ -54,8 +54,6 @@ def test_a_record_whose_metadata_is_over_the_bound_fails_alone(tmp_path):
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     report = corpus_import(path=path)
     errors = [issue for issue in report.issues if issue["level"] == "error"]
-    assert [(e["file"], e["line"], e["field"]) for e in errors] == [
-        ("corpus.jsonl", 2, "metadata")
-    ]
+    assert [(e["file"], e["line"], e["field"]) for e in errors] == [("corpus.jsonl", 2, "metadata")]
     assert "over the 65,536" in errors[0]["message"]
     assert Proof.objects.filter(problem__external_id="P-1").count() == 1
