@@ -12,18 +12,36 @@ def healthz(request):
     return HttpResponse("ok", content_type="text/plain")
 
 
-def readyz(request):
-    """Readiness: the database answers a query and the Celery broker accepts a connection.
-    200 with each check's "ok", or 503 naming what failed (a load balancer stops sending
-    requests here until it is ready again)."""
-    checks = {}
+# How long readiness waits for a new database connection and for its answer.
+READY_DATABASE_SECONDS = 2
+
+
+def database_problem() -> str | None:
+    """What keeps this process from getting a database connection now, or None: a new
+    connection (not the one this worker keeps, which may still work while the server refuses
+    every other: its connections used up), opened within READY_DATABASE_SECONDS and answering a
+    query within as long."""
+    import psycopg
+
+    params = connection.get_connection_params()
+    for unused in ("cursor_factory", "context"):
+        params.pop(unused, None)
+    params["connect_timeout"] = READY_DATABASE_SECONDS
+    bound = f"-c statement_timeout={READY_DATABASE_SECONDS * 1000}"
+    params["options"] = f"{params.get('options', '')} {bound}".strip()
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        checks["database"] = "ok"
-    except Exception as exc:
-        checks["database"] = f"{type(exc).__name__}: {exc}"
-    checks["broker"] = broker_problem() or "ok"
+        with psycopg.connect(**params, autocommit=True) as probe:
+            probe.execute("SELECT 1")
+    except psycopg.Error as exc:
+        return f"{type(exc).__name__}: {str(exc).strip()}"
+    return None
+
+
+def readyz(request):
+    """Readiness: a new database connection opens and answers within a short bound, and the
+    Celery broker accepts a connection. 200 with each check's "ok", or 503 naming what failed
+    (a load balancer stops sending requests here until it is ready again)."""
+    checks = {"database": database_problem() or "ok", "broker": broker_problem() or "ok"}
     ready = all(value == "ok" for value in checks.values())
     return JsonResponse(checks, status=200 if ready else 503)
 

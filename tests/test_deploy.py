@@ -6,6 +6,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -222,3 +223,45 @@ def test_web_and_worker_in_separate_folders_share_files_only_through_storage(
     worker_lines = (tmp_path / "worker-machine" / "worker.log").read_text().splitlines()
     tasks = [json.loads(line) for line in worker_lines if '"proofmark.task"' in line]
     assert {line["job_id"] for line in tasks} >= {job["id"], export["id"]}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_readiness_fails_while_no_new_database_connection_can_be_had(client, settings):
+    """The server's connections used up (a role's CONNECTION LIMIT reached, as max_connections
+    is under load): this process's kept connection still works, but /readyz says 503 until a new
+    one opens again; a server that never answers is 503 within the bound too."""
+    import socket
+
+    import psycopg
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("DROP ROLE IF EXISTS readyz_probe")
+        cursor.execute("CREATE ROLE readyz_probe LOGIN CONNECTION LIMIT 1")
+    params = dict(connection.settings_dict)
+    try:
+        connection.settings_dict["USER"] = "readyz_probe"
+        holder = psycopg.connect(
+            host=params["HOST"], port=params["PORT"], dbname=params["NAME"], user="readyz_probe"
+        )
+        try:
+            busy = client.get("/readyz")
+            assert busy.status_code == 503
+            assert "too many connections" in busy.json()["database"]
+        finally:
+            holder.close()
+        assert client.get("/readyz").status_code == 200
+
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)  # accepts, never answers
+        connection.settings_dict["HOST"], connection.settings_dict["PORT"] = silent.getsockname()
+        started = time.monotonic()
+        stuck = client.get("/readyz")
+        assert stuck.status_code == 503 and time.monotonic() - started < 10
+        silent.close()
+    finally:
+        connection.settings_dict.update(params)
+        connection.close()
+        with connection.cursor() as cursor:
+            cursor.execute("DROP ROLE IF EXISTS readyz_probe")
