@@ -30,3 +30,15 @@ class JobStatus(models.TextChoices):
     RETRYING = "retrying", "Waiting to retry"
     SUCCEEDED = "succeeded", "Done"
     FAILED = "failed", "Failed"
+
+
+class SweepTurn(models.Model):
+    """When the sweep last ran, one row per sweep: every beat (one per worker machine, or two
+    for safety) sends the sweep each period, and the one that moves `swept_at` on runs it, so a
+    sweep runs once a period however many beats there are, and on while any of them lives."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    swept_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.name} swept at {self.swept_at:%Y-%m-%d %H:%M:%S}"

@@ -122,6 +122,24 @@ class Sweep:
     failed: list[tuple[str, int]] = field(default_factory=list)
 
 
+# A sweep's turn is taken when the last one is older than this share of the period: two beats
+# a period apart by a little jitter still sweep once each period.
+SWEEP_TURN_SHARE = 0.8
+
+
+def sweep_turn_take(*, name: str = "jobs", period: float | None = None) -> bool:
+    """Whether this caller runs the sweep `name` now: True for the first caller of a period
+    (the database decides between beats: one UPDATE whose condition a second caller finds
+    false once the first has committed), False for the others."""
+    from jobs.models import SweepTurn
+
+    period = settings.JOB_SWEEP_SECONDS if period is None else period
+    now = timezone.now()
+    SweepTurn.objects.get_or_create(name=name, defaults={"swept_at": now - timedelta(days=1)})
+    due = now - timedelta(seconds=period * SWEEP_TURN_SHARE)
+    return bool(SweepTurn.objects.filter(name=name, swept_at__lte=due).update(swept_at=now))
+
+
 def queue_of(task: str) -> str:
     """The queue a task is sent to (settings.CELERY_TASK_ROUTES, else the default queue)."""
     route = settings.CELERY_TASK_ROUTES.get(task)
