@@ -53,10 +53,10 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
+from adjudication.estimators import pareto_sample, pps_probabilities
 from adjudication.models import LabellingOutcome, LabelSource, LoopOutcome, MetaVerification
 from adjudication.services.labels import final_label_set
 from annotation import scales
-from adjudication.estimators import pareto_sample, pps_probabilities
 from annotation.models import Assignment, Campaign, Item, ItemDesign, ItemOrder, TaskKind
 from annotation.scales import prediction_on_unit
 from estimation.routing.uncertainty import Uncertainty, proof_uncertainty
