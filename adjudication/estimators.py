@@ -370,7 +370,7 @@ def ipw_mean_interval(
     interval. None with fewer than two clusters or a probability that is not in (0, 1]."""
     y = np.asarray(values, dtype=float)
     pi = np.asarray(probabilities, dtype=float)
-    groups = np.asarray(clusters, dtype=object)
+    groups = np.asarray(clusters)
     if not (len(y) == len(pi) == len(groups)):
         raise ValueError("values, probabilities and clusters must have one entry per label")
     if len(y) == 0 or np.any(~(pi > 0)) or np.any(pi > 1):
@@ -403,20 +403,25 @@ def active_ppi_mean_interval(
     (f_i its automatic prediction, 0 where it has none; L_i 1 if labelled, pi_i its inclusion
     probability); the estimate is the mean of phi over the N items, unbiased for the mean of
     y whatever the predictions and lam. Variance cluster-robust over problems
-    (G / (G - 1) sum_g (sum_{i in g} (phi_i - mean))^2 / N^2), a t(G - 1) interval. lam None:
-    the value minimising that variance (from the cluster sums of the two parts of phi),
+    (G / (G - 1) sum_g (sum_{i in g} (phi_i - mean))^2 / N^2), a t(H - 1) interval, H the
+    labelled problems. lam None: the value minimising that variance (from the cluster sums of
+    the two parts of phi),
     clipped to [0, 1]. None with fewer than two clusters, no labelled item, or an item whose
     probability is not in (0, 1]."""
     lab = np.asarray(labelled, dtype=bool)
     pi = np.asarray(probabilities, dtype=float)
-    groups = np.asarray(clusters, dtype=object)
+    groups = np.asarray(clusters)
     n_items = len(lab)
     if not (n_items == len(values) == len(predictions) == len(pi) == len(groups)):
         raise ValueError("one entry per item in every argument")
     if n_items == 0 or not lab.any() or np.any(~(pi > 0)) or np.any(pi > 1):
         return None
-    y = np.array([0.0 if v is None else float(v) for v in values])
-    f = np.array([0.0 if p is None else float(p) for p in predictions])
+    y = np.array([np.nan if v is None else float(v) for v in values])
+    y = np.where(lab, y, 0.0)  # an unlabelled item's value is never read
+    if np.isnan(y).any():
+        raise ValueError("every labelled item needs a value")
+    f = np.array([np.nan if p is None else float(p) for p in predictions])
+    f = np.where(np.isnan(f), 0.0, f)  # no prediction: 0 (still unbiased)
     ratio = np.where(lab, 1.0 / pi, 0.0)
     a = y * ratio  # the IPW part
     b = f * (1.0 - ratio)  # the prediction part, times lam
@@ -432,6 +437,9 @@ def active_ppi_mean_interval(
     mean = float(phi.mean())
     sums = _cluster_sums(phi - mean, groups)
     se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / n_items
-    half = _half_width(se, g, confidence)
+    # the correction's spread is read from the labelled problems only: their number sets the
+    # degrees of freedom (with few labels, t(labelled problems - 1), not the normal quantile)
+    labelled_clusters = len(np.unique(groups[lab]))
+    half = _half_width(se, max(2, labelled_clusters), confidence)
     n = int(lab.sum())
     return DesignInterval(mean, mean - half, mean + half, n, se * math.sqrt(n), g, lam)
