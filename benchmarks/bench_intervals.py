@@ -16,8 +16,9 @@ Each trial draws a campaign of N = 4,000 proofs of one generator:
 - true scores on 0-1 in sevenths (a 0-7 score / 7): round(7 sigmoid(1.6 (difficulty + own)))/7,
   difficulty and own effect standard normal: mostly near 0 or 1.
 - each proof has a length (log-normal); the automatic score is the truth + 0.08 bias + the
-  problem's shared error + the proof's own error whose sd grows with the length (0.05 to about
-  0.5), clipped to 0-1: grader errors grow with proof length, and the bias is not constant.
+  problem's shared error + the proof's own error whose sd grows with the length and is larger
+  on flawed proofs ((0.05 + 0.15 length) (1.5 - truth), at most 0.5), clipped to 0-1: grader
+  errors grow with proof length, and routing's favourites score lower than the rest.
 - routing off: n proofs drawn uniformly (simple random sample). Routing on: the platform's
   design: 25% of the budget uniform, the rest proportional to an uncertainty that tracks the
   grader's error sd (the spread of its samples, with noise), drawn by Pareto pi-ps; the recorded
@@ -86,7 +87,8 @@ def draw_campaign(rng: np.random.Generator, *, size: int, per_problem: int) -> C
     truth = _true_scores(rng, difficulty)
     shared = rng.normal(0, 0.15, problems)[problem]
     length = rng.lognormal(0.0, 0.6, size)
-    error_sd = np.minimum(0.5, 0.05 + 0.15 * length)
+    # longer proofs and flawed proofs are where graders err (and hesitate) most
+    error_sd = np.minimum(0.5, (0.05 + 0.15 * length) * (1.5 - truth))
     machine = np.clip(truth + 0.08 + shared + rng.normal(0, 1, size) * error_sd, 0, 1)
     # what routing sees: the spread of the grader's samples, a noisy reading of its error sd
     uncertainty = np.clip(error_sd * rng.lognormal(0, 0.3, size), 0, 1)
@@ -111,13 +113,19 @@ def trial(rng: np.random.Generator, *, per_problem: int, labels: int, routing: b
     experts = ipw_mean_interval(campaign.truth[chosen], pi[chosen], campaign.problem[chosen])
     values = np.where(chosen, campaign.truth, np.nan)
     ppi = active_ppi_mean_interval(chosen, values, campaign.machine, pi, campaign.problem)
-    return {"experts": experts, "ppi": ppi}
+    out = {"experts": experts, "ppi": ppi}
+    if routing:
+        # before designs were recorded: the n most uncertain, their plain mean (no weights, no
+        # clusters), for comparison only
+        top = np.argsort(-campaign.uncertainty, kind="stable")[:labels]
+        out["before"] = ipw_mean_interval(campaign.truth[top], np.ones(labels), np.arange(labels))
+    return out
 
 
 def measure(*, per_problem: int, labels: int, routing: bool, trials: int, seed: int) -> dict:
     rng = np.random.default_rng([seed, per_problem, labels, int(routing)])
     target = TRUE_MEAN
-    rows: dict[str, list[tuple[bool, float]]] = {"experts": [], "ppi": []}
+    rows: dict[str, list[tuple[bool, float]]] = {"experts": [], "ppi": [], "before": []}
     for _ in range(trials):
         for name, interval in trial(
             rng, per_problem=per_problem, labels=labels, routing=routing
@@ -166,13 +174,15 @@ def section(results: list[tuple[bool, int, int, dict]], trials: int, seconds: fl
         "budget uniform, the rest proportional to uncertainty, Pareto pi-ps, each label "
         "weighted by 1 / its recorded probability). Experts only: Hajek (IPW) mean; PPI: "
         "active (IPW) prediction-powered mean, power-tuned; both cluster-robust over problems, "
-        f"t(problems - 1). Nominal 95%; target coverage >= {TARGET_COVERAGE:.0%}. Coverage +- "
+        "t(labelled problems - 1). 'Before': what routing did before designs were recorded "
+        "(the n most uncertain proofs, their plain mean and t interval), for comparison; not "
+        f"a target. Nominal 95%; target coverage >= {TARGET_COVERAGE:.0%}. Coverage +- "
         "its standard error; width: mean full width on 0-1. The target is the generator's true "
         f"mean ({TRUE_MEAN:.4f}), not the campaign's.",
         "",
         "| routing | samples a problem | expert labels | experts only: coverage | width "
-        "| PPI: coverage | width |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| PPI: coverage | width | before (top-n, unweighted): coverage |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for routing, m, n, out in results:
         e, p = out["experts"], out["ppi"]
@@ -181,9 +191,11 @@ def section(results: list[tuple[bool, int, int, dict]], trials: int, seconds: fl
             flag = "" if row["coverage"] >= TARGET_COVERAGE else " **missed**"
             return f"{row['coverage']:.1%} +- {row['coverage_se']:.1%}{flag}"
 
+        before = out["before"]
+        old = f"{before['coverage']:.1%}" if before["trials"] else "-"
         lines.append(
             f"| {'on' if routing else 'off'} | {m} | {n:,} | {mark(e)} | {e['width']:.3f} "
-            f"| {mark(p)} | {p['width']:.3f} |"
+            f"| {mark(p)} | {p['width']:.3f} | {old} |"
         )
     lines.append("")
     if missed:

@@ -2,6 +2,7 @@
 records each item's inclusion probability; the score intervals weight by it, cluster by
 problem, say what they assume, and say why when no interval can be valid (no random share)."""
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -17,6 +18,9 @@ from estimation.routing.services import (
     parse_uniform_share,
 )
 from estimation.services.intervals import campaign_score_intervals
+from exports.formats import ExportOptions
+from exports.services import dataset_write
+from exports.services.datasets import companion_paths
 from tests.annotation.factories import CampaignFactory
 from tests.factories import UserFactory
 from tests.problems.page_factories import ProblemFactory, ProofFactory, VerifierAnalysisFactory
@@ -160,3 +164,23 @@ def test_uniform_share_is_a_share_or_a_percentage(raw, expected):
 def test_a_bad_uniform_share_names_the_field(raw):
     with pytest.raises(RoutingError, match="^uniform_share: "):
         parse_uniform_share(raw)
+
+
+def test_exports_carry_the_design_columns_and_the_card_explains_them(campaign, tmp_path):
+    campaign_routing_set(campaign=campaign, item_order="uncertainty", budget=Decimal("0.5"))
+    label_chosen(campaign)
+    probability = {i.pk: i.inclusion_probability for i in Item.objects.filter(campaign=campaign)}
+    for fmt in ("proofbench", "dv"):  # label formats (annotations: the golden files)
+        out = tmp_path / f"{fmt}.jsonl"
+        dataset_write(
+            campaign=campaign, fmt=fmt, file_type="jsonl", options=ExportOptions(), out=out
+        )
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert rows, fmt
+        for row in rows:
+            assert row["chosen_by"] in {"uniform", "routed"}
+            assert row["inclusion_probability"] == probability[row["item_id"]]
+            assert row["double_chosen_by"] == "uniform" and row["double_probability"] == 0.0
+        card = companion_paths(out)[1].read_text()
+        assert "## Sampling design" in card and "1 / `inclusion_probability`" in card
+        assert "| `inclusion_probability` | float |" in card
