@@ -114,3 +114,32 @@ def test_pareto_draw_is_fixed_size_and_matches_its_probabilities():
         counts += chosen
     assert counts / 20000 == pytest.approx(pi, abs=0.02)
     assert pareto_sample([1.0, 0.0, 0.5], [0.9, 0.1, 0.5], 1).tolist() == [True, False, False]
+
+
+def test_weighted_agreement_figures_equal_sklearn_and_repeated_units():
+    import krippendorff
+    from sklearn.metrics import cohen_kappa_score
+
+    from adjudication.agreement import krippendorff_alpha_ordinal, weighted_pair_figures
+
+    groups = [[(3, 3)], [(4, 6)], [(0, 2)], [(7, 7)], [(5, 4)], [(1, 1)], [(2, 3)]]
+    weights = [2, 1, 3, 1, 2, 1, 4]
+    found = weighted_pair_figures(groups, weights, list(range(8)), 1)
+    a = [g[0][0] for g in groups]
+    b = [g[0][1] for g in groups]
+    kappa = cohen_kappa_score(
+        a, b, labels=list(range(8)), weights="quadratic", sample_weight=weights
+    )
+    assert found["kappa"] == pytest.approx(kappa, abs=1e-12)
+    assert found["mad"] == pytest.approx(np.average(np.abs(np.subtract(a, b)), weights=weights))
+    # alpha: an integer weight k is the unit repeated k times
+    units = [[x, y] for x, y in zip(a, b, strict=True)]
+    repeated = [unit for unit, k in zip(units, weights, strict=True) for _ in range(k)]
+    expected = krippendorff.alpha(
+        reliability_data=np.array(repeated, dtype=float).T,
+        level_of_measurement="ordinal",
+        value_domain=list(range(8)),
+    )
+    assert krippendorff_alpha_ordinal(units, list(range(8)), weights) == pytest.approx(
+        expected, abs=1e-9
+    )
