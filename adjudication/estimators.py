@@ -356,6 +356,16 @@ def _half_width(se: float, clusters: int, confidence: float) -> float:
     return t_quantile(confidence, max(1, clusters - 1)) * se
 
 
+def effective_clusters(weights: np.ndarray, clusters: np.ndarray) -> float:
+    """Kish's effective number of clusters, (sum W_g)^2 / sum W_g^2 over the clusters' total
+    weights W_g: unequal design weights make the variance estimate rest on fewer clusters
+    than there are, so the t quantile takes its degrees of freedom from this number (at most
+    the number of clusters)."""
+    totals = _cluster_sums(np.asarray(weights, dtype=float), clusters)
+    square = float(np.sum(totals**2))
+    return float(np.sum(totals)) ** 2 / square if square > 0 else 0.0
+
+
 def ipw_mean_interval(
     values: Sequence[float],
     probabilities: Sequence[float],
@@ -366,8 +376,8 @@ def ipw_mean_interval(
     """The Hajek (inverse-probability-weighted) mean of the labelled values, each weighted by
     1 / its inclusion probability, with a cluster-robust (problem) sandwich variance:
     var = G / (G - 1) sum_g (sum_{i in g} w_i (y_i - mean))^2 / (sum w)^2; the same figure as
-    statsmodels' WLS of y on a constant with weights w and cov_type "cluster". A t(G - 1)
-    interval. None with fewer than two clusters or a probability that is not in (0, 1]."""
+    statsmodels' WLS of y on a constant with weights w and cov_type "cluster". A t(G* - 1)
+    interval, G* the effective number of clusters (`effective_clusters`: G with equal weights). None with fewer than two clusters or a probability that is not in (0, 1]."""
     y = np.asarray(values, dtype=float)
     pi = np.asarray(probabilities, dtype=float)
     groups = np.asarray(clusters)
@@ -383,7 +393,7 @@ def ipw_mean_interval(
         return None
     var = g / (g - 1) * float(np.sum(sums**2)) / float(np.sum(w)) ** 2
     se = math.sqrt(var)
-    half = _half_width(se, g, confidence)
+    half = _half_width(se, max(2, math.floor(effective_clusters(w, groups))), confidence)
     return DesignInterval(mean, mean - half, mean + half, len(y), se * math.sqrt(len(y)), g)
 
 
@@ -403,8 +413,8 @@ def active_ppi_mean_interval(
     (f_i its automatic prediction, 0 where it has none; L_i 1 if labelled, pi_i its inclusion
     probability); the estimate is the mean of phi over the N items, unbiased for the mean of
     y whatever the predictions and lam. Variance cluster-robust over problems
-    (G / (G - 1) sum_g (sum_{i in g} (phi_i - mean))^2 / N^2), a t(H - 1) interval, H the
-    labelled problems. lam None: the value minimising that variance (from the cluster sums of
+    (G / (G - 1) sum_g (sum_{i in g} (phi_i - mean))^2 / N^2), a t(H* - 1) interval, H* the
+    effective number of labelled problems (`effective_clusters` of the labels' weights). lam None: the value minimising that variance (from the cluster sums of
     the two parts of phi),
     clipped to [0, 1]. None with fewer than two clusters, no labelled item, or an item whose
     probability is not in (0, 1]."""
@@ -439,7 +449,7 @@ def active_ppi_mean_interval(
     se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / n_items
     # the correction's spread is read from the labelled problems only: their number sets the
     # degrees of freedom (with few labels, t(labelled problems - 1), not the normal quantile)
-    labelled_clusters = len(np.unique(groups[lab]))
-    half = _half_width(se, max(2, labelled_clusters), confidence)
+    labelled_clusters = effective_clusters(1.0 / pi[lab], groups[lab])
+    half = _half_width(se, max(2, math.floor(labelled_clusters)), confidence)
     n = int(lab.sum())
     return DesignInterval(mean, mean - half, mean + half, n, se * math.sqrt(n), g, lam)

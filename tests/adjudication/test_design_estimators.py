@@ -11,6 +11,7 @@ import statsmodels.api as sm
 
 from adjudication.estimators import (
     active_ppi_mean_interval,
+    effective_clusters,
     ipw_mean_interval,
     pareto_sample,
     pps_probabilities,
@@ -28,9 +29,16 @@ def test_hajek_mean_and_cluster_variance_equal_statsmodels_wls():
         cov_type="cluster", cov_kwds={"groups": PROBLEM}
     )
     assert found.mean == pytest.approx(fit.params[0], abs=1e-12)
-    se = (found.high - found.low) / 2 / t_quantile(0.95, 4)
+    se = found.sd / math.sqrt(found.n)
     assert se == pytest.approx(fit.bse[0], abs=1e-12)
     assert found.clusters == 5 and found.n == 10
+    # unequal weights: the t quantile's degrees of freedom from Kish's effective clusters
+    totals = np.array([np.sum(1 / PI[np.equal(PROBLEM, g)]) for g in range(1, 6)])
+    g_star = math.floor(totals.sum() ** 2 / np.sum(totals**2))
+    assert g_star < 5 and effective_clusters(1 / PI, PROBLEM) == pytest.approx(
+        totals.sum() ** 2 / np.sum(totals**2)
+    )
+    assert found.high - found.mean == pytest.approx(t_quantile(0.95, g_star - 1) * se)
 
 
 def test_hajek_with_one_label_a_problem_and_equal_weights_is_the_plain_mean_and_se():
@@ -61,7 +69,9 @@ def test_active_ppi_equals_its_formula_by_hand():
     masks = [np.equal(PROBLEM, g) for g in range(1, 6)]
     totals = [phi[m].sum() - m.sum() * phi.mean() for m in masks]
     se = math.sqrt(5 / 4 * sum(t**2 for t in totals)) / 10
-    assert found.high - found.mean == pytest.approx(t_quantile(0.95, 4) * se, abs=1e-12)
+    assert found.sd / math.sqrt(found.n) == pytest.approx(se, abs=1e-12)
+    h_star = math.floor(effective_clusters(1 / PI[labelled], PROBLEM[labelled]))
+    assert found.high - found.mean == pytest.approx(t_quantile(0.95, h_star - 1) * se)
     assert found.n == 5 and found.lam == lam
 
 
