@@ -162,15 +162,15 @@ def _generator_row(generator: str, units: list[_Unit], width: float) -> Generato
     human_assumes = ppi_assumes = ""
     if human is not None:
         human_assumes = (
-            f"Assumes: the recorded design ({weighting}); problems independent, their "
-            f"{human.clusters} clustered{missing}."
+            f"Assumes: the recorded design ({weighting}); proofs clustered by problem "
+            f"({human.clusters} problems, taken as independent){missing}."
         )
     if ppi is not None:
         ppi_assumes = (
             f"Assumes: the recorded design ({weighting}); the automatic scores of all "
             f"{len(units)} items corrected by the weighted errors of the labelled ones "
-            f"(lambda {ppi.lam:.2f}), valid however wrong the graders are; problems "
-            f"independent, their {ppi.clusters} clustered{missing}."
+            f"(lambda {ppi.lam:.2f}), valid however wrong the graders are; proofs clustered "
+            f"by problem ({ppi.clusters} problems, taken as independent){missing}."
         )
     return GeneratorScore(
         generator=generator,
