@@ -184,3 +184,12 @@ def test_exports_carry_the_design_columns_and_the_card_explains_them(campaign, t
         card = companion_paths(out)[1].read_text()
         assert "## Sampling design" in card and "1 / `inclusion_probability`" in card
         assert "| `inclusion_probability` | float |" in card
+
+
+def test_the_queue_page_shows_how_each_item_was_drawn(campaign, client):
+    campaign_routing_set(campaign=campaign, item_order="uncertainty", budget=Decimal("0.25"))
+    client.force_login(UserFactory(roles=["admin"]))
+    page = client.get(reverse("exports:routing", args=[campaign.slug])).content.decode()
+    assert "Chosen by (probability)" in page and "In the routing draw, not chosen" in page
+    item = Item.objects.filter(campaign=campaign).order_by("route_rank").first()
+    assert f"({item.inclusion_probability:.3f})" in page
