@@ -153,3 +153,32 @@ def test_weighted_agreement_figures_equal_sklearn_and_repeated_units():
     assert krippendorff_alpha_ordinal(units, list(range(8)), weights) == pytest.approx(
         expected, abs=1e-9
     )
+
+
+def test_adaptive_double_scoring_weighted_agreement_is_unbiased_where_plain_is_not():
+    """A campaign of 2,000 items whose experts disagree more where the graders are unsure; a
+    quarter double-scored where disagreement is expected (30% uniform), Pareto draws: over 400
+    seeded draws the weighted exact agreement centres on the whole campaign's, the plain one on
+    the hard items'."""
+    from adjudication.agreement import weighted_pair_figures
+
+    rng = np.random.default_rng(11)
+    size, doubles = 2000, 500
+    unsure = rng.random(size)
+    truth = rng.integers(0, 8, size)
+    # the second expert is off by one on an unsure item far more often
+    off = rng.random((400, size)) < 0.1 + 0.6 * unsure
+    seconds = np.clip(truth + off, 0, 7)
+    population = float((seconds == truth).mean())  # the whole campaign's, over the draws
+    pi = pps_probabilities(unsure, doubles, uniform_share=0.3)
+    weighted, plain = [], []
+    for draw in range(400):
+        chosen = pareto_sample(pi, rng.random(size), doubles)
+        second = seconds[draw]
+        groups = [[(truth[i], second[i])] for i in np.flatnonzero(chosen)]
+        labels = list(range(8))
+        weighted.append(weighted_pair_figures(groups, 1 / pi[chosen], labels, 0)["exact"])
+        plain.append(weighted_pair_figures(groups, np.ones(doubles), labels, 0)["exact"])
+    spread = np.std(weighted) / math.sqrt(400)
+    assert abs(np.mean(weighted) - population) < 4 * spread + 0.003
+    assert np.mean(plain) < population - 0.05  # the plain figure describes the hard items
