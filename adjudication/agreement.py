@@ -201,20 +201,25 @@ def alpha_from_coincidence(coincidence: Sequence[Sequence[float]]) -> float | No
 
 
 def krippendorff_alpha_ordinal(
-    units: Sequence[Sequence[Number | None]], labels: Sequence[Number]
+    units: Sequence[Sequence[Number | None]],
+    labels: Sequence[Number],
+    weights: Sequence[float] | None = None,
 ) -> float | None:
     """Krippendorff's alpha with the ordinal metric.
 
     `units`: one sequence per item holding every rater's score or None (missing). Units with
     fewer than two scores are not pairable and drop out. None when there is nothing pairable or
-    no variation (expected disagreement zero).
+    no variation (expected disagreement zero). `weights[u]` (default 1) scales unit u's
+    coincidences: 1 / its probability of being double-scored under an adaptive design, so the
+    coincidence matrix estimates the whole campaign's (an integer weight k = the unit k times).
     """
     index = _index(labels)
     coincidence = [[0.0] * len(labels) for _ in labels]
-    for unit in units:
+    weights = [1.0] * len(units) if weights is None else weights
+    for unit, weight in zip(units, weights, strict=True):
         values = [_label_index(index, float(v)) for v in unit if v is not None]
         for c, d, w in _unit_coincidences(values):
-            coincidence[c][d] += w
+            coincidence[c][d] += w * weight
     return alpha_from_coincidence(coincidence)
 
 
@@ -275,6 +280,25 @@ def _interval(found: list[float], n_resamples: int, confidence: float):
     return _percentile(found, alpha), _percentile(found, 1 - alpha)
 
 
+def weighted_pair_figures(
+    groups: Sequence[Sequence[Pair]],
+    weights: Sequence[float],
+    labels: Sequence[Number],
+    tolerance: Number,
+) -> dict[str, float | None]:
+    """The four pair figures with each group's (an item's) pairs counted `weights[g]` times in
+    the confusion matrix: with weights 1 / the item's probability of being double-scored, a
+    ratio (Hajek) estimate of the whole campaign's figure under the design that chose them.
+    Integer weights give exactly the figures of the data with each item repeated."""
+    index = _index(labels)
+    k = len(labels)
+    matrix = [[0.0] * k for _ in range(k)]
+    for group, weight in zip(groups, weights, strict=True):
+        for x, y in group:
+            matrix[_category(index, float(x))][_category(index, float(y))] += weight
+    return pair_figures_from_matrix(matrix, labels, tolerance)
+
+
 def bootstrap_pair_figures(
     groups: Sequence[Sequence[Pair]],
     labels: Sequence[Number],
@@ -283,10 +307,12 @@ def bootstrap_pair_figures(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    weights: Sequence[float] | None = None,
 ) -> dict[str, tuple[float, float] | None]:
     """Bootstrap intervals of the four pair figures, resampling groups (an item's pairs).
     Each resample adds up the drawn items' confusion counts: the same figures as recomputing
-    from the pairs, in time linear in the items."""
+    from the pairs, in time linear in the items. `weights[g]`: each drawn group counts that
+    much (the design weights of `weighted_pair_figures`)."""
     names = ("exact", "within", "mad", "kappa")
     if len(groups) < 2:
         return dict.fromkeys(names)
@@ -296,13 +322,14 @@ def bootstrap_pair_figures(
         [_label_index(index, float(x)) * k + _label_index(index, float(y)) for x, y in group]
         for group in groups
     ]
+    weighted = list(zip(cells, [1] * len(cells) if weights is None else weights, strict=True))
     rng = random.Random(seed)
     found: dict[str, list[float]] = {name: [] for name in names}
     for _ in range(n_resamples):
         flat = [0] * (k * k)
-        for group in rng.choices(cells, k=len(cells)):
+        for group, weight in rng.choices(weighted, k=len(weighted)):
             for cell in group:
-                flat[cell] += 1
+                flat[cell] += weight
         matrix = [flat[i * k : (i + 1) * k] for i in range(k)]
         for name, value in pair_figures_from_matrix(matrix, labels, tolerance).items():
             if value is not None:
@@ -317,21 +344,23 @@ def bootstrap_alpha(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    weights: Sequence[float] | None = None,
 ) -> tuple[float, float] | None:
     """Bootstrap interval of the ordinal alpha, resampling units, by adding up each drawn
-    unit's coincidences."""
+    unit's coincidences (each times its weight, as in `krippendorff_alpha_ordinal`)."""
     if len(units) < 2:
         return None
     index = _index(labels)
     k = len(labels)
+    weights = [1.0] * len(units) if weights is None else weights
     contributions = [
         [
-            (c * k + d, w)
+            (c * k + d, w * weight)
             for c, d, w in _unit_coincidences(
                 [_label_index(index, float(v)) for v in unit if v is not None]
             )
         ]
-        for unit in units
+        for unit, weight in zip(units, weights, strict=True)
     ]
     rng = random.Random(seed)
     found = []

@@ -317,6 +317,13 @@ class AgreementOutput(serializers.Serializer):
     tolerance = serializers.CharField()
     calibration_round = serializers.BooleanField()
     overall = serializers.JSONField()
+    weighting = serializers.CharField(
+        help_text="Which weighting the campaign's figures and alpha used, in words."
+    )
+    design_weighted = serializers.BooleanField(
+        help_text="True: each double-scored item counts 1 / its probability of being "
+        "double-scored (adaptive double-scoring)."
+    )
     krippendorff_alpha_ordinal = serializers.FloatField(allow_null=True)
     krippendorff_alpha_ci = serializers.ListField(
         child=serializers.FloatField(), allow_null=True, min_length=2, max_length=2
@@ -361,6 +368,8 @@ class AgreementApi(APIView):
                 "tolerance": str(a.tolerance),
                 "calibration_round": a.is_calibration,
                 "overall": _figures(a.overall),
+                "weighting": a.weighting,
+                "design_weighted": a.weighted,
                 "krippendorff_alpha_ordinal": a.alpha,
                 "krippendorff_alpha_ci": a.alpha_ci,
                 "confusion_matrix": a.confusion,

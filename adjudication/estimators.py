@@ -261,3 +261,195 @@ def labels_needed(interval: Interval, width: float, *, confidence: float = 0.95)
     if interval.sd <= 0:
         return None
     return max(2, math.ceil((2 * _z(confidence) * interval.sd / width) ** 2))
+
+
+# --- Sampling designs and design-weighted intervals ------------------------------------------
+#
+# An item's inclusion probability pi is P(it is labelled by experts) under the design that
+# chose it. The estimators below weight each labelled item by 1 / pi (Horvitz-Thompson 1952,
+# Hajek 1971), so they estimate the mean over EVERY item whatever the design favoured, as long
+# as every item had pi > 0. Their variance is cluster-robust: a problem's samples (several
+# proofs of one problem) share their errors, so the problems, not the proofs, are the
+# independent units (the "with replacement" variance of a cluster sample: the problems are
+# taken as drawn from a population of problems, which also covers the generator's mean
+# beyond the campaign's proofs).
+
+
+def pps_probabilities(
+    weights: Sequence[float], expected: float, *, uniform_share: float
+) -> np.ndarray:
+    """Inclusion probabilities for drawing `expected` of n items: a share `uniform_share` of
+    the draw spread evenly, the rest proportional to `weights` (uncertainty, >= 0), capped at
+    1 with the excess spread over the others (pi_i = min(1, c q_i), q_i = u / n + (1 - u)
+    w_i / sum w). With uniform_share > 0 every item has pi > 0 (Zrnic & Candes 2024: mixing
+    the uniform rule keeps the inverse weights bounded, by n / (u * expected))."""
+    w = np.clip(np.asarray(weights, dtype=float), 0.0, None)
+    n = len(w)
+    if n == 0:
+        return np.zeros(0)
+    if expected >= n:
+        return np.ones(n)
+    if expected <= 0:
+        return np.zeros(n)
+    u = float(uniform_share)
+    total = w.sum()
+    q = u / n + (1 - u) * (w / total if total > 0 else np.full(n, 1.0 / n))
+    capped = np.zeros(n, dtype=bool)
+    pi = np.zeros(n)
+    for _ in range(n):
+        free = ~capped
+        mass = q[free].sum()
+        scale = (expected - capped.sum()) / mass if mass > 0 else 0.0
+        pi = np.where(capped, 1.0, np.minimum(1.0, scale * q))
+        newly = free & (scale * q >= 1.0)
+        if not newly.any():
+            break
+        capped |= newly
+    return pi
+
+
+def pareto_sample(probabilities: Sequence[float], random: Sequence[float], size: int) -> np.ndarray:
+    """Pareto pi-ps sampling (Rosen 1997): the `size` items of smallest
+    Q_i = U_i (1 - pi_i) / ((1 - U_i) pi_i), U_i the item's permanent random number in (0, 1).
+    A fixed-size draw whose inclusion probabilities are pi_i to a close approximation (exact
+    for pi_i in {0, 1}); the same numbers give the same draw, and a new pass after new items
+    or a new budget keeps most of the earlier one (permanent random numbers). Returns a
+    boolean mask."""
+    pi = np.asarray(probabilities, dtype=float)
+    rnd = np.clip(np.asarray(random, dtype=float), 1e-12, 1 - 1e-12)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        key = np.where(
+            pi >= 1.0, -1.0, np.where(pi <= 0.0, np.inf, rnd * (1 - pi) / ((1 - rnd) * pi))
+        )
+    chosen = np.zeros(len(pi), dtype=bool)
+    if size > 0:
+        chosen[np.argsort(key, kind="stable")[:size]] = True
+    return chosen
+
+
+@dataclass(frozen=True)
+class DesignInterval(Interval):
+    """A design-weighted mean and interval; `clusters`: the problems it rests on; `lam`: the
+    weight on the predictions (active PPI; None for the experts-only mean)."""
+
+    clusters: int = 0
+    lam: float | None = None
+
+    def as_dict(self) -> dict:
+        body = super().as_dict()
+        body["clusters"] = self.clusters
+        if self.lam is not None:
+            body["lam"] = round(self.lam, 6)
+        return body
+
+
+def _cluster_sums(values: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+    _, index = np.unique(clusters, return_inverse=True)
+    sums = np.zeros(index.max() + 1 if len(index) else 0)
+    np.add.at(sums, index, values)
+    return sums
+
+
+def _half_width(se: float, clusters: int, confidence: float) -> float:
+    # t with (clusters - 1) degrees of freedom: the usual small-sample choice for cluster-robust
+    # variances (few problems -> wider)
+    return t_quantile(confidence, max(1, clusters - 1)) * se
+
+
+def effective_clusters(weights: np.ndarray, clusters: np.ndarray) -> float:
+    """Kish's effective number of clusters, (sum W_g)^2 / sum W_g^2 over the clusters' total
+    weights W_g: unequal design weights make the variance estimate rest on fewer clusters
+    than there are, so the t quantile takes its degrees of freedom from this number (at most
+    the number of clusters)."""
+    totals = _cluster_sums(np.asarray(weights, dtype=float), clusters)
+    square = float(np.sum(totals**2))
+    return float(np.sum(totals)) ** 2 / square if square > 0 else 0.0
+
+
+def ipw_mean_interval(
+    values: Sequence[float],
+    probabilities: Sequence[float],
+    clusters: Sequence[object],
+    *,
+    confidence: float = 0.95,
+) -> DesignInterval | None:
+    """The Hajek (inverse-probability-weighted) mean of the labelled values, each weighted by
+    1 / its inclusion probability, with a cluster-robust (problem) sandwich variance:
+    var = G / (G - 1) sum_g (sum_{i in g} w_i (y_i - mean))^2 / (sum w)^2; the same figure as
+    statsmodels' WLS of y on a constant with weights w and cov_type "cluster". A t(G* - 1)
+    interval, G* the effective number of clusters (`effective_clusters`: G with equal weights). None with fewer than two clusters or a probability that is not in (0, 1]."""
+    y = np.asarray(values, dtype=float)
+    pi = np.asarray(probabilities, dtype=float)
+    groups = np.asarray(clusters)
+    if not (len(y) == len(pi) == len(groups)):
+        raise ValueError("values, probabilities and clusters must have one entry per label")
+    if len(y) == 0 or np.any(~(pi > 0)) or np.any(pi > 1):
+        return None
+    w = 1.0 / pi
+    mean = float(np.sum(w * y) / np.sum(w))
+    sums = _cluster_sums(w * (y - mean), groups)
+    g = len(sums)
+    if g < 2:
+        return None
+    var = g / (g - 1) * float(np.sum(sums**2)) / float(np.sum(w)) ** 2
+    se = math.sqrt(var)
+    half = _half_width(se, max(2, math.floor(effective_clusters(w, groups))), confidence)
+    return DesignInterval(mean, mean - half, mean + half, len(y), se * math.sqrt(len(y)), g)
+
+
+def active_ppi_mean_interval(
+    labelled: Sequence[bool],
+    values: Sequence[float | None],
+    predictions: Sequence[float | None],
+    probabilities: Sequence[float],
+    clusters: Sequence[object],
+    *,
+    confidence: float = 0.95,
+    lam: float | None = None,
+) -> DesignInterval | None:
+    """Active (inverse-probability-weighted) prediction-powered mean over EVERY item of the
+    population (Zrnic & Candes 2024, with the power tuning of PPI++): each item i contributes
+        phi_i = lam f_i + (y_i - lam f_i) L_i / pi_i
+    (f_i its automatic prediction, 0 where it has none; L_i 1 if labelled, pi_i its inclusion
+    probability); the estimate is the mean of phi over the N items, unbiased for the mean of
+    y whatever the predictions and lam. Variance cluster-robust over problems
+    (G / (G - 1) sum_g (sum_{i in g} (phi_i - mean))^2 / N^2), a t(H* - 1) interval, H* the
+    effective number of labelled problems (`effective_clusters` of the labels' weights). lam None: the value minimising that variance (from the cluster sums of
+    the two parts of phi),
+    clipped to [0, 1]. None with fewer than two clusters, no labelled item, or an item whose
+    probability is not in (0, 1]."""
+    lab = np.asarray(labelled, dtype=bool)
+    pi = np.asarray(probabilities, dtype=float)
+    groups = np.asarray(clusters)
+    n_items = len(lab)
+    if not (n_items == len(values) == len(predictions) == len(pi) == len(groups)):
+        raise ValueError("one entry per item in every argument")
+    if n_items == 0 or not lab.any() or np.any(~(pi > 0)) or np.any(pi > 1):
+        return None
+    y = np.array([np.nan if v is None else float(v) for v in values])
+    y = np.where(lab, y, 0.0)  # an unlabelled item's value is never read
+    if np.isnan(y).any():
+        raise ValueError("every labelled item needs a value")
+    f = np.array([np.nan if p is None else float(p) for p in predictions])
+    f = np.where(np.isnan(f), 0.0, f)  # no prediction: 0 (still unbiased)
+    ratio = np.where(lab, 1.0 / pi, 0.0)
+    a = y * ratio  # the IPW part
+    b = f * (1.0 - ratio)  # the prediction part, times lam
+    sa = _cluster_sums(a - a.mean(), groups)
+    sb = _cluster_sums(b - b.mean(), groups)
+    g = len(sa)
+    if g < 2:
+        return None
+    if lam is None:
+        sbb = float(np.sum(sb**2))
+        lam = 0.0 if sbb <= 0 else float(np.clip(-np.sum(sa * sb) / sbb, 0.0, 1.0))
+    phi = a + lam * b
+    mean = float(phi.mean())
+    sums = _cluster_sums(phi - mean, groups)
+    se = math.sqrt(g / (g - 1) * float(np.sum(sums**2))) / n_items
+    # the correction's spread is read from the labelled problems only: their number sets the
+    # degrees of freedom (with few labels, t(labelled problems - 1), not the normal quantile)
+    labelled_clusters = effective_clusters(1.0 / pi[lab], groups[lab])
+    half = _half_width(se, max(2, math.floor(labelled_clusters)), confidence)
+    n = int(lab.sum())
+    return DesignInterval(mean, mean - half, mean + half, n, se * math.sqrt(n), g, lam)

@@ -22,7 +22,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from adjudication import agreement
 from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from adjudication.services.detection import effective_tolerance
-from annotation.models import Campaign, Grade, GradeStatus, SecondOpinion
+from annotation.models import Campaign, DoubleDesign, Grade, GradeStatus, Item, SecondOpinion
 from annotation.scales import comparison_scale, on_scale, scale_spec
 
 REFERENCE_SOURCES = {LabelSource.AGREEMENT, LabelSource.ADJUDICATION, LabelSource.IMPORTED}
@@ -77,13 +77,39 @@ class CampaignAgreement:
     fast: list[Judgement]
     is_calibration: bool
     distribution_max: int = field(default=1)
+    weighting: str = ""  # which weighting the campaign's figures used, in words
+    weighted: bool = False
 
 
 def pair_figures(
-    pairs: list[PairRow], labels: list[float], tolerance: Decimal, *, n_resamples: int, seed: int
+    pairs: list[PairRow],
+    labels: list[float],
+    tolerance: Decimal,
+    *,
+    n_resamples: int,
+    seed: int,
+    weights: dict[int, float] | None = None,
 ) -> Figures:
     """The four pair figures, with intervals by resampling items (all pairs of a drawn item
-    come along)."""
+    come along); `weights` (item id -> 1 / its probability of being double-scored): the
+    design-weighted figures (adjudication.agreement.weighted_pair_figures)."""
+    by_item: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for pair in pairs:
+        by_item[pair.item_id].append((pair.a.score, pair.b.score))
+    if weights is not None:
+        item_weights = [weights[item_id] for item_id in by_item]
+        values = agreement.weighted_pair_figures(
+            list(by_item.values()), item_weights, labels, tolerance
+        )
+        cis = agreement.bootstrap_pair_figures(
+            list(by_item.values()),
+            labels,
+            tolerance,
+            n_resamples=n_resamples,
+            seed=seed,
+            weights=item_weights,
+        )
+        return Figures(n=len(pairs), values=values, cis=cis)
     a, b = [p.a.score for p in pairs], [p.b.score for p in pairs]
     values = {
         "exact": agreement.exact_agreement(a, b),
@@ -91,13 +117,48 @@ def pair_figures(
         "mad": agreement.mean_absolute_difference(a, b),
         "kappa": agreement.quadratic_weighted_kappa(a, b, labels),
     }
-    by_item: dict[int, list[tuple[float, float]]] = defaultdict(list)
-    for pair in pairs:
-        by_item[pair.item_id].append((pair.a.score, pair.b.score))
     cis = agreement.bootstrap_pair_figures(
         list(by_item.values()), labels, tolerance, n_resamples=n_resamples, seed=seed
     )
     return Figures(n=len(pairs), values=values, cis=cis)
+
+
+def agreement_weights(item_ids: set[int]) -> tuple[dict[int, float] | None, str]:
+    """The design weights of the double-scored items (1 / each one's probability of being
+    double-scored, recorded on the item) and the words that say which weighting was used.
+    Equal probabilities (a uniform sample): no weights, the same figures. A probability not
+    known: no weights, and the words say the figures describe the double-scored items only."""
+    rows = [
+        # a gold item goes to every expert: it is double-scored for sure
+        (pk, design, 1.0 if gold else p)
+        for pk, design, p, gold in Item.objects.filter(pk__in=item_ids).values_list(
+            "pk", "double_design", "double_probability", "is_gold"
+        )
+    ]
+    if not rows:
+        return None, ""
+    unknown = [pk for pk, _, p in rows if p is None or p <= 0]
+    adaptive = sum(1 for _, design, _ in rows if design == DoubleDesign.ADAPTIVE)
+    if unknown:
+        return None, (
+            f"Unweighted: {len(unknown)} double-scored item(s) have no known probability of "
+            "being double-scored, so the figures describe the double-scored items, not "
+            "necessarily the whole campaign."
+        )
+    probabilities = {p for _, _, p in rows}
+    if len(probabilities) == 1:
+        (p,) = probabilities
+        return None, (
+            f"Unweighted: every double-scored item had the same probability of being "
+            f"double-scored ({p:.0%}, a uniform sample), so each counts once and the figures "
+            "estimate the whole campaign's agreement."
+        )
+    return {pk: 1.0 / p for pk, _, p in rows}, (
+        "Weighted by the design: each double-scored item counts 1 / its probability of being "
+        f"double-scored ({adaptive} chosen adaptively, where disagreement was expected, with a "
+        "uniform share kept), so the campaign's figures and alpha estimate the whole "
+        "campaign's agreement; the figures per pair of experts and per week are unweighted."
+    )
 
 
 def campaign_judgements(campaign: Campaign) -> list[Judgement]:
@@ -139,7 +200,10 @@ def campaign_agreement(
     tolerance = effective_tolerance(scale=campaign.scale, tolerance=campaign.tolerance)
     judgements = campaign_judgements(campaign)
     pairs = item_pairs(judgements)
-    overall = pair_figures(pairs, labels, tolerance, n_resamples=n_resamples, seed=seed)
+    weights, weighting = agreement_weights({p.item_id for p in pairs})
+    overall = pair_figures(
+        pairs, labels, tolerance, n_resamples=n_resamples, seed=seed, weights=weights
+    )
 
     experts = sorted({j.expert_id: j.expert for j in judgements}.items(), key=lambda e: e[1])
     by_item: dict[int, dict[int, float]] = defaultdict(dict)
@@ -148,9 +212,10 @@ def campaign_agreement(
     units = {
         item_id: [scores.get(eid) for eid, _ in experts] for item_id, scores in by_item.items()
     }
-    alpha = agreement.krippendorff_alpha_ordinal(list(units.values()), labels)
+    unit_weights = None if weights is None else [weights.get(i, 1.0) for i in units]
+    alpha = agreement.krippendorff_alpha_ordinal(list(units.values()), labels, unit_weights)
     alpha_ci = agreement.bootstrap_alpha(
-        list(units.values()), labels, n_resamples=n_resamples, seed=seed
+        list(units.values()), labels, n_resamples=n_resamples, seed=seed, weights=unit_weights
     )
 
     confusion = agreement.confusion_matrix(
@@ -260,6 +325,8 @@ def campaign_agreement(
         fast=[j for j in judgements if j.seconds < campaign.fast_seconds],
         is_calibration=campaign.double_share >= 1,
         distribution_max=distribution_max,
+        weighting=weighting,
+        weighted=weights is not None,
     )
 
 

@@ -1,11 +1,14 @@
 """Forms of the campaign pages: they validate input; the services do the work."""
 
+from decimal import Decimal
+
 from django import forms
 from django.contrib.auth import get_user_model
 
 from annotation.models import (
     Campaign,
     CampaignStatus,
+    DoubleDesign,
     LabelPolicy,
     MemberRole,
     Scale,
@@ -31,6 +34,18 @@ class CampaignForm(forms.Form):
     sample_seed = forms.IntegerField(
         initial=0, min_value=INT_MIN, max_value=INT_MAX,
         help_text="Same seed, same double-scored sample.",
+    )  # fmt: skip
+    double_design = forms.ChoiceField(
+        choices=DoubleDesign.choices, initial=DoubleDesign.UNIFORM, required=False,
+        label="Double-scoring design",
+        help_text="Uniform: a seeded random sample of the share. Adaptive: the share is spent "
+        "where the automatic graders (or the rater model) expect experts to disagree, a "
+        "uniform part kept; agreement figures are then weighted by the design.",
+    )  # fmt: skip
+    double_uniform_share = forms.DecimalField(
+        min_value=Decimal("0.01"), max_value=1, decimal_places=3, initial="0.30", required=False,
+        label="Uniform part of adaptive double-scoring",
+        help_text="0.3 = 30% of the second judgements drawn uniformly at random.",
     )  # fmt: skip
     tolerance = forms.DecimalField(min_value=0, max_value=7, decimal_places=2, initial="1")
     label_policy = forms.ChoiceField(choices=LabelPolicy.choices, initial=LabelPolicy.MEAN_FLOOR)
@@ -73,6 +88,13 @@ class CampaignForm(forms.Form):
             return taxonomy_from_text(self.cleaned_data["error_taxonomy"])
         except CampaignError as exc:
             raise forms.ValidationError(str(exc)) from exc
+
+    def clean_double_design(self):
+        return self.cleaned_data.get("double_design") or DoubleDesign.UNIFORM
+
+    def clean_double_uniform_share(self):
+        value = self.cleaned_data.get("double_uniform_share")
+        return Decimal("0.30") if value is None else value
 
     @classmethod
     def initial_from(cls, campaign: Campaign) -> dict:

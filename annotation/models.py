@@ -55,6 +55,27 @@ class ItemOrder(models.TextChoices):
     UNCERTAINTY = "uncertainty", "Most uncertain first (automatic graders' doubt)"
 
 
+class ItemDesign(models.TextChoices):
+    """How an item came to be (or not be) graded by experts: what the score intervals weight by
+    (estimation.services.intervals). The inclusion probability beside it is P(experts grade it)."""
+
+    ALL = "all", "Every item (chosen by hand or all of a selection)"
+    UNIFORM = "uniform", "Uniform random share of the routing budget"
+    ROUTED = "routed", "Routed by uncertainty (probability proportional)"
+    NOT_CHOSEN = "not_chosen", "In the routing draw, not chosen"
+    GOLD = "gold", "Gold item"
+    UNKNOWN = "unknown", "No known probability (ranked before designs were recorded)"
+
+
+class DoubleDesign(models.TextChoices):
+    """How the second judgement of an item was decided; with its probability of being
+    double-scored, what the agreement figures weight by."""
+
+    UNIFORM = "uniform", "Seeded uniform sample of the double-scored share"
+    ADAPTIVE = "adaptive", "Where disagreement is expected, with a uniform share kept"
+    FIXED = "fixed", "Fixed by hand (every item of the batch, or none)"
+
+
 class CampaignStatus(models.TextChoices):
     OPEN = "open", "Open"
     CLOSED = "closed", "Closed"
@@ -79,6 +100,20 @@ class Campaign(models.Model):
         decimal_places=3,
         default=Decimal("0.40"),
         help_text="Share of items scored by two experts (1 = every item: a calibration round).",
+    )
+    double_design = models.CharField(
+        max_length=10,
+        choices=DoubleDesign.choices,
+        default=DoubleDesign.UNIFORM,
+        help_text="Uniform: a seeded sample of the share. Adaptive: the share is spent where the "
+        "automatic graders (or the rater model) expect disagreement, a uniform part kept.",
+    )
+    double_uniform_share = models.DecimalField(
+        max_digits=4,
+        decimal_places=3,
+        default=Decimal("0.30"),
+        help_text="Adaptive double-scoring: the part of the second-judgement budget drawn "
+        "uniformly at random (so every item can be double-scored).",
     )
     sample_seed = models.IntegerField(
         default=0, help_text="Seed of the double-scored sample (same seed, same sample)."
@@ -155,6 +190,14 @@ class Campaign(models.Model):
         "labelled automatically where the labelling loop is confident, held otherwise. "
         "Empty: every item.",
     )
+    routing_uniform_share = models.DecimalField(
+        max_digits=4,
+        decimal_places=3,
+        default=Decimal("0.25"),
+        help_text="Part of the routing budget drawn uniformly at random; the rest is drawn with "
+        "probabilities proportional to uncertainty. 0: the most uncertain items, no random "
+        "share (score intervals cannot then be made valid).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
@@ -176,6 +219,14 @@ class Campaign(models.Model):
                 condition=Q(routing_budget__isnull=True)
                 | (Q(routing_budget__gt=0) & Q(routing_budget__lte=1)),
                 name="campaign_routing_budget_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(routing_uniform_share__gte=0) & Q(routing_uniform_share__lte=1),
+                name="campaign_routing_uniform_share_0_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(double_uniform_share__gt=0) & Q(double_uniform_share__lte=1),
+                name="campaign_double_uniform_share_0_1",
             ),
         ]
 
@@ -267,6 +318,24 @@ class Item(models.Model):
     route_held = models.BooleanField(
         default=False,
         help_text="Beyond the campaign's routing budget: not served to experts.",
+    )
+    # The sampling design (estimation.services.intervals and adjudication.agreement weight by
+    # it): how the item was chosen for experts and its probability of being chosen; how its
+    # second judgement was decided and its probability of being double-scored.
+    design = models.CharField(max_length=12, choices=ItemDesign.choices, default=ItemDesign.ALL)
+    inclusion_probability = models.FloatField(
+        null=True,
+        blank=True,
+        default=1.0,
+        help_text="P(experts grade the item) under its design; empty: not known.",
+    )
+    double_design = models.CharField(
+        max_length=10, choices=DoubleDesign.choices, default=DoubleDesign.FIXED
+    )
+    double_probability = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="P(the item is double-scored) under its double design; empty: not known.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -88,6 +88,9 @@ def calibration_round_create(
             scheme_id=source.scheme_id,
             required_judgements=1,
             is_gold=True,
+            design="gold",
+            double_design="fixed",
+            double_probability=0.0,
         )
         CalibrationItem.objects.create(item=copy, source=source)
     for expert in experts:

@@ -29,6 +29,10 @@ class ScoreIntervalOutput(serializers.Serializer):
     high = serializers.FloatField()
     width = serializers.FloatField()
     n = serializers.IntegerField(help_text="Expert labels the interval rests on.")
+    clusters = serializers.IntegerField(help_text="Problems (independent clusters) it rests on.")
+    lam = serializers.FloatField(
+        required=False, help_text="Active PPI: the weight on the automatic scores (0-1)."
+    )
 
 
 class GeneratorScoreOutput(serializers.Serializer):
@@ -37,10 +41,25 @@ class GeneratorScoreOutput(serializers.Serializer):
     expert_labels = serializers.IntegerField()
     automatic_only = serializers.IntegerField()
     paired = serializers.IntegerField(help_text="Items with an expert label and automatic score.")
-    human = ScoreIntervalOutput(allow_null=True, help_text="Experts only, bootstrap.")
-    ppi = ScoreIntervalOutput(allow_null=True, help_text="Prediction-powered (PPI++).")
+    human = ScoreIntervalOutput(
+        allow_null=True, help_text="Experts only: inverse-probability-weighted, clustered."
+    )
+    ppi = ScoreIntervalOutput(
+        allow_null=True, help_text="Active prediction-powered (IPW-PPI, power-tuned), clustered."
+    )
     human_labels_needed = serializers.IntegerField(allow_null=True)
     ppi_labels_needed = serializers.IntegerField(allow_null=True)
+    human_assumes = serializers.CharField(help_text="What the experts-only interval assumes.")
+    ppi_assumes = serializers.CharField(help_text="What the PPI interval assumes.")
+    human_not_shown_because = serializers.CharField(
+        help_text="Why there is no experts-only interval (empty when there is one)."
+    )
+    ppi_not_shown_because = serializers.CharField(
+        help_text="Why there is no PPI interval (empty when there is one)."
+    )
+    designs = serializers.DictField(
+        child=serializers.IntegerField(), help_text="The generator's items by design."
+    )
 
 
 class ScoreIntervalsOutput(serializers.Serializer):

@@ -2,9 +2,13 @@
 service, imported when the signal comes (not at every start-up)."""
 
 
-def on_items_added(sender, *, campaign_id: int, **kwargs) -> None:
+def on_items_added(sender, *, campaign_id: int, item_ids=(), **kwargs) -> None:
+    """New items: drawn for double-scoring adaptively (where the campaign says so), then
+    ranked where the campaign routes by uncertainty."""
     from estimation.routing.services import routing_items_added
+    from estimation.services.double_scoring import double_scoring_items_added
 
+    double_scoring_items_added(campaign_id=campaign_id, item_ids=list(item_ids))
     routing_items_added(campaign_id=campaign_id)
 
 

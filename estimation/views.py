@@ -1,5 +1,6 @@
 """A campaign's scores with honest intervals (admins and researchers, as the agreement page):
-each generator's mean with its experts-only and prediction-powered 95% intervals, a plot, and
+each generator's mean with its design-weighted experts-only and prediction-powered 95%
+intervals (or why none can be valid), a plot, and
 the same rows as CSV; and the admins' button that fits the campaign's rater model."""
 
 import csv
@@ -33,6 +34,10 @@ CSV_COLUMNS = [
     "width",
     "human_labels_needed",
     "ppi_labels_needed",
+    "human_assumes",
+    "ppi_assumes",
+    "human_not_shown_because",
+    "ppi_not_shown_because",
 ]
 
 
@@ -89,6 +94,10 @@ def campaign_scores_csv(request: HttpRequest, slug: str) -> HttpResponse:
                 round(width, 6),
                 "" if row["human_labels_needed"] is None else row["human_labels_needed"],
                 "" if row["ppi_labels_needed"] is None else row["ppi_labels_needed"],
+                csv_safe(row["human_assumes"]),
+                csv_safe(row["ppi_assumes"]),
+                csv_safe(row["human_not_shown_because"]),
+                csv_safe(row["ppi_not_shown_because"]),
             ]
         )
     return response

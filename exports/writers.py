@@ -401,6 +401,25 @@ def manifest_bytes(manifest: dict) -> bytes:
     return orjson.dumps(manifest, default=_default, option=orjson.OPT_INDENT_2)
 
 
+DESIGN_CARD = """
+## Sampling design
+
+Each row says how its item came to be graded by experts (`chosen_by`) and with what
+probability (`inclusion_probability`), and how its second judgement was decided
+(`double_chosen_by`, `double_probability`). A campaign that routes expert effort by
+uncertainty labels the most uncertain proofs more often: the expert-labelled rows are then
+not a uniform sample of the campaign, and a plain mean of their labels is biased towards the
+hard proofs. Weight each expert-labelled row by 1 / `inclusion_probability` (a Horvitz-Thompson
+or Hajek mean) to estimate the mean over every item of the campaign; rows labelled
+automatically (`chosen_by` = not_chosen) stand for the proofs experts did not see and carry
+the automatic label. Rows whose probability is null (routing with no uniform share, or items
+ranked before designs were recorded) cannot enter such an estimate. A problem's proofs share
+errors: cluster by `problem_id` when computing an interval. Agreement between two judgements
+is measured on the double-scored rows; weight them by 1 / `double_probability` to estimate the
+whole campaign's agreement when double-scoring was adaptive.
+"""
+
+
 def render_card(
     *, title: str, summary: str, fields: list[Field], manifest: dict, sample: dict | None
 ) -> str:
@@ -419,6 +438,8 @@ def render_card(
         if f.kind == "struct":
             kind = "struct{" + ", ".join(f"{c.name}: {c.kind}" for c in f.children) + "}"
         out.write(f"| `{f.name}` | {kind} | {f.description} |\n")
+    if any(f.name == "inclusion_probability" for f in fields):
+        out.write(DESIGN_CARD)
     out.write("\n## Counts\n\n")
     for key, value in manifest.get("counts", {}).items():
         out.write(f"- {key}: {value}\n")

@@ -5,6 +5,7 @@ One APIView per operation with input and output serializers. The grading page ca
 operations: one door, one set of rules."""
 
 import hashlib
+from decimal import Decimal
 
 from django.contrib.auth import get_user_model
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
@@ -18,6 +19,7 @@ from annotation.apis.second_opinion import SecondOpinionDetailOutput, second_opi
 from annotation.calibration_gate import CalibrationRequired
 from annotation.models import (
     AssignmentStatus,
+    DoubleDesign,
     Item,
     LabelPolicy,
     Scale,
@@ -474,6 +476,10 @@ class CampaignCreateInput(serializers.Serializer):
         max_digits=4, decimal_places=3, required=False, min_value=0, max_value=1
     )
     sample_seed = serializers.IntegerField(required=False, min_value=INT_MIN, max_value=INT_MAX)
+    double_design = serializers.ChoiceField(choices=DoubleDesign.choices, required=False)
+    double_uniform_share = serializers.DecimalField(
+        max_digits=4, decimal_places=3, required=False, min_value=Decimal("0.001"), max_value=1
+    )
     tolerance = serializers.DecimalField(
         max_digits=4, decimal_places=2, required=False, min_value=0, max_value=7
     )
@@ -501,6 +507,8 @@ class CampaignOutput(serializers.Serializer):
     task_kind = serializers.CharField()
     scale = serializers.CharField()
     double_share = serializers.DecimalField(max_digits=4, decimal_places=3)
+    double_design = serializers.CharField()
+    double_uniform_share = serializers.DecimalField(max_digits=4, decimal_places=3)
     sample_seed = serializers.IntegerField()
     tolerance = serializers.DecimalField(max_digits=4, decimal_places=2)
     label_policy = serializers.CharField()

@@ -15,6 +15,7 @@ from annotation.models import (
     Campaign,
     CampaignMember,
     CampaignStatus,
+    DoubleDesign,
     LabelPolicy,
     MemberRole,
     Scale,
@@ -67,6 +68,13 @@ def _check(campaign: Campaign) -> None:
         raise CampaignError(f"label_policy: {campaign.label_policy!r} is not known")
     if not Decimal(0) <= Decimal(campaign.double_share) <= Decimal(1):
         raise CampaignError("double_share: give a share between 0 and 1 (0.4 = 40%)")
+    if campaign.double_design not in DoubleDesign.values:
+        raise CampaignError(f"double_design: {campaign.double_design!r} is not known")
+    if not Decimal(0) < Decimal(campaign.double_uniform_share) <= Decimal(1):
+        raise CampaignError(
+            "double_uniform_share: give a share above 0 and at most 1 (0.3 = 30%): adaptive "
+            "double-scoring keeps a uniform part"
+        )
     if not Decimal(0) <= Decimal(campaign.gold_rate) <= Decimal(1):
         raise CampaignError("gold_rate: give a share between 0 and 1")
     if campaign.second_opinion not in SecondOpinionSource.values:
@@ -84,6 +92,8 @@ CAMPAIGN_FIELDS = (
     "task_kind",
     "scale",
     "double_share",
+    "double_design",
+    "double_uniform_share",
     "sample_seed",
     "tolerance",
     "label_policy",

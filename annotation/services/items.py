@@ -12,7 +12,16 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
-from annotation.models import Campaign, CampaignStatus, Grade, GradeStatus, Item, TaskKind
+from annotation.models import (
+    Campaign,
+    CampaignStatus,
+    DoubleDesign,
+    Grade,
+    GradeStatus,
+    Item,
+    ItemDesign,
+    TaskKind,
+)
 from annotation.services.grade_checks import (
     GradeError,
 )
@@ -65,6 +74,27 @@ def double_scored_keys(*, seed: int, share: Decimal, keys: dict[int, tuple[str, 
     return set(ranked[:count])
 
 
+def item_design_fields(
+    *, is_gold: bool, required_judgements: int | None, doubles: int, fresh: int
+) -> dict:
+    """The sampling design recorded on an item at its creation: every created item is for
+    experts (probability 1; gold items as gold); double-scored by the seeded sample of
+    `doubles` of the `fresh` items (each has probability doubles / fresh: a simple random
+    sample), or fixed by hand (probability 1 or 0). Routing redraws the expert design of the
+    items it ranks (estimation.routing); adaptive double-scoring redraws the double design."""
+    fields = {
+        "design": ItemDesign.GOLD if is_gold else ItemDesign.ALL,
+        "inclusion_probability": 1.0,
+    }
+    if required_judgements is not None:
+        fields["double_design"] = DoubleDesign.FIXED
+        fields["double_probability"] = 1.0 if required_judgements > 1 else 0.0
+    else:
+        fields["double_design"] = DoubleDesign.UNIFORM
+        fields["double_probability"] = doubles / fresh if fresh else 0.0
+    return fields
+
+
 ROUND_TAKES_GOLD_ONLY = (
     "A calibration round takes only copies of gold items: make one under Calibration, New "
     "calibration round."
@@ -114,6 +144,12 @@ def items_create_from_selection(
         share=campaign.double_share,
         keys={p.pk: natural[p.pk] for p in fresh},
     )
+    design = item_design_fields(
+        is_gold=is_gold,
+        required_judgements=required_judgements,
+        doubles=len(doubles),
+        fresh=len(fresh),
+    )
     rows = []
     for proof in fresh:
         if required_judgements is not None:
@@ -132,6 +168,7 @@ def items_create_from_selection(
                 scheme=scheme,
                 required_judgements=required,
                 is_gold=is_gold,
+                **design,
             )
         )
     result.created = Item.objects.bulk_create(rows)

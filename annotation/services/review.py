@@ -46,7 +46,7 @@ from annotation.services.grading import (
     grade_save_draft,
     grade_submit,
 )
-from annotation.services.items import ItemsCreated, double_scored_keys
+from annotation.services.items import ItemsCreated, double_scored_keys, item_design_fields
 from annotation.signals import items_added
 from annotation.spans import SpanError, locate_span
 from problems.models import VerifierAnalysis
@@ -469,6 +469,12 @@ def analysis_items_create(
         share=campaign.double_share,
         keys={a.pk: (*natural[a.proof_id], a.verifier, a.sample_key) for a in fresh},
     )
+    design = item_design_fields(
+        is_gold=is_gold,
+        required_judgements=required_judgements,
+        doubles=len(doubles),
+        fresh=len(fresh),
+    )
     result.created = Item.objects.bulk_create(
         Item(
             campaign=campaign,
@@ -476,6 +482,7 @@ def analysis_items_create(
             analysis=a,
             required_judgements=required_judgements or (2 if a.pk in doubles else 1),
             is_gold=is_gold,
+            **design,
         )
         for a in fresh
     )

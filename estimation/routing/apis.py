@@ -15,6 +15,7 @@ from estimation.routing.services import (
     campaign_rank,
     campaign_routing_set,
     parse_budget,
+    parse_uniform_share,
 )
 
 Admins = api_permission(Role.ADMIN)
@@ -39,12 +40,22 @@ class RoutingSetInput(serializers.Serializer):
         default=None,
         help_text="A share (0.3) or a percentage (30%) of the items for experts; empty: all.",
     )
+    uniform_share = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        default=None,
+        help_text="Part of the budget drawn uniformly at random (0.25 or 25%; the rest "
+        "proportional to uncertainty); empty: keep the campaign's (default 25%). 0: the most "
+        "uncertain only, and no valid score interval.",
+    )
 
 
 class RoutingSetOutput(serializers.Serializer):
     campaign = serializers.CharField()
     item_order = serializers.CharField()
     budget = serializers.DecimalField(max_digits=4, decimal_places=3, allow_null=True)
+    uniform_share = serializers.DecimalField(max_digits=4, decimal_places=3)
     rank_pass = RoutingRankOutput(allow_null=True)
 
 
@@ -62,17 +73,21 @@ class RoutingSetApi(APIView):
         data.is_valid(raise_exception=True)
         try:
             budget = parse_budget(data.validated_data["budget"])
+            share = parse_uniform_share(data.validated_data["uniform_share"])
             result = campaign_routing_set(
                 campaign=campaign,
                 item_order=data.validated_data["item_order"],
                 budget=budget,
+                uniform_share=share,
             )
         except RoutingError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        campaign.refresh_from_db(fields=["routing_uniform_share"])
         body = {
             "campaign": campaign.slug,
             "item_order": data.validated_data["item_order"],
             "budget": budget,
+            "uniform_share": campaign.routing_uniform_share,
             "rank_pass": _rank_body(result),
         }
         return Response(RoutingSetOutput(body).data)
@@ -100,6 +115,10 @@ class RoutingQueueItemOutput(serializers.Serializer):
     components = serializers.JSONField(source="route_components")
     ranked_at = serializers.DateTimeField(source="route_ranked_at")
     held = serializers.BooleanField(source="route_held")
+    design = serializers.CharField(help_text="How the item was chosen for experts.")
+    inclusion_probability = serializers.FloatField(
+        allow_null=True, help_text="P(experts grade it) under its design; null: not known."
+    )
     is_final = serializers.BooleanField()
     label_source = serializers.SerializerMethodField()
 
@@ -112,6 +131,7 @@ class RoutingQueueOutput(serializers.Serializer):
     campaign = serializers.CharField()
     item_order = serializers.CharField()
     budget = serializers.DecimalField(max_digits=4, decimal_places=3, allow_null=True)
+    uniform_share = serializers.DecimalField(max_digits=4, decimal_places=3)
     count = serializers.IntegerField()
     items = RoutingQueueItemOutput(many=True)
 
@@ -127,6 +147,7 @@ class RoutingQueueApi(APIView):
             "campaign": campaign.slug,
             "item_order": campaign.item_order,
             "budget": campaign.routing_budget,
+            "uniform_share": campaign.routing_uniform_share,
             "count": queue.count(),
             "items": list(queue[:QUEUE_LIMIT]),
         }

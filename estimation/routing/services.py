@@ -21,10 +21,29 @@ What a ranking pass does (`campaign_rank`, under the campaign's row lock):
    automatic) when the campaign grades proofs on the loop's scale (0 / 0.5 / 1); otherwise it
    stays held, shown as such on the queue page, until the budget is raised. When the loop labels
    a held proof later, `routing_loop_labelled` (on the loop's signal) ranks its campaign again.
+
+Which pool items experts get (the design, recorded on each item so that the score intervals
+can weight by it: estimation.services.intervals):
+- the campaign's `routing_uniform_share` u > 0 (default 0.25): each pool item i gets the
+  inclusion probability pi_i = min(1, c (u / n + (1 - u) uncertainty_i / sum uncertainty)),
+  c such that the pi sum to what is left of the allowance (adjudication.estimators.
+  pps_probabilities); that many items are drawn by Pareto pi-ps sampling with each item's
+  permanent random number (a seeded hash of the campaign's seed and the proof's natural key,
+  so a new pass keeps most of the last draw). Drawn items are served most uncertain first.
+  `Item.design` says "uniform" where the item's random number fell under the uniform part
+  (u x its share), "routed" otherwise; "not_chosen" for held items; `inclusion_probability`
+  is pi_i in every case (what the estimators need). Items given to experts before keep the
+  design they had.
+- u = 0: the most uncertain items, in rank order, as before designs were recorded: no item has
+  a known probability (`design` routed / not_chosen, probability empty), and the scores page
+  says why it shows no interval.
+- no budget: every item is for experts (design "all", probability 1).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections import defaultdict
 from dataclasses import dataclass
@@ -34,10 +53,11 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
+from adjudication.estimators import pareto_sample, pps_probabilities
 from adjudication.models import LabellingOutcome, LabelSource, LoopOutcome, MetaVerification
 from adjudication.services.labels import final_label_set
 from annotation import scales
-from annotation.models import Assignment, Campaign, Item, ItemOrder, TaskKind
+from annotation.models import Assignment, Campaign, Item, ItemDesign, ItemOrder, TaskKind
 from annotation.scales import prediction_on_unit
 from estimation.routing.uncertainty import Uncertainty, proof_uncertainty
 from estimation.services.confidence import (
@@ -47,6 +67,7 @@ from estimation.services.confidence import (
 )
 from graders.models import GraderPrediction
 from problems.models import VerifierAnalysis
+from problems.selectors import proof_natural_keys
 
 LOOP_SCALE = scales.Scale.TERNARY
 
@@ -133,28 +154,100 @@ def parse_budget(raw: object) -> Decimal | None:
     return value.quantize(Decimal("0.001"))
 
 
+def parse_uniform_share(raw: object) -> Decimal | None:
+    """The uniform random share of the budget as given by a form or the API: empty = keep the
+    campaign's; a share in [0, 1], or a percentage written with %."""
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return None
+    text = str(raw).strip()
+    percent = text.endswith("%")
+    try:
+        value = Decimal(text.rstrip("%").strip())
+    except InvalidOperation:
+        raise RoutingError(
+            f"uniform_share: {text!r} is not a number (a share like 0.25, or 25%)"
+        ) from None
+    if percent:
+        value = value / 100
+    if not value.is_finite() or value < 0 or value > 1:
+        raise RoutingError("uniform_share: a share from 0 to 1 (or a percentage up to 100%)")
+    return value.quantize(Decimal("0.001"))
+
+
 @transaction.atomic
 def campaign_routing_set(
     *,
     campaign: Campaign,
     item_order: str,
     budget: Decimal | None,
+    uniform_share: Decimal | None = None,
 ) -> RankResult | None:
-    """Sets how the campaign orders its items and its budget; ordering by uncertainty ranks the
-    items at once (the result of that pass is returned). Back to the created order: ranks and
-    held flags are cleared (nothing is held without a ranking)."""
+    """Sets how the campaign orders its items, its budget and (given) the uniform random share
+    of the budget; ordering by uncertainty ranks the items at once (the result of that pass is
+    returned). Back to the created order: ranks and held flags are cleared (nothing is held
+    without a ranking) and the waiting items are for experts again (design "all")."""
     if item_order not in ItemOrder.values:
         raise RoutingError(f"item_order: one of {', '.join(ItemOrder.values)}")
     if budget is not None and item_order != ItemOrder.UNCERTAINTY:
         raise RoutingError("budget: a budget needs the items ordered by uncertainty")
+    if uniform_share is not None and not Decimal(0) <= uniform_share <= Decimal(1):
+        raise RoutingError("uniform_share: a share from 0 to 1")
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
     campaign.item_order = item_order
     campaign.routing_budget = budget
-    campaign.save(update_fields=["item_order", "routing_budget"])
+    fields = ["item_order", "routing_budget"]
+    if uniform_share is not None:
+        campaign.routing_uniform_share = uniform_share
+        fields.append("routing_uniform_share")
+    campaign.save(update_fields=fields)
     if item_order == ItemOrder.UNCERTAINTY:
         return campaign_rank(campaign=campaign)
     Item.objects.filter(campaign=campaign, route_held=True).update(route_held=False)
+    _pool(campaign).filter(is_gold=False).update(design=ItemDesign.ALL, inclusion_probability=1.0)
     return None
+
+
+def permanent_random_numbers(campaign: Campaign, items: list[Item]) -> list[float]:
+    """Each item's permanent random number in [0, 1): a seeded hash of the campaign's sample
+    seed and the proof's natural key (and the analysis, in a review campaign), never a
+    database id, so the same campaign draws the same items in any database."""
+    natural = proof_natural_keys(proof_ids=(item.proof_id for item in items))
+    out = []
+    for item in items:
+        key = json.dumps(
+            ["route", campaign.sample_seed, *natural[item.proof_id], item.analysis_id or 0]
+        )
+        out.append(int(hashlib.sha256(key.encode()).hexdigest()[:13], 16) / 16**13)
+    return out
+
+
+def _draw(campaign: Campaign, pool: list[Item], evidence: dict, remaining: int) -> None:
+    """Sets each pool item's route_held, design and inclusion probability (module docstring);
+    `pool` is in rank order."""
+    u = float(campaign.routing_uniform_share)
+    if campaign.routing_budget is None or remaining >= len(pool):
+        for item in pool:
+            item.route_held = False
+            item.design, item.inclusion_probability = ItemDesign.ALL, 1.0
+        return
+    if u <= 0:
+        for rank, item in enumerate(pool, start=1):
+            item.route_held = rank > remaining
+            item.design = ItemDesign.NOT_CHOSEN if item.route_held else ItemDesign.ROUTED
+            item.inclusion_probability = None
+        return
+    weights = [evidence[item.proof_id].value for item in pool]
+    pi = pps_probabilities(weights, remaining, uniform_share=u)
+    numbers = permanent_random_numbers(campaign, pool)
+    chosen = pareto_sample(pi, numbers, remaining)
+    uniform_part = u * remaining / len(pool)
+    for item, p, number, taken in zip(pool, pi, numbers, chosen, strict=True):
+        item.route_held = not taken
+        item.inclusion_probability = float(p)
+        if not taken:
+            item.design = ItemDesign.NOT_CHOSEN
+        else:
+            item.design = ItemDesign.UNIFORM if number < uniform_part else ItemDesign.ROUTED
 
 
 def _pool(campaign: Campaign) -> QuerySet[Item]:
@@ -193,27 +286,33 @@ def campaign_rank(*, campaign: Campaign) -> RankResult:
     takes_loop_labels = (
         campaign.scale == LOOP_SCALE and campaign.task_kind == TaskKind.PROOF_GRADING
     )
-    loop_labels = (
-        _loop_labels([item.proof_id for item in pool[remaining:]]) if takes_loop_labels else {}
-    )
+    loop_labels = _loop_labels([item.proof_id for item in pool]) if takes_loop_labels else {}
     now = timezone.now()
+    _draw(campaign, pool, evidence, remaining)
     for rank, item in enumerate(pool, start=1):
         found = evidence[item.proof_id]
         item.route_rank = rank
         item.route_uncertainty = found.value
         item.route_components = found.components()
         item.route_ranked_at = now
-        item.route_held = rank > remaining
         if item.route_held:
             result.held += 1
         else:
             result.served += 1
     Item.objects.bulk_update(
         pool,
-        ["route_rank", "route_uncertainty", "route_components", "route_ranked_at", "route_held"],
+        [
+            "route_rank",
+            "route_uncertainty",
+            "route_components",
+            "route_ranked_at",
+            "route_held",
+            "design",
+            "inclusion_probability",
+        ],
         batch_size=500,
     )
-    for item in pool[remaining:]:
+    for item in (item for item in pool if item.route_held):
         if item.proof_id not in loop_labels:
             continue
         value, run_id = loop_labels[item.proof_id]

@@ -17,6 +17,7 @@ from estimation.routing.services import (
     campaign_rank,
     campaign_routing_set,
     parse_budget,
+    parse_uniform_share,
 )
 
 QUEUE_PAGE = 50
@@ -30,6 +31,20 @@ class RoutingForm(forms.Form):
         label="Budget for experts",
         help_text="A share (0.3) or a percentage (30%) of the items; empty: every item.",
     )
+
+    uniform_share = forms.CharField(
+        required=False,
+        max_length=12,
+        label="Uniform share of the budget",
+        help_text="Part of the budget drawn uniformly at random (0.25 or 25%); the rest is drawn "
+        "with probabilities proportional to uncertainty. Empty: keep the campaign's.",
+    )
+
+    def clean_uniform_share(self):
+        try:
+            return parse_uniform_share(self.cleaned_data["uniform_share"])
+        except RoutingError as exc:
+            raise forms.ValidationError(str(exc).removeprefix("uniform_share: ")) from None
 
     def clean_budget(self):
         try:
@@ -56,6 +71,7 @@ def campaign_routing(request, slug):
         "budget": ""
         if campaign.routing_budget is None
         else f"{(campaign.routing_budget * 100).normalize():f}%",
+        "uniform_share": f"{(campaign.routing_uniform_share * 100).normalize():f}%",
     }
     form = RoutingForm(initial=initial)
     if request.method == "POST":
@@ -72,6 +88,7 @@ def campaign_routing(request, slug):
                     campaign=campaign,
                     item_order=form.cleaned_data["item_order"],
                     budget=form.cleaned_data["budget"],
+                    uniform_share=form.cleaned_data["uniform_share"],
                 )
             except RoutingError as exc:
                 field, _, text = str(exc).partition(": ")

@@ -1,13 +1,25 @@
-"""Each generator's mean score in a campaign with honest 95% intervals (the estimators:
-adjudication.estimators):
+"""Each generator's mean score in a campaign with 95% intervals that are valid by design (the
+estimators: adjudication.estimators), or, where no interval can be made valid, the reason in
+words:
 
-- experts only: the mean of the expert labels (final labels not made by a machine) with a
-  percentile bootstrap interval over the labelled items;
-- prediction-powered (PPI++): the few expert labels correct the mean of the automatic score of
-  every item (the mean of its automatic raters' values, each on 0-1 put linearly onto the
-  campaign scale: estimation.services.confidence.automatic_unit_values), so many automatic grades
-  narrow the interval without their bias leaking in. It needs items with both an expert label
-  and an automatic score, and items with an automatic score only.
+- experts only: the inverse-probability-weighted (Hajek) mean of the expert labels (final
+  labels not made by a machine), each weighted by 1 / its item's inclusion probability (the
+  design recorded on the item: every item for experts, a uniform random share of a routing
+  budget, routed by uncertainty), with a cluster-robust variance over problems (a problem's
+  proofs share errors) and a t(problems - 1) interval;
+- prediction-powered (active PPI, Zrnic & Candes 2024, power-tuned as PPI++): the mean over
+  every item of its automatic score (the mean of its automatic raters' values, each on 0-1 put
+  linearly onto the campaign scale: estimation.services.confidence.automatic_unit_values),
+  corrected by the inverse-probability-weighted errors of the labelled items; unbiased
+  whatever the graders' errors; clustered by problem as well. It needs an automatic score on
+  some item.
+
+Not shown as an interval (the row says why): a generator with items whose probability of
+reaching experts is not known (routed to the most uncertain with no random share, or ranked
+before designs were recorded), or too few problems with a label. Items chosen for experts but
+not labelled yet (a campaign in progress) are taken as missing at random among the chosen:
+the probability of each labelled item is scaled by the share of the chosen that are labelled,
+and the interval's assumption line says so.
 Each comes with the number of expert labels an interval of `width` would need (same spread).
 Means are on the campaign scale.
 """
@@ -19,13 +31,13 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from adjudication.estimators import (
-    Interval,
-    bootstrap_mean_interval,
+    DesignInterval,
+    active_ppi_mean_interval,
+    ipw_mean_interval,
     labels_needed,
-    ppi_mean_interval,
 )
 from adjudication.models import LabelSource
-from annotation.models import Campaign, Item
+from annotation.models import Campaign, Item, ItemDesign
 from annotation.scales import scale_spec
 from estimation.services.confidence import automatic_unit_values
 
@@ -43,10 +55,15 @@ class GeneratorScore:
     expert_labels: int
     automatic_only: int
     paired: int
-    human: Interval | None
-    ppi: Interval | None
+    human: DesignInterval | None
+    ppi: DesignInterval | None
     human_needed: int | None
     ppi_needed: int | None
+    human_assumes: str = ""  # one line: what the interval assumes
+    ppi_assumes: str = ""
+    human_why_not: str = ""  # why no interval is shown, in words
+    ppi_why_not: str = ""
+    designs: dict | None = None  # items by design
 
     def as_dict(self) -> dict:
         return {
@@ -59,7 +76,118 @@ class GeneratorScore:
             "ppi": None if self.ppi is None else self.ppi.as_dict(),
             "human_labels_needed": self.human_needed,
             "ppi_labels_needed": self.ppi_needed,
+            "human_assumes": self.human_assumes,
+            "ppi_assumes": self.ppi_assumes,
+            "human_not_shown_because": self.human_why_not,
+            "ppi_not_shown_because": self.ppi_why_not,
+            "designs": dict(self.designs or {}),
         }
+
+
+CHOSEN = {ItemDesign.ALL, ItemDesign.GOLD, ItemDesign.UNIFORM, ItemDesign.ROUTED}
+
+
+@dataclass
+class _Unit:
+    cluster: int
+    design: str
+    probability: float | None
+    expert: float | None
+    machine: float | None
+
+
+def _design_words(designs: dict) -> str:
+    return ", ".join(f"{count} {name.replace('_', ' ')}" for name, count in sorted(designs.items()))
+
+
+def _unknown_reason(unknown: int) -> str:
+    return (
+        f"{unknown} item(s) have no known probability of reaching experts (routed to the most "
+        "uncertain with no random share, or ranked before designs were recorded): no interval "
+        "over them can be valid. Give the routing a uniform share and rank again."
+    )
+
+
+def _generator_row(generator: str, units: list[_Unit], width: float) -> GeneratorScore:
+    designs: dict[str, int] = defaultdict(int)
+    for unit in units:
+        designs[unit.design] += 1
+    labelled = [u for u in units if u.expert is not None]
+    paired = [u for u in labelled if u.machine is not None]
+    automatic_only = sum(1 for u in units if u.expert is None and u.machine is not None)
+    unknown = sum(1 for u in units if u.probability is None or u.probability <= 0)
+    chosen = [u for u in units if u.design in CHOSEN or u.expert is not None]
+    waiting = len(chosen) - len(labelled)
+    # chosen but not labelled yet: missing at random among the chosen (said beside the figure)
+    share = len(labelled) / len(chosen) if chosen else 0.0
+    clusters = len({u.cluster for u in labelled})
+    human = ppi = None
+    human_why = ppi_why = ""
+    if unknown:
+        human_why = ppi_why = _unknown_reason(unknown)
+    elif clusters < 2:
+        human_why = ppi_why = (
+            f"needs expert labels on at least 2 problems (the problems are the independent "
+            f"units); has {clusters}"
+        )
+    else:
+        human = ipw_mean_interval(
+            [u.expert for u in labelled],
+            [u.probability * share for u in labelled],
+            [u.cluster for u in labelled],
+            confidence=CONFIDENCE,
+        )
+        if not any(u.machine is not None for u in units):
+            ppi_why = "no item has an automatic score"
+        else:
+            ppi = active_ppi_mean_interval(
+                [u.expert is not None for u in units],
+                [u.expert for u in units],
+                [u.machine for u in units],
+                [u.probability * (share if u.expert is not None else 1.0) for u in units],
+                [u.cluster for u in units],
+                confidence=CONFIDENCE,
+            )
+    missing = (
+        f"; assumes the {waiting} chosen item(s) not labelled yet are like the labelled ones"
+        if waiting
+        else ""
+    )
+    routed = designs.get(ItemDesign.ROUTED, 0) + designs.get(ItemDesign.UNIFORM, 0)
+    weighting = (
+        "each label weighted by 1 / its chance of being chosen (routing with a uniform share)"
+        if routed
+        else "every item was for experts (weights 1)"
+    )
+    human_assumes = ppi_assumes = ""
+    if human is not None:
+        human_assumes = (
+            f"Assumes: the recorded design ({weighting}); proofs clustered by problem "
+            f"({human.clusters} problems, taken as independent){missing}."
+        )
+    if ppi is not None:
+        ppi_assumes = (
+            f"Assumes: the recorded design ({weighting}); the automatic scores of all "
+            f"{len(units)} items corrected by the weighted errors of the labelled ones "
+            f"(lambda {ppi.lam:.2f}), valid however wrong the graders are; proofs clustered "
+            f"by problem ({ppi.clusters} problems, taken as independent){missing}."
+        )
+    return GeneratorScore(
+        generator=generator,
+        items=len(units),
+        expert_labels=len(labelled),
+        automatic_only=automatic_only,
+        paired=len(paired),
+        human=human,
+        ppi=ppi,
+        human_needed=None if human is None else labels_needed(human, width),
+        ppi_needed=None if ppi is None else labels_needed(ppi, width),
+        human_assumes=human_assumes,
+        ppi_assumes=ppi_assumes,
+        human_why_not=human_why,
+        ppi_why_not=ppi_why,
+        designs=dict(designs),
+    )
 
 
 def parse_width(raw: object, scale: str) -> float:
@@ -79,48 +207,27 @@ def parse_width(raw: object, scale: str) -> float:
 
 
 def campaign_score_intervals(*, campaign: Campaign, width: float) -> list[GeneratorScore]:
-    """One row per generator of the campaign's items (five queries)."""
+    """One row per generator of the campaign's items (four queries)."""
     spec = scale_spec(campaign.scale)
     low, high = float(spec.min), float(spec.max)
     items = list(
         Item.objects.filter(campaign=campaign).values_list(
-            "id", "proof_id", "proof__generator", "final_label__value", "final_label__source"
+            "proof_id",
+            "proof__problem_id",
+            "proof__generator",
+            "final_label__value",
+            "final_label__source",
+            "design",
+            "inclusion_probability",
         )
     )
-    automatic = automatic_unit_values(campaign, sorted({proof for _, proof, _, _, _ in items}))
-    groups: dict[str, list[tuple[float | None, float | None]]] = defaultdict(list)
-    for _, proof_id, generator, value, source in items:
+    automatic = automatic_unit_values(campaign, sorted({row[0] for row in items}))
+    groups: dict[str, list[_Unit]] = defaultdict(list)
+    for proof_id, problem_id, generator, value, source, design, probability in items:
         expert = None if value is None or source == LabelSource.AUTOMATIC else float(value)
         judged = automatic.get(proof_id)
         machine = (
             None if not judged else low + (high - low) * sum(v for _, v in judged) / len(judged)
         )
-        groups[generator].append((expert, machine))
-    rows = []
-    for generator in sorted(groups):
-        pairs = groups[generator]
-        gold = [e for e, _ in pairs if e is not None]
-        paired = [(e, m) for e, m in pairs if e is not None and m is not None]
-        unlabelled = [m for e, m in pairs if e is None and m is not None]
-        human = bootstrap_mean_interval(gold, confidence=CONFIDENCE)
-        ppi = (
-            ppi_mean_interval(
-                [e for e, _ in paired], [m for _, m in paired], unlabelled, confidence=CONFIDENCE
-            )
-            if paired
-            else None
-        )
-        rows.append(
-            GeneratorScore(
-                generator=generator,
-                items=len(pairs),
-                expert_labels=len(gold),
-                automatic_only=len(unlabelled),
-                paired=len(paired),
-                human=human,
-                ppi=ppi,
-                human_needed=None if human is None else labels_needed(human, width),
-                ppi_needed=None if ppi is None else labels_needed(ppi, width),
-            )
-        )
-    return rows
+        groups[generator].append(_Unit(problem_id, design, probability, expert, machine))
+    return [_generator_row(generator, groups[generator], width) for generator in sorted(groups)]

@@ -15,6 +15,7 @@ from annotation.models import (
 )
 from core.queries import of_ids
 from exports.formats.base import (
+    DESIGN_KEYS,
     ROUTE_COLUMNS,
     ROUTE_FIELDS,
     SPLIT_FIELD,
@@ -233,6 +234,7 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
                     "route_rank": raw["route_rank"],
                     "route_uncertainty": raw["route_uncertainty"],
                     "route_components": raw["route_components"] or {},
+                    **{key: raw[key] for key in DESIGN_KEYS},
                 }
                 if options.test_fraction is not None:
                     row["split"] = split

@@ -205,7 +205,45 @@ ROUTE_FIELDS = [
         "The automatic graders' uncertainty about the proof when it was ranked (0-1).",
     ),
 ]
-ROUTE_COLUMNS = {"route_rank": "item__route_rank", "route_uncertainty": "item__route_uncertainty"}
+# The sampling design (annotation.models.ItemDesign / DoubleDesign): what a weighted estimate
+# needs (weight = 1 / probability), explained in the card's "Sampling design" section.
+DESIGN_FIELDS = [
+    Field(
+        "chosen_by",
+        "string",
+        "How the item was chosen for experts: all (every item), uniform (the uniform random "
+        "share of a routing budget), routed (drawn with probability proportional to "
+        "uncertainty), not_chosen (in the routing draw, not drawn: its label is automatic), "
+        "gold, unknown (no known probability).",
+    ),
+    Field(
+        "inclusion_probability",
+        "float",
+        "P(experts grade the item) under its design; weight an expert label by 1 / this "
+        "(null: not known, no design-weighted estimate can use the row).",
+    ),
+    Field(
+        "double_chosen_by",
+        "string",
+        "How its second judgement was decided: uniform (seeded sample), adaptive (where "
+        "disagreement was expected, a uniform share kept) or fixed (by hand).",
+    ),
+    Field(
+        "double_probability",
+        "float",
+        "P(the item is double-scored) under that design (null: not known).",
+    ),
+]
+ROUTE_FIELDS += DESIGN_FIELDS
+ROUTE_COLUMNS = {
+    "route_rank": "item__route_rank",
+    "route_uncertainty": "item__route_uncertainty",
+    "chosen_by": "item__design",
+    "inclusion_probability": "item__inclusion_probability",
+    "double_chosen_by": "item__double_design",
+    "double_probability": "item__double_probability",
+}
+DESIGN_KEYS = ("chosen_by", "inclusion_probability", "double_chosen_by", "double_probability")
 COMMON_TAIL += ROUTE_FIELDS
 SPLIT_FIELD = Field("split", "string", "train or test (by problem: no problem is in both).")
 
@@ -459,6 +497,8 @@ def _stream(
             row["label_confidence"] = raw["label_confidence"]
             row["route_rank"] = raw["route_rank"]
             row["route_uncertainty"] = raw["route_uncertainty"]
+            for key in DESIGN_KEYS:
+                row[key] = raw[key]
             if options.test_fraction is not None:
                 row["split"] = problem.split
             yield row

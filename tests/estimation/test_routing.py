@@ -60,8 +60,12 @@ def scored(proof, *scores, metas=()):
 
 @pytest.fixture
 def campaign():
-    """A 0 / 0.5 / 1 campaign of four items: certain, split, invalidated, no evidence."""
-    campaign = CampaignFactory(scale="0-0.5-1", double_share=Decimal("0"))
+    """A 0 / 0.5 / 1 campaign of four items: certain, split, invalidated, no evidence; routing
+    with no uniform share (the most uncertain first: the ranking's own tests; the random
+    design: tests/estimation/test_design.py)."""
+    campaign = CampaignFactory(
+        scale="0-0.5-1", double_share=Decimal("0"), routing_uniform_share=Decimal("0")
+    )
     items = {name: ItemFactory(campaign=campaign) for name in ("sure", "split", "undone", "none")}
     scored(items["sure"].proof, Decimal("1"), Decimal("1"), Decimal("1"))
     scored(items["split"].proof, Decimal("0"), Decimal("1"), Decimal("0.5"))
@@ -202,7 +206,7 @@ def test_budget_serves_the_most_uncertain_and_labels_the_rest_where_the_loop_is_
 
 
 def test_loop_labels_are_not_copied_onto_another_scale():
-    campaign = CampaignFactory(scale="0-7")
+    campaign = CampaignFactory(scale="0-7", routing_uniform_share=Decimal("0"))
     item = ItemFactory(campaign=campaign)
     ItemFactory(campaign=campaign)  # no evidence: ranked first
     scored(item.proof, Decimal("1"), Decimal("1"))
