@@ -57,6 +57,11 @@ COLUMNS = (
     "route_rank",
     "route_uncertainty",
     "label_confidence",
+    # how the export's item was chosen (exports' sampling design columns)
+    "chosen_by",
+    "inclusion_probability",
+    "double_chosen_by",
+    "double_probability",
 )
 UNKNOWN_GENERATOR = "unknown"
 
