@@ -49,3 +49,17 @@ preload_app = True
 # 100,000 keeps a bound on what an unseen leak could grow without paying that.
 max_requests = 100_000
 max_requests_jitter = 10_000
+
+# Which peers' X-Forwarded-Proto (and the like) gunicorn believes follows the project's
+# TRUSTED_PROXIES (core/proxies.py), never gunicorn's default of localhost: their addresses or
+# networks; a count (the proxies' addresses unknown, as behind a cloud balancer) trusts the
+# direct peer, which that count says is a proxy; none set trusts no one.
+_trusted = os.environ.get("TRUSTED_PROXIES", "").strip()
+if _trusted.isdigit():
+    forwarded_allow_ips = "*" if int(_trusted) > 0 else ""
+else:
+    forwarded_allow_ips = ",".join(part.strip() for part in _trusted.split(",") if part.strip())
+proxy_allow_ips = forwarded_allow_ips
+# No control socket: nothing here uses gunicornc, and two instances on one host would share
+# gunicorn's default one (~/.gunicorn/gunicorn.ctl).
+control_socket_disable = True

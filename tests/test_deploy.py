@@ -265,3 +265,24 @@ def test_readiness_fails_while_no_new_database_connection_can_be_had(client, set
         connection.close()
         with connection.cursor() as cursor:
             cursor.execute("DROP ROLE IF EXISTS readyz_probe")
+
+
+def test_gunicorns_forwarded_addresses_follow_the_trusted_proxies_and_no_control_socket():
+    import runpy
+
+    def loaded(**env):
+        saved = dict(os.environ)
+        os.environ.update(env)
+        try:
+            return runpy.run_path(str(ROOT / "config" / "gunicorn.py"))
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    assert loaded(TRUSTED_PROXIES="")["forwarded_allow_ips"] == ""  # not gunicorn's localhost
+    assert loaded(TRUSTED_PROXIES="10.0.0.0/8, 192.168.1.5")["forwarded_allow_ips"] == (
+        "10.0.0.0/8,192.168.1.5"
+    )
+    one = loaded(TRUSTED_PROXIES="1")
+    assert one["forwarded_allow_ips"] == "*" and one["proxy_allow_ips"] == "*"
+    assert one["control_socket_disable"] is True
