@@ -229,6 +229,7 @@ WHITENOISE_AUTOREFRESH = DEBUG
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_HANDLERS = [
+    "core.files.UploadLimitHandler",  # the limit below, before a byte is read
     "core.files.MemoryUploadHandler",
     "core.files.TemporaryUploadHandler",
 ]

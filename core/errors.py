@@ -18,6 +18,7 @@ from rest_framework.views import exception_handler
 
 from core import views as pages
 from core.broker import BrokerUnavailable, broker_refusal
+from core.files import UploadDiskFull, UploadTooLarge
 from core.parsers import NUL_REFUSED
 
 API_PREFIX = "/api/"
@@ -46,11 +47,15 @@ def api_exception_handler(exc, context):
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
         )
+    if isinstance(exc, UploadTooLarge):
+        return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
     if isinstance(exc, RequestDataTooBig):
         return Response(
             {"detail": "The body is over the size limit."},
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
+    if isinstance(exc, UploadDiskFull):
+        return Response({"detail": exc.strerror}, status=status.HTTP_507_INSUFFICIENT_STORAGE)
     if isinstance(exc, TooManyFieldsSent):
         return Response({"detail": "Too many fields."}, status=status.HTTP_400_BAD_REQUEST)
     response = exception_handler(exc, context)
@@ -109,6 +114,11 @@ def outage_response(request, exception: BaseException | None) -> HttpResponse | 
     """503 with the reason when `exception` means a service is away, else None: a dropped
     database connection (closed, so the next query opens a new one; the answer is marked
     `retryable` for core.middleware.UnavailableMiddleware) or an unreachable job queue."""
+    if isinstance(exception, UploadDiskFull):
+        response = unavailable(request, exception.strerror)
+        response.status_code = 507
+        del response["Retry-After"]
+        return response
     if isinstance(exception, OperationalError) and isinstance(
         exception.__cause__, QueryCanceled | LockNotAvailable
     ):

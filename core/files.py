@@ -9,19 +9,32 @@ reader did not ask for in a buffer it copies again on each read, so 64 KiB reads
 MiB sixteen times: a 137 MB corpus upload cost about 0.9 CPU-seconds of the web process, most
 of it in those copies (py-spy, benchmarks/RESULTS.md "Profile steps: import and export").
 Memory per upload stays one chunk; files above FILE_UPLOAD_MAX_MEMORY_SIZE still go to a
-temporary file."""
+temporary file.
+
+The site's upload limit (PROOFMARK_MAX_UPLOAD_BYTES, plus a MiB for the form around the file) is
+kept by the first handler, before a byte is read: a body that declares more is refused at once
+(413), and a body that sends more than it declared, or streams with no length, is stopped at the
+limit. A disk that fills while an upload is written is 507 with the reason, and the partial file
+is removed at once."""
 
 import contextlib
+import errno
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.staticfiles.storage import StaticFilesStorage
+from django.core.exceptions import RequestDataTooBig
 from django.core.files import File
 from django.core.files.storage import Storage, default_storage
-from django.core.files.uploadhandler import MemoryFileUploadHandler, TemporaryFileUploadHandler
+from django.core.files.uploadhandler import (
+    FileUploadHandler,
+    MemoryFileUploadHandler,
+    TemporaryFileUploadHandler,
+)
 
 
 class StaticStorage(StaticFilesStorage):
@@ -100,6 +113,42 @@ def stored_folder_delete(folder: str, *, storage: Storage = default_storage) -> 
 # --- Upload handlers ------------------------------------------------------------------------
 
 CHUNK_SIZE = 1024 * 1024
+FORM_SLACK = 1024 * 1024  # the multipart form around the file: boundaries, other fields
+
+
+class UploadTooLarge(RequestDataTooBig):
+    """An upload over the site's limit (answered 413: core.errors)."""
+
+
+class UploadDiskFull(OSError):
+    """The disk filled while an upload was written (answered 507: core.errors)."""
+
+
+def upload_limit() -> int:
+    return settings.PROOFMARK_MAX_UPLOAD_BYTES + FORM_SLACK
+
+
+class UploadLimitHandler(FileUploadHandler):
+    """First of the handlers: refuses a body that declares more than the limit before reading
+    it, and stops one that sends more (or streams without a length) at the limit."""
+
+    chunk_size = CHUNK_SIZE
+
+    def handle_raw_input(self, input_data, META, content_length, boundary, encoding=None):
+        self.received = 0
+        if content_length and content_length > upload_limit():
+            raise UploadTooLarge(
+                f"The upload is {content_length:,} bytes; the limit is {upload_limit():,}."
+            )
+
+    def receive_data_chunk(self, raw_data, start):
+        self.received += len(raw_data)
+        if self.received > upload_limit():
+            raise UploadTooLarge(f"The upload went past the limit of {upload_limit():,} bytes.")
+        return raw_data
+
+    def file_complete(self, file_size):
+        return None
 
 
 class MemoryUploadHandler(MemoryFileUploadHandler):
@@ -108,3 +157,15 @@ class MemoryUploadHandler(MemoryFileUploadHandler):
 
 class TemporaryUploadHandler(TemporaryFileUploadHandler):
     chunk_size = CHUNK_SIZE
+
+    def receive_data_chunk(self, raw_data, start):
+        try:
+            return super().receive_data_chunk(raw_data, start)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            with contextlib.suppress(OSError):
+                self.file.close()  # a temporary upload file: closing removes it
+            raise UploadDiskFull(
+                exc.errno, "The server's disk is full: the upload was not kept; try again later."
+            ) from exc

@@ -1,0 +1,61 @@
+"""Uploads refused early and cleanly: over the limit by its declared length before a byte is
+read (413), stopped at the limit when it streams past it, and a disk that fills while the
+upload is written answers 507 with the reason, the partial file removed at once."""
+
+import subprocess
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from core.files import FORM_SLACK, UploadLimitHandler, UploadTooLarge
+from problems.models import ImportJob
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_api_refuses_an_upload_over_the_limit_by_its_length(api_client_for, settings):
+    settings.PROOFMARK_MAX_UPLOAD_BYTES = 100
+    api = api_client_for(UserFactory(roles=["admin"]))
+    body = b'{"x": 1}\n' * (FORM_SLACK // 8)  # over 100 bytes + the form's MiB
+    answer = api.post(
+        "/api/v1/imports/", {"file": SimpleUploadedFile("big.jsonl", body)}, format="multipart"
+    )
+    assert answer.status_code == 413
+    assert "the limit is" in answer.json()["detail"]
+    assert ImportJob.objects.count() == 0
+
+
+def test_a_body_streaming_past_the_limit_is_stopped_there(settings):
+    settings.PROOFMARK_MAX_UPLOAD_BYTES = 0
+    handler = UploadLimitHandler()
+    handler.handle_raw_input(None, {}, None, "b")  # no declared length: a streamed body
+    handler.receive_data_chunk(b"x" * FORM_SLACK, 0)
+    with pytest.raises(UploadTooLarge, match="went past the limit"):
+        handler.receive_data_chunk(b"x", FORM_SLACK)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB file system (tmpfs), where an upload's temporary file fills the disk."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_full_disk_answers_507_and_keeps_nothing(api_client_for, settings, small_disk):
+    settings.FILE_UPLOAD_TEMP_DIR = str(small_disk)
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 1024  # to a temporary file at once
+    api = api_client_for(UserFactory(roles=["admin"]))
+    body = b'{"x": 1}\n' * (3 * 1024 * 1024 // 9)  # 3 MiB: more than the disk
+    answer = api.post(
+        "/api/v1/imports/", {"file": SimpleUploadedFile("big.jsonl", body)}, format="multipart"
+    )
+    assert answer.status_code == 507
+    assert "disk is full" in answer.json()["detail"]
+    assert list(small_disk.iterdir()) == []  # the partial file is gone already
+    assert ImportJob.objects.count() == 0
