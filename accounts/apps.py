@@ -16,3 +16,20 @@ class AccountsConfig(AppConfig):
         field = get_user_model()._meta.get_field("username")
         if validate_not_confusable not in field.validators:
             field.validators.append(validate_not_confusable)
+
+        from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        user_login_failed.connect(_count_failure, dispatch_uid="accounts.login_limits")
+        user_logged_in.connect(_forget_failures, dispatch_uid="accounts.login_limits")
+
+
+def _count_failure(sender, credentials, request=None, **kwargs) -> None:
+    from accounts.login_limits import login_failed
+
+    login_failed(request, str(credentials.get("username", "")))
+
+
+def _forget_failures(sender, user, **kwargs) -> None:
+    from accounts.login_limits import login_succeeded
+
+    login_succeeded(user.get_username())

@@ -424,6 +424,13 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES",
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_CLIENT_IP_CALLABLE = "core.proxies.client_address"
 AXES_RESET_ON_SUCCESS = True
+# Above it (accounts/login_limits.py): an address is refused after LOGIN_ADDRESS_LIMIT failed
+# log-ins in LOGIN_WINDOW_MINUTES whatever the names; a user name is slowed after LOGIN_NAME_SLOW
+# failures from any addresses and locked at LOGIN_NAME_LOCK until an admin unlocks it.
+LOGIN_WINDOW_MINUTES = int(os.environ.get("LOGIN_WINDOW_MINUTES", "15"))
+LOGIN_ADDRESS_LIMIT = int(os.environ.get("LOGIN_ADDRESS_LIMIT", "20"))
+LOGIN_NAME_SLOW = int(os.environ.get("LOGIN_NAME_SLOW", "10"))
+LOGIN_NAME_LOCK = int(os.environ.get("LOGIN_NAME_LOCK", "50"))
 
 # Content-Security-Policy (django-csp): scripts only from our own static files, no inline script.
 # Styles allow inline attributes: KaTeX positions its glyphs with them.

@@ -72,6 +72,15 @@ def django_db_setup(django_db_setup, django_db_blocker):
             cursor.execute("SELECT setval(%s, %s)", [name, max(last, k * ID_SPACING)])
 
 
+@pytest.fixture(autouse=True)
+def _cache_empty():
+    """Each test starts with an empty cache (log-in limits, throttles: counts of earlier tests
+    would otherwise carry over)."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def real_fixtures() -> Path:
     """The real sample files in ../shared/fixtures/real (never copied into this repository)."""

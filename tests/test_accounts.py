@@ -14,6 +14,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
+from accounts import login_limits
 from core.proxies import trusted_proxies
 from tests.factories import UserFactory
 
@@ -54,6 +55,7 @@ def test_behind_a_trusted_proxy_the_lockout_keys_on_the_forwarded_client(client,
     """Two clients behind one balancer: the guesser is locked out, the other is not. Without
     the setting, a forged X-Forwarded-For changes nothing: the peer is the client."""
     user_with("target", "a-long-right-passphrase")
+    settings.LOGIN_NAME_SLOW = 100  # django-axes' own lock, apart from the per-name slowing
     balancer, guesser, colleague = "10.9.0.1", "203.0.113.7", "198.51.100.4"
     settings.TRUSTED_PROXIES = trusted_proxies("10.9.0.0/16")
     for _ in range(settings.AXES_FAILURE_LIMIT):
@@ -218,3 +220,52 @@ def test_the_session_engine_is_cached_db_only_with_a_shared_cache():
         "django.contrib.sessions.backends.cached_db"
     )
     assert engine(CACHE_URL="") == "django.contrib.sessions.backends.db"
+
+
+def test_a_spray_from_one_address_across_names_is_refused_after_its_limit(client, settings):
+    """160 wrong passwords from one address over 40 names (django-axes alone let all through):
+    refused at LOGIN_ADDRESS_LIMIT, with the reason and Retry-After; another address logs in."""
+    from django.core.cache import cache
+
+    cache.clear()
+    user_with("sprayed", "a-long-right-passphrase")
+    statuses = [
+        login(client, f"name{n % 40}", "wrong", "203.0.113.9").status_code for n in range(160)
+    ]
+    assert statuses[: settings.LOGIN_ADDRESS_LIMIT] == [200] * settings.LOGIN_ADDRESS_LIMIT
+    assert set(statuses[settings.LOGIN_ADDRESS_LIMIT :]) == {429}
+    refused = login(client, "sprayed", "a-long-right-passphrase", "203.0.113.9")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "Too many failed log-ins from your address" in refused.content.decode()
+    assert login(client, "sprayed", "a-long-right-passphrase", "198.51.100.1").status_code == 302
+
+
+def test_one_name_from_many_addresses_is_slowed_then_locked_until_an_admin_unlocks(
+    client, settings
+):
+    """30 wrong `admin` log-ins from 30 addresses: slowed after LOGIN_NAME_SLOW (429 with
+    Retry-After), locked at LOGIN_NAME_LOCK even for the right password, until
+    `manage.py login_unlock`."""
+    from io import StringIO
+
+    from django.core.cache import cache
+    from django.core.management import call_command
+
+    cache.clear()
+    settings.LOGIN_NAME_SLOW, settings.LOGIN_NAME_LOCK = 5, 30
+    user_with("admin", "a-long-right-passphrase")
+    statuses = [login(client, "admin", "wrong", f"198.51.100.{n}").status_code for n in range(5)]
+    assert statuses == [200] * 5
+    slowed = login(client, "admin", "wrong", "198.51.100.77")
+    assert slowed.status_code == 429 and int(slowed["Retry-After"]) >= 1
+    assert "slowed" in slowed.content.decode()
+    for n in range(5, 30):  # as if each waited its turn
+        cache.set(login_limits._key("name-last", "admin"), 0, None)
+        login(client, "admin", "wrong", f"198.51.100.{n}")
+    locked = login(client, "admin", "a-long-right-passphrase", "192.0.2.1")
+    assert locked.status_code == 429 and "Retry-After" not in locked
+    assert "Ask an admin to unlock it" in locked.content.decode()
+    out = StringIO()
+    call_command("login_unlock", "admin", stdout=out)
+    assert "unlocked" in out.getvalue()
+    assert login(client, "admin", "a-long-right-passphrase", "192.0.2.1").status_code == 302
