@@ -11,7 +11,7 @@ from functools import cache
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import connection
-from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import Http404
 from django.utils import timezone
 
@@ -20,6 +20,7 @@ from annotation.models import (
     AssignmentStatus,
     Campaign,
     CampaignMember,
+    CampaignStatus,
     Grade,
     GradeRevision,
     GradeStatus,
@@ -351,6 +352,23 @@ def expert_totals(*, campaign: Campaign, expert: AbstractBaseUser) -> ExpertTota
         drafts=sum(1 for status, _ in grades if status == GradeStatus.DRAFT),
         in_progress=active,
         median_seconds=statistics.median(submitted) if submitted else None,
+    )
+
+
+def proofs_held_blind(user: AbstractBaseUser) -> QuerySet:
+    """The proofs `user` holds blind (core.visibility): those of the items of every open
+    campaign where they are an expert member and have no submitted grade on that item, as a
+    subquery of `proof_id`s. The one rule every door asks through `core.visibility`."""
+    submitted = Grade.objects.filter(
+        item_id=OuterRef("pk"), expert_id=user.pk, status=GradeStatus.SUBMITTED
+    )
+    member = CampaignMember.objects.filter(
+        campaign_id=OuterRef("campaign_id"), user_id=user.pk, role=MemberRole.EXPERT
+    )
+    return (
+        Item.objects.filter(Exists(member), campaign__status=CampaignStatus.OPEN)
+        .exclude(Exists(submitted))
+        .values("proof_id")
     )
 
 
