@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
 from typing import IO
 
@@ -146,6 +147,9 @@ def export_create(
     # an export shows its proofs' models, analyses and labels: refused to a user holding one
     # of them blind, with the reason (core.visibility)
     ensure_not_blind(user, Item.objects.filter(campaign=campaign), "this campaign's export")
+    if has_role(user, Role.EXPERT) and not has_role(user, Role.ADMIN):
+        # an expert who also researches sees no judgement of an item still being graded
+        options = replace(options, final_only=True)
     plan_for(fmt, campaign, options)  # raises ExportError when the format does not fit
     job = ExportJob.objects.create(
         campaign=campaign,
