@@ -29,7 +29,7 @@ from annotation.models import (
 )
 from annotation.scales import scale_spec
 from core.roles import Role, has_role
-from core.visibility import ensure_not_blind, without_blind_proofs
+from core.visibility import BlindWork, blind_to_proof, ensure_not_blind, without_blind_proofs
 from rubrics.structure import Scheme
 
 
@@ -101,7 +101,7 @@ def cases_for_user(
     mine: bool = False,
 ) -> QuerySet[AdjudicationCase]:
     """The queue: unresolved cases by default, largest disagreement first; never a case on an
-    item the user graded."""
+    item the user graded, nor on a proof they hold blind as an expert (core.visibility)."""
     ids = adjudicator_campaign_ids(user)
     qs = AdjudicationCase.objects.select_related(
         "item__campaign", "item__proof__problem", "assigned_to"
@@ -113,6 +113,7 @@ def cases_for_user(
         qs = qs.filter(item__campaign_id=campaign_id)
     if mine:
         qs = qs.filter(assigned_to=user)
+    qs = without_blind_proofs(user, qs, proof="item__proof")
     return qs.order_by("-disagreement", "created_at", "id")
 
 
@@ -158,6 +159,11 @@ def case_for_adjudicator(user: AbstractBaseUser, case_id: int) -> AdjudicationCa
         user, campaign_id=case.item.campaign_id, item_id=case.item_id
     ):
         raise Http404("No such case.")
+    if blind_to_proof(user, case.item.proof_id):
+        raise BlindWork(
+            "You grade blind: this case's proof is one you hold as an expert and have not "
+            "graded. The case opens to you once you have submitted your grade."
+        )
     return case
 
 

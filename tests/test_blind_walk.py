@@ -13,10 +13,11 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from adjudication.models import FinalLabel, LabelSource
+from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from adjudication.services.imported import imported_ratings_materialise
 from annotation import services
 from annotation.services.grade_checks import GradeInput
+from tests.adjudication.factories import judge
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.problems.page_factories import ProofFactory, VerifierAnalysisFactory
 
@@ -74,6 +75,10 @@ def _held_gold_item(*, roles=("expert",)):
     )  # fmt: skip
     # the imported human rating: a closed campaign of its own, an item and a final label there
     assert imported_ratings_materialise(proofs=[proof]).labels == 1
+    # the same proof in a campaign of others, where two experts disagree: a case is open
+    elsewhere = ItemFactory(campaign=CampaignFactory(), proof=proof, required_judgements=2)
+    judge(elsewhere, 1, 7)
+    assert AdjudicationCase.objects.filter(item=elsewhere).exists()
     campaign.gold_rate = Decimal("0")
     campaign.save(update_fields=["gold_rate"])
     first = services.assignment_next(campaign=campaign, expert=expert)
@@ -179,6 +184,8 @@ def test_a_user_holding_an_item_sees_nothing_blindness_hides_whatever_their_role
         for url in urls
         if campaign.slug in url
     ]
+    case = AdjudicationCase.objects.get(item__proof=item.proof)
+    urls += [f"/adjudication/cases/{case.pk}/", f"/api/v1/adjudication/cases/{case.pk}/"]
     if "admin" in roles:
         admin_lists, admin_pages = _admin_urls(item)
         urls += admin_lists + admin_pages
@@ -193,6 +200,13 @@ def test_a_user_holding_an_item_sees_nothing_blindness_hides_whatever_their_role
             for row in rows
             if row["proof_id"] == item.proof_id
         ]
+    cases = api.get("/api/v1/adjudication/cases/")
+    if cases.status_code == 200 and case.pk in [row["id"] for row in cases.json()["results"]]:
+        leaks.append(("GET /api/v1/adjudication/cases/", "case on the held proof"))
+    for url in (f"/adjudication/cases/{case.pk}/", f"/api/v1/adjudication/cases/{case.pk}/"):
+        answer = api.get(url) if url.startswith("/api/") else client.get(url)
+        if answer.status_code not in {403, 404}:
+            leaks.append((url, f"answered {answer.status_code}"))
     for url in (
         f"/api/v1/verification/analyses/?proof={item.proof_id}",
         "/api/v1/verification/analyses/",
@@ -255,6 +269,12 @@ def test_after_submitting_the_doors_of_the_users_roles_show_what_blindness_hid(
     assert MARKERS["source"] in shown and MARKERS["generator"] in shown
     labels = [row["proof_id"] for row in api.get("/api/v1/final-labels/").json()["results"]]
     assert item.proof_id in labels
+    if {"adjudicator", "admin"} & set(roles):
+        case = AdjudicationCase.objects.get(item__proof=item.proof)
+        assert case.pk in [
+            row["id"] for row in api.get("/api/v1/adjudication/cases/").json()["results"]
+        ]
+        assert api.get(f"/api/v1/adjudication/cases/{case.pk}/").status_code == 200
     if {"researcher", "admin"} & set(roles):
         analyses = api.get(f"/api/v1/verification/analyses/?proof={item.proof_id}")
         assert MARKERS["analysis"] in analyses.content.decode()

@@ -100,12 +100,19 @@ def analyses_with_meta(
     return qs.order_by("-proof_id", "verifier", "sample_key")
 
 
-def verifier_run_samples(run: VerifierRun, limit: int = 200) -> list:
-    """What the run produced (newest first): analyses, meta-verifications or suggestions."""
+def verifier_run_samples(
+    run: VerifierRun, limit: int = 200, user: AbstractBaseUser | None = None
+) -> list:
+    """What the run produced (newest first): analyses, meta-verifications or suggestions; for
+    `user`, none of the proofs they hold blind (core.visibility)."""
     if run.kind == "verify":
         qs = VerifierAnalysis.objects.filter(metadata__run=run.pk).select_related("proof__problem")
     elif run.kind == "meta_verify":
         qs = MetaVerification.objects.filter(run=run).select_related("analysis__proof__problem")
     else:
         return []
+    if user is not None:
+        qs = without_blind_proofs(
+            user, qs, proof="proof" if run.kind == "verify" else "analysis__proof"
+        )
     return list(qs.order_by("-id")[:limit])
