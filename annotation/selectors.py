@@ -30,6 +30,7 @@ from annotation.models import (
 from annotation.slots import open_work_sql
 from core.roles import Role, has_role
 from core.rows import columns, model_from_row
+from core.visibility import blind_to_proof
 from problems.models import Problem, Proof, ReferenceSolution
 from rubrics.models import MarkingScheme
 from rubrics.structure import Scheme, score_breakdown
@@ -178,7 +179,10 @@ def _grading_view(
     )
     solutions = _solutions(problem_id=item.proof.problem_id) if with_solutions else []
     others: list[Grade] = []
-    if admin or ((item.is_final or item.judgements_visible) and not item.is_gold):
+    # an admin who holds the item as an expert, ungraded, grades blind like any expert
+    # (core.visibility): the others' judgements show once they have submitted
+    admin_sees = admin and not blind_to_proof(user, item.proof_id)
+    if admin_sees or ((item.is_final or item.judgements_visible) and not item.is_gold):
         others = list(
             Grade.objects.filter(item=item, status=GradeStatus.SUBMITTED)
             .exclude(expert=user)
