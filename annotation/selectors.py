@@ -366,13 +366,12 @@ def proofs_held_blind(user: AbstractBaseUser) -> QuerySet:
     submitted = Grade.objects.filter(
         item_id=OuterRef("pk"), expert_id=user.pk, status=GradeStatus.SUBMITTED
     )
-    member = CampaignMember.objects.filter(
-        campaign_id=OuterRef("campaign_id"), user_id=user.pk, role=MemberRole.EXPERT
-    )
+    # the user's few open campaigns first (campaign_member_unique), then their items (item_queue)
+    campaigns = CampaignMember.objects.filter(
+        user_id=user.pk, role=MemberRole.EXPERT, campaign__status=CampaignStatus.OPEN
+    ).values("campaign_id")
     return (
-        Item.objects.filter(Exists(member), campaign__status=CampaignStatus.OPEN)
-        .exclude(Exists(submitted))
-        .values("proof_id")
+        Item.objects.filter(campaign_id__in=campaigns).exclude(Exists(submitted)).values("proof_id")
     )
 
 
