@@ -108,3 +108,22 @@ def test_the_proofs_held_blind_are_the_ungraded_items_of_open_campaigns_one_grad
     assert not holds_blind_work(_fresh(lead))
     # an expert alone is blind to every proof, held or not
     assert blind_to_proof(UserFactory(roles=["expert"]), elsewhere.proof_id)
+
+
+def test_an_admin_who_grades_sees_no_revision_of_an_item_they_hold(client):
+    from annotation.models import Grade, GradeRevision
+
+    campaign = CampaignFactory()
+    lead = expert_in(campaign)
+    lead.groups.add(*UserFactory(roles=["admin"]).groups.all())
+    held = ItemFactory(campaign=campaign, required_judgements=2)
+    other = expert_in(campaign)
+    grade = Grade.objects.create(item=held, expert=other, status="submitted", score=3)
+    GradeRevision.objects.create(
+        grade=grade, changed_by=other, old={"score": "3"}, new={"score": "4", "comment": "x"}
+    )
+    client.force_login(lead)
+    url = reverse("annotation:campaign", args=[campaign.slug])
+    assert f'href="/annotation/items/{held.pk}/"' not in client.get(url).content.decode()
+    Grade.objects.create(item=held, expert=lead, status="submitted", score=5)
+    assert f'href="/annotation/items/{held.pk}/"' in client.get(url).content.decode()

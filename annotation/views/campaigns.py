@@ -17,7 +17,7 @@ from annotation.scales import scale_spec
 from annotation.services.review import analysis_items_create
 from core.http import page_or_fragment, wants_fragment
 from core.roles import ALL_ROLES, Role, has_role, role_required
-from core.visibility import blind_among, blind_count, holds_blind_work
+from core.visibility import blind_among, blind_count, holds_blind_work, without_blind_proofs
 from problems.models import VerifierAnalysis
 
 User = get_user_model()
@@ -112,7 +112,12 @@ def campaign_detail(request, slug):
             "assignable_cap": selectors_campaign.HAND_ASSIGNABLE_SHOWN,
             "revisions": [
                 (r, sorted(k for k in r.new if r.new.get(k) != r.old.get(k)))
-                for r in selectors_campaign.revisions_for_campaign(campaign)[:50]
+                # none of the items the admin holds as an expert, ungraded (core.visibility)
+                for r in without_blind_proofs(
+                    request.user,
+                    selectors_campaign.revisions_for_campaign(campaign),
+                    proof="grade__item__proof",
+                )[:50]
             ],
             "older_pins": selectors_campaign.items_on_older_schemes(campaign),
         },
