@@ -207,7 +207,9 @@ class FinalLabelListApi(ListApi):
     )
     def get(self, request):
         filters, campaign_id = _list_filters(request, FinalLabelListInput)
-        labels = selectors.final_labels(campaign_id=campaign_id, source=filters.get("source"))
+        labels = selectors.final_labels(
+            campaign_id=campaign_id, source=filters.get("source"), user=request.user
+        )
         return self.page(labels, FinalLabelOutput)
 
 

@@ -24,10 +24,12 @@ from annotation.models import (
     ErrorSpan,
     Grade,
     GradeStatus,
+    Item,
     MemberRole,
 )
 from annotation.scales import scale_spec
 from core.roles import Role, has_role
+from core.visibility import BlindWork, blind_to_proof, ensure_not_blind, without_blind_proofs
 from rubrics.structure import Scheme
 
 
@@ -46,23 +48,32 @@ def adjudicator_campaign_ids(user: AbstractBaseUser) -> set[int] | None:
 AGREEMENT_READERS = (Role.ADMIN, Role.RESEARCHER)
 
 
-def agreement_campaign_for_user(user: AbstractBaseUser, slug: str) -> Campaign:
+def agreement_campaign_for_user(
+    user: AbstractBaseUser, slug: str, what: str = "this campaign's agreement figures"
+) -> Campaign:
     """The campaign whose agreement figures `user` asks for (page and API alike): admins and
     researchers read them; a researcher who is also an expert of the campaign only once it is
     closed, since the figures are made of judgements of items not yet final."""
     campaign = Campaign.objects.filter(slug=slug).first()
     if campaign is None:
         raise Http404("No such campaign.")
-    if has_role(user, Role.ADMIN):
-        return campaign
     if not has_role(user, *AGREEMENT_READERS):
         raise PermissionDenied("Agreement figures are for admins and researchers.")
+    campaign_blind_check(user, campaign, what)
+    if has_role(user, Role.ADMIN):
+        return campaign
     grading = CampaignMember.objects.filter(campaign=campaign, user=user, role=MemberRole.EXPERT)
     if campaign.status == CampaignStatus.OPEN and grading.exists():
         raise PermissionDenied(
             "You grade in this campaign: its agreement figures open to you once it is closed."
         )
     return campaign
+
+
+def campaign_blind_check(user: AbstractBaseUser, campaign: Campaign, what: str) -> None:
+    """403 (core.visibility.BlindWork) when `user` holds blind a proof of one of the campaign's
+    items: its pages of figures, labels and scores show them."""
+    ensure_not_blind(user, Item.objects.filter(campaign=campaign), what)
 
 
 def may_adjudicate(user: AbstractBaseUser) -> bool:
@@ -90,7 +101,7 @@ def cases_for_user(
     mine: bool = False,
 ) -> QuerySet[AdjudicationCase]:
     """The queue: unresolved cases by default, largest disagreement first; never a case on an
-    item the user graded."""
+    item the user graded, nor on a proof they hold blind as an expert (core.visibility)."""
     ids = adjudicator_campaign_ids(user)
     qs = AdjudicationCase.objects.select_related(
         "item__campaign", "item__proof__problem", "assigned_to"
@@ -102,6 +113,7 @@ def cases_for_user(
         qs = qs.filter(item__campaign_id=campaign_id)
     if mine:
         qs = qs.filter(assigned_to=user)
+    qs = without_blind_proofs(user, qs, proof="item__proof")
     return qs.order_by("-disagreement", "created_at", "id")
 
 
@@ -147,6 +159,11 @@ def case_for_adjudicator(user: AbstractBaseUser, case_id: int) -> AdjudicationCa
         user, campaign_id=case.item.campaign_id, item_id=case.item_id
     ):
         raise Http404("No such case.")
+    if blind_to_proof(user, case.item.proof_id):
+        raise BlindWork(
+            "You grade blind: this case's proof is one you hold as an expert and have not "
+            "graded. The case opens to you once you have submitted your grade."
+        )
     return case
 
 
@@ -173,9 +190,16 @@ def returned_cases_for_expert(user: AbstractBaseUser) -> QuerySet[AdjudicationCa
 
 
 def final_labels(
-    *, campaign_id: int | None = None, source: str | None = None
+    *,
+    campaign_id: int | None = None,
+    source: str | None = None,
+    user: AbstractBaseUser | None = None,
 ) -> QuerySet[FinalLabel]:
+    """Final labels; for `user`, without the labels of the proofs they hold blind (of any
+    campaign: the closed campaign of imported ratings too; core.visibility)."""
     qs = FinalLabel.objects.select_related("item__campaign", "item__proof__problem")
+    if user is not None:
+        qs = without_blind_proofs(user, qs, proof="item__proof")
     if campaign_id:
         qs = qs.filter(item__campaign_id=campaign_id)
     if source:

@@ -39,6 +39,7 @@ from annotation.plots import error_series_chart, rater_confusion_svg
 from core.http import FlagError, page_or_fragment, query_flag, wants_fragment
 from core.roles import Role, has_role, role_required
 from core.values import csv_safe
+from core.visibility import blind_among
 
 QUEUE_PAGE = 200
 
@@ -269,6 +270,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
 @role_required(Role.ADMIN)
 def disagreements_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
+    selectors.campaign_blind_check(request.user, campaign, "this campaign's disagreements")
     rows = disagreement_rows(campaign)
     width = max((len(r["judgements"]) for r in rows), default=2)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
@@ -309,7 +311,11 @@ def labels(request: HttpRequest, slug: str) -> HttpResponse:
         .exclude(status=CaseStatus.RESOLVED)
         .values_list("item_id", "id")
     )
-    rows = [{"item": item, "case_id": open_cases.get(item.pk)} for item in page]
+    held = blind_among(request.user, [item.proof_id for item in page])
+    rows = [
+        {"item": item, "case_id": open_cases.get(item.pk), "hidden": item.proof_id in held}
+        for item in page
+    ]
     return render(
         request,
         "adjudication/labels.html",

@@ -9,6 +9,7 @@ from annotation.models import (
     GradeRevision,
     Item,
 )
+from core.visibility import BlindAdminMixin
 
 
 class MemberInline(admin.TabularInline):
@@ -26,7 +27,8 @@ class CampaignAdmin(admin.ModelAdmin):
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(BlindAdminMixin, admin.ModelAdmin):
+    blind_proof_path = "proof"
     list_display = ["id", "campaign", "proof", "scheme", "required_judgements", "submitted_count"]
     list_filter = ["campaign", "is_gold", "is_final"]
     raw_id_fields = ["proof", "analysis", "scheme"]
@@ -34,7 +36,8 @@ class ItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(BlindAdminMixin, admin.ModelAdmin):
+    blind_proof_path = "item__proof"
     list_display = ["id", "item", "expert", "status", "leased_until", "assigned_by"]
     list_filter = ["status"]
     raw_id_fields = ["item", "expert", "assigned_by"]
@@ -52,7 +55,8 @@ class RevisionInline(admin.TabularInline):
 
 
 @admin.register(Grade)
-class GradeAdmin(admin.ModelAdmin):
+class GradeAdmin(BlindAdminMixin, admin.ModelAdmin):
+    blind_proof_path = "item__proof"
     list_display = ["id", "item", "expert", "status", "score", "computed_score", "submitted_at"]
     list_filter = ["status"]
     raw_id_fields = ["item", "expert", "scheme"]

@@ -11,7 +11,7 @@ from functools import cache
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db import connection
-from django.db.models import Count, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import Http404
 from django.utils import timezone
 
@@ -20,6 +20,7 @@ from annotation.models import (
     AssignmentStatus,
     Campaign,
     CampaignMember,
+    CampaignStatus,
     Grade,
     GradeRevision,
     GradeStatus,
@@ -29,6 +30,7 @@ from annotation.models import (
 from annotation.slots import open_work_sql
 from core.roles import Role, has_role
 from core.rows import columns, model_from_row
+from core.visibility import blind_to_proof
 from problems.models import Problem, Proof, ReferenceSolution
 from rubrics.models import MarkingScheme
 from rubrics.structure import Scheme, score_breakdown
@@ -177,7 +179,10 @@ def _grading_view(
     )
     solutions = _solutions(problem_id=item.proof.problem_id) if with_solutions else []
     others: list[Grade] = []
-    if admin or ((item.is_final or item.judgements_visible) and not item.is_gold):
+    # an admin who holds the item as an expert, ungraded, grades blind like any expert
+    # (core.visibility): the others' judgements show once they have submitted
+    admin_sees = admin and not blind_to_proof(user, item.proof_id)
+    if admin_sees or ((item.is_final or item.judgements_visible) and not item.is_gold):
         others = list(
             Grade.objects.filter(item=item, status=GradeStatus.SUBMITTED)
             .exclude(expert=user)
@@ -351,6 +356,22 @@ def expert_totals(*, campaign: Campaign, expert: AbstractBaseUser) -> ExpertTota
         drafts=sum(1 for status, _ in grades if status == GradeStatus.DRAFT),
         in_progress=active,
         median_seconds=statistics.median(submitted) if submitted else None,
+    )
+
+
+def proofs_held_blind(user: AbstractBaseUser) -> QuerySet:
+    """The proofs `user` holds blind (core.visibility): those of the items of every open
+    campaign where they are an expert member and have no submitted grade on that item, as a
+    subquery of `proof_id`s. The one rule every door asks through `core.visibility`."""
+    submitted = Grade.objects.filter(
+        item_id=OuterRef("pk"), expert_id=user.pk, status=GradeStatus.SUBMITTED
+    )
+    # the user's few open campaigns first (campaign_member_unique), then their items (item_queue)
+    campaigns = CampaignMember.objects.filter(
+        user_id=user.pk, role=MemberRole.EXPERT, campaign__status=CampaignStatus.OPEN
+    ).values("campaign_id")
+    return (
+        Item.objects.filter(campaign_id__in=campaigns).exclude(Exists(submitted)).values("proof_id")
     )
 
 

@@ -161,9 +161,15 @@ def campaign_progress(campaign: Campaign) -> Progress:
 
 
 def proof_selection(
-    *, contest: str = "", year: int | None = None, generator: str = "", problem: str = ""
+    *,
+    contest: str = "",
+    year: int | None = None,
+    generator: str = "",
+    problem: str = "",
+    blind: bool = False,
 ) -> QuerySet[Proof]:
-    """Proofs matching the selection (empty filters match everything)."""
+    """Proofs matching the selection (empty filters match everything); for a reader blind to
+    some proof (core.visibility), in an order naming no model."""
     qs = Proof.objects.select_related("problem")
     if contest:
         qs = qs.filter(problem__contest=contest)
@@ -173,6 +179,8 @@ def proof_selection(
         qs = qs.filter(generator=generator)
     if problem:
         qs = qs.filter(problem__external_id=problem)
+    if blind:
+        return qs.order_by("problem__external_id", "text_hash", "id")
     return qs.order_by("problem__external_id", "generator", "sample_key")
 
 
@@ -198,10 +206,14 @@ def selection_choices() -> dict[str, list]:
 HAND_ASSIGNABLE_SHOWN = 1000
 
 
-def items_for_hand_assignment(campaign: Campaign) -> list[tuple[str, list[Item]]]:
+def items_for_hand_assignment(
+    campaign: Campaign, *, blind: bool = False
+) -> list[tuple[str, list[Item]]]:
     """The items an admin may still give to an expert (not final), grouped by problem, for the
-    dashboard's "assign by hand" list: problem, then proof (generator, sample); at most
-    HAND_ASSIGNABLE_SHOWN of them."""
+    dashboard's "assign by hand" list: problem, then proof (generator, sample; for an admin
+    blind to some proof, core.visibility, the proof's text hash: an order naming no model); at
+    most HAND_ASSIGNABLE_SHOWN of them."""
+    order = ("proof__text_hash",) if blind else ("proof__generator", "proof__sample_index")
     items = (
         Item.objects.filter(campaign=campaign, is_final=False)
         .select_related("proof__problem")
@@ -213,11 +225,10 @@ def items_for_hand_assignment(campaign: Campaign) -> list[tuple[str, list[Item]]
             "proof__generator",
             "proof__sample_index",
             "proof__sample_key",
+            "proof__text_hash",
             "proof__problem__external_id",
         )
-        .order_by("proof__problem__external_id", "proof__generator", "proof__sample_index", "id")[
-            :HAND_ASSIGNABLE_SHOWN
-        ]
+        .order_by("proof__problem__external_id", *order, "id")[:HAND_ASSIGNABLE_SHOWN]
     )
     groups: dict[str, list[Item]] = defaultdict(list)
     for item in items:

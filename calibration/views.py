@@ -22,6 +22,7 @@ from calibration.forms import RequirementForm, RoundForm
 from calibration.models import CalibrationRequirement
 from core.http import page_or_fragment
 from core.roles import ALL_ROLES, Role, has_role, role_required
+from core.visibility import blind_count, without_blind_proofs
 
 User = get_user_model()
 
@@ -45,7 +46,9 @@ def round_create(request):
     """Pick gold items (adjudicated, agreed or imported labels) and make them a round."""
     campaign_slug = request.GET.get("campaign", "")
     campaign = Campaign.objects.filter(slug=campaign_slug).first() if campaign_slug else None
-    candidates = selectors.gold_candidates(campaign=campaign)
+    everyone = selectors.gold_candidates(campaign=campaign)
+    # gold the user grades blind as an expert is left out, and counted (core.visibility)
+    candidates = without_blind_proofs(request.user, everyone)
     form = RoundForm(request.POST or None)
     chosen: list[int] = []
     if request.method == "POST":
@@ -77,6 +80,7 @@ def round_create(request):
     context = {
         "form": form,
         "candidates": candidates[:500],
+        "held_out": blind_count(request.user, everyone),
         "chosen": set(chosen),
         "campaigns": Campaign.objects.filter(is_calibration=False).order_by("name"),
         "campaign": campaign,

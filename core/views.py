@@ -5,6 +5,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 
 from core.broker import broker_problem
+from core.visibility import BlindWork
 
 
 def healthz(request):
@@ -70,7 +71,9 @@ def _reason(exception: Exception | None, default: str) -> str:
 
 def permission_denied(request, exception=None):
     reason = _reason(exception, "Your role does not allow this page.")
-    context = {"reason": reason, "back": _way_back(request)}
+    # refused while the user grades blind (core.visibility): no role would open it
+    blind_work = isinstance(exception, BlindWork)
+    context = {"reason": reason, "back": _way_back(request), "blind_work": blind_work}
     return render(request, "403.html", context, status=403)
 
 

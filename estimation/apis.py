@@ -8,7 +8,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from adjudication.apis import RaterModelOutput, rater_model_body
-from adjudication.selectors import AGREEMENT_READERS, agreement_campaign_for_user
+from adjudication.selectors import (
+    AGREEMENT_READERS,
+    agreement_campaign_for_user,
+    campaign_blind_check,
+)
 from annotation.selectors import campaign_for_user
 from core.roles import Role, api_permission
 from estimation.services.confidence import campaign_rater_model_fit
@@ -85,7 +89,7 @@ class ScoreIntervalsApi(APIView):
         tags=["exports"],
     )
     def get(self, request, slug):
-        campaign = agreement_campaign_for_user(request.user, slug)
+        campaign = agreement_campaign_for_user(request.user, slug, "this campaign's scores")
         try:
             width = parse_width(request.query_params.get("width"), campaign.scale)
         except IntervalError as exc:
@@ -107,6 +111,7 @@ class RaterModelFitApi(APIView):
     @extend_schema(request=None, responses={200: RaterModelOutput, 204: None}, tags=["exports"])
     def post(self, request, slug):
         campaign = campaign_for_user(slug=slug, user=request.user, admin=True)
+        campaign_blind_check(request.user, campaign, "this campaign's rater model")
         if campaign_rater_model_fit(campaign_id=campaign.pk) is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(rater_model_body(campaign))

@@ -10,7 +10,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from adjudication.selectors import AGREEMENT_READERS, agreement_campaign_for_user
+from adjudication.selectors import (
+    AGREEMENT_READERS,
+    agreement_campaign_for_user,
+    campaign_blind_check,
+)
 from annotation.scales import scale_spec
 from annotation.selectors import campaign_for_user
 from core.roles import Role, role_required
@@ -53,7 +57,7 @@ def _rows(request: HttpRequest, campaign) -> tuple[float, list[dict], str]:
 
 @role_required(*AGREEMENT_READERS)
 def campaign_scores(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = agreement_campaign_for_user(request.user, slug)
+    campaign = agreement_campaign_for_user(request.user, slug, "this campaign's scores")
     width, rows, error = _rows(request, campaign)
     spec = scale_spec(campaign.scale)
     context = {
@@ -68,7 +72,7 @@ def campaign_scores(request: HttpRequest, slug: str) -> HttpResponse:
 
 @role_required(*AGREEMENT_READERS)
 def campaign_scores_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = agreement_campaign_for_user(request.user, slug)
+    campaign = agreement_campaign_for_user(request.user, slug, "this campaign's scores")
     width, rows, error = _rows(request, campaign)
     if error:
         return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
@@ -107,6 +111,7 @@ def campaign_scores_csv(request: HttpRequest, slug: str) -> HttpResponse:
 @role_required(Role.ADMIN)
 def rater_model_fit(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = campaign_for_user(slug=slug, user=request.user, admin=True)
+    campaign_blind_check(request.user, campaign, "this campaign's rater model")
     fit = campaign_rater_model_fit(campaign_id=campaign.pk)
     if fit is None:
         messages.info(request, "Nothing to fit: the campaign has no judgement yet.")

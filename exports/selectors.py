@@ -6,8 +6,9 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from annotation.models import Campaign
+from annotation.models import Campaign, Item
 from core.roles import Role, has_role
+from core.visibility import ensure_not_blind
 from exports.models import ExportJob
 
 READERS = (Role.ADMIN, Role.RESEARCHER)
@@ -31,7 +32,11 @@ def export_jobs_for_user(user: AbstractBaseUser) -> QuerySet[ExportJob]:
 
 
 def export_job_for_user(user: AbstractBaseUser, job_id: int) -> ExportJob:
-    return get_object_or_404(export_jobs_for_user(user), pk=job_id)
+    """One of the user's export jobs; 403 (core.visibility.BlindWork, naming why) while they
+    hold blind a proof of its campaign: its files and sample records show them."""
+    job = get_object_or_404(export_jobs_for_user(user), pk=job_id)
+    ensure_not_blind(user, Item.objects.filter(campaign_id=job.campaign_id), "this export")
+    return job
 
 
 def campaigns_for_export(user: AbstractBaseUser) -> QuerySet[Campaign]:

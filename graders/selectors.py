@@ -6,8 +6,9 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from annotation.models import Campaign
+from annotation.models import Campaign, Item
 from core.roles import Role, has_role
+from core.visibility import ensure_not_blind
 from graders.models import GraderEvaluation
 
 READERS = (Role.ADMIN, Role.RESEARCHER)
@@ -31,7 +32,14 @@ def evaluations_for_user(user: AbstractBaseUser) -> QuerySet[GraderEvaluation]:
 
 
 def evaluation_for_user(user: AbstractBaseUser, evaluation_id: int) -> GraderEvaluation:
-    return get_object_or_404(evaluations_for_user(user), pk=evaluation_id)
+    """One evaluation; 403 naming why (core.visibility.BlindWork) while the user holds one of
+    its campaign's proofs ungraded as an expert: its report and failures show their labels,
+    automatic ratings and models."""
+    evaluation = get_object_or_404(evaluations_for_user(user), pk=evaluation_id)
+    ensure_not_blind(
+        user, Item.objects.filter(campaign_id=evaluation.campaign_id), "this evaluation"
+    )
+    return evaluation
 
 
 def evaluation_failures(evaluation: GraderEvaluation, limit: int = 100) -> list:

@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from core.visibility import BlindAdminMixin
 from problems.models import ImportJob, Problem, Proof, ReferenceSolution, VerifierAnalysis
 
 
@@ -19,7 +20,8 @@ class ReferenceSolutionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Proof)
-class ProofAdmin(admin.ModelAdmin):
+class ProofAdmin(BlindAdminMixin, admin.ModelAdmin):
+    blind_proof_path = "pk"
     list_display = ["problem", "generator", "sample_key", "source"]
     list_filter = ["generator", "source"]
     list_select_related = ["problem"]
@@ -28,7 +30,8 @@ class ProofAdmin(admin.ModelAdmin):
 
 
 @admin.register(VerifierAnalysis)
-class VerifierAnalysisAdmin(admin.ModelAdmin):
+class VerifierAnalysisAdmin(BlindAdminMixin, admin.ModelAdmin):
+    blind_proof_path = "proof"
     list_display = ["proof", "verifier", "sample_key", "score", "kept_contract"]
     list_filter = ["verifier", "kept_contract", "score"]
     list_select_related = ["proof__problem"]

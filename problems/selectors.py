@@ -100,16 +100,28 @@ def _analyses_prefetch() -> Prefetch:
     )
 
 
-def problem_detail(*, external_id: str) -> Problem:
+# Proofs as their readers list them: by model for a reader who sees models; by the hash of the
+# text for a reader blind to some proof (core.visibility), an order that says nothing of the
+# model, the source file or the order of the import.
+PROOF_ORDER = ("generator", "sample_index", "sample_key", "id")
+BLIND_PROOF_ORDER = ("text_hash", "id")
+
+
+def proof_order(*, blind: bool) -> tuple[str, ...]:
+    return BLIND_PROOF_ORDER if blind else PROOF_ORDER
+
+
+def problem_detail(*, external_id: str, blind: bool = False) -> Problem:
     """A problem with its reference solutions and its proofs (texts deferred) and their
-    verifier analyses (scores only); 404 when there is no such problem."""
+    verifier analyses (scores only); 404 when there is no such problem. `blind`: the reader is
+    blind to some proof, and the proofs come in an order that names no model."""
     proofs = Proof.objects.defer("text").prefetch_related(
         Prefetch("analyses", queryset=VerifierAnalysis.objects.defer("text").order_by("verifier"))
     )
     return get_object_or_404(
         Problem.objects.prefetch_related(
             Prefetch("reference_solutions", queryset=ReferenceSolution.objects.order_by("id")),
-            Prefetch("proofs", queryset=proofs.order_by("generator", "sample_index", "sample_key")),
+            Prefetch("proofs", queryset=proofs.order_by(*proof_order(blind=blind))),
         ),
         external_id=external_id,
     )
@@ -123,11 +135,12 @@ def proof_detail(*, proof_id: int) -> Proof:
     )
 
 
-def proof_siblings(*, proof: Proof) -> tuple[int | None, int | None]:
-    """The ids of the proofs before and after `proof` among its problem's proofs."""
+def proof_siblings(*, proof: Proof, blind: bool = False) -> tuple[int | None, int | None]:
+    """The ids of the proofs before and after `proof` among its problem's proofs (in the order
+    `problem_detail` lists them for the same reader)."""
     ids = list(
         Proof.objects.filter(problem_id=proof.problem_id)
-        .order_by("generator", "sample_index", "sample_key")
+        .order_by(*proof_order(blind=blind))
         .values_list("id", flat=True)
     )
     at = ids.index(proof.pk)
@@ -143,8 +156,11 @@ def proof_natural_keys(*, proof_ids: Iterable[int]) -> dict[int, tuple[str, str,
     return {pk: (problem, generator, key) for pk, problem, generator, key in rows}
 
 
-def proof_list(*, problem_external_id: str = "", generator: str = "") -> QuerySet[Proof]:
-    """Proofs, optionally of one problem and one generator, with their problem."""
+def proof_list(
+    *, problem_external_id: str = "", generator: str = "", blind: bool = False
+) -> QuerySet[Proof]:
+    """Proofs, optionally of one problem and one generator, with their problem; for a reader
+    blind to some proof (`blind`), in an order that names no model."""
     proofs = Proof.objects.select_related("problem").only(
         *(f"problem__{name}" for name in ("external_id", "contest", "year", "topic")),
         *(
@@ -156,7 +172,7 @@ def proof_list(*, problem_external_id: str = "", generator: str = "") -> QuerySe
         proofs = proofs.filter(problem__external_id=problem_external_id)
     if generator:
         proofs = proofs.filter(generator=generator)
-    return proofs.order_by("problem__external_id", "generator", "sample_index", "sample_key", "id")
+    return proofs.order_by("problem__external_id", *proof_order(blind=blind))
 
 
 def first_references(problem_ids: set[int]) -> dict[int, str]:

@@ -73,3 +73,57 @@ def test_an_expert_removed_from_a_campaign_loses_its_items(client):
     assert client.get(page).status_code == 200
     CampaignMember.objects.filter(campaign=campaign, user=expert).delete()
     assert client.get(page).status_code == 404
+
+
+def _fresh(user):
+    """The user as the next request reads them (no answer kept from an earlier one)."""
+    return type(user).objects.get(pk=user.pk)
+
+
+def test_the_proofs_held_blind_are_the_ungraded_items_of_open_campaigns_one_grades_in():
+    from decimal import Decimal
+
+    from annotation.models import CampaignStatus
+    from annotation.services.grade_checks import GradeInput
+    from core.visibility import blind_among, blind_to_proof, holds_blind_work
+
+    campaign = CampaignFactory()
+    lead = expert_in(campaign)
+    lead.groups.add(*UserFactory(roles=["admin", "researcher"]).groups.all())
+    held, graded = ItemFactory(campaign=campaign), ItemFactory(campaign=campaign)
+    elsewhere = ItemFactory()  # a campaign they are not an expert of
+    CampaignMember.objects.create(campaign=elsewhere.campaign, user=lead, role="adjudicator")
+    taken = services.assignment_next(campaign=campaign, expert=lead)
+    item, other = (held, graded) if taken.item_id == held.pk else (graded, held)
+    services.grade_submit(item=item, expert=lead, data=GradeInput(score=Decimal("3")))
+    lead = _fresh(lead)
+    assert holds_blind_work(lead)
+    assert blind_among(lead, [held.proof_id, graded.proof_id, elsewhere.proof_id]) == {
+        other.proof_id
+    }
+    assert not blind_to_proof(lead, elsewhere.proof_id)
+    # a campaign that closes ends its blindness
+    campaign.status = CampaignStatus.CLOSED
+    campaign.save(update_fields=["status"])
+    assert not holds_blind_work(_fresh(lead))
+    # an expert alone is blind to every proof, held or not
+    assert blind_to_proof(UserFactory(roles=["expert"]), elsewhere.proof_id)
+
+
+def test_an_admin_who_grades_sees_no_revision_of_an_item_they_hold(client):
+    from annotation.models import Grade, GradeRevision
+
+    campaign = CampaignFactory()
+    lead = expert_in(campaign)
+    lead.groups.add(*UserFactory(roles=["admin"]).groups.all())
+    held = ItemFactory(campaign=campaign, required_judgements=2)
+    other = expert_in(campaign)
+    grade = Grade.objects.create(item=held, expert=other, status="submitted", score=3)
+    GradeRevision.objects.create(
+        grade=grade, changed_by=other, old={"score": "3"}, new={"score": "4", "comment": "x"}
+    )
+    client.force_login(lead)
+    url = reverse("annotation:campaign", args=[campaign.slug])
+    assert f'href="/annotation/items/{held.pk}/"' not in client.get(url).content.decode()
+    Grade.objects.create(item=held, expert=lead, status="submitted", score=5)
+    assert f'href="/annotation/items/{held.pk}/"' in client.get(url).content.decode()

@@ -259,5 +259,6 @@ class AnalysisListApi(ListApi):
         qs = loop_selectors.analyses_with_meta(
             proof_id=params.validated_data.get("proof"),
             verifier=params.validated_data["verifier"],
+            user=request.user,
         )
         return self.page(qs, AnalysisWithMetaOutput)

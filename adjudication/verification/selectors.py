@@ -3,6 +3,7 @@ meta-verifications, and the proof selection a run starts from."""
 
 from __future__ import annotations
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
@@ -14,6 +15,7 @@ from adjudication.models import (
     VerifierRunKind,
 )
 from annotation.models import Campaign, CampaignStatus, Scale, TaskKind
+from core.visibility import without_blind_proofs
 from problems.models import Proof, VerifierAnalysis
 from rubrics.models import LLMEndpoint
 
@@ -81,8 +83,11 @@ def labelling_run_outcomes(run: LabellingRun, limit: int = 500) -> list[Labellin
     )
 
 
-def analyses_with_meta(*, proof_id: int | None = None, verifier: str = "") -> QuerySet:
-    """Analyses (newest proofs first) with their meta-verifications, in two queries."""
+def analyses_with_meta(
+    *, proof_id: int | None = None, verifier: str = "", user: AbstractBaseUser | None = None
+) -> QuerySet:
+    """Analyses (newest proofs first) with their meta-verifications, in two queries; for
+    `user`, without the analyses of the proofs they hold blind (core.visibility)."""
     qs = VerifierAnalysis.objects.select_related("proof__problem").prefetch_related(
         Prefetch("meta_verifications", MetaVerification.objects.order_by("verifier", "sample_key"))
     )
@@ -90,15 +95,24 @@ def analyses_with_meta(*, proof_id: int | None = None, verifier: str = "") -> Qu
         qs = qs.filter(proof_id=proof_id)
     if verifier:
         qs = qs.filter(verifier=verifier)
+    if user is not None:
+        qs = without_blind_proofs(user, qs)
     return qs.order_by("-proof_id", "verifier", "sample_key")
 
 
-def verifier_run_samples(run: VerifierRun, limit: int = 200) -> list:
-    """What the run produced (newest first): analyses, meta-verifications or suggestions."""
+def verifier_run_samples(
+    run: VerifierRun, limit: int = 200, user: AbstractBaseUser | None = None
+) -> list:
+    """What the run produced (newest first): analyses, meta-verifications or suggestions; for
+    `user`, none of the proofs they hold blind (core.visibility)."""
     if run.kind == "verify":
         qs = VerifierAnalysis.objects.filter(metadata__run=run.pk).select_related("proof__problem")
     elif run.kind == "meta_verify":
         qs = MetaVerification.objects.filter(run=run).select_related("analysis__proof__problem")
     else:
         return []
+    if user is not None:
+        qs = without_blind_proofs(
+            user, qs, proof="proof" if run.kind == "verify" else "analysis__proof"
+        )
     return list(qs.order_by("-id")[:limit])

@@ -65,7 +65,7 @@ def verifier_run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run = loop_selectors.verifier_run_detail(run_id)
     context = {"run": run}
     if not wants_fragment(request):
-        context["samples"] = loop_selectors.verifier_run_samples(run)
+        context["samples"] = loop_selectors.verifier_run_samples(run, user=request.user)
     return page_or_fragment(
         request,
         page="adjudication/verifier_run.html",

@@ -17,10 +17,15 @@ from annotation.scales import scale_spec
 from annotation.services.review import analysis_items_create
 from core.http import page_or_fragment, wants_fragment
 from core.roles import ALL_ROLES, Role, has_role, role_required
+from core.visibility import blind_among, blind_count, holds_blind_work, without_blind_proofs
 from problems.models import VerifierAnalysis
 
 User = get_user_model()
 OWN_GRADES_PAGE = 25
+BLIND_GENERATOR = (
+    "You are grading proofs blind as an expert: proofs are not chosen by model until you have "
+    "submitted your grades."
+)
 
 
 @role_required(*ALL_ROLES)
@@ -81,6 +86,11 @@ def campaign_detail(request, slug):
         )
     progress = selectors_campaign.campaign_progress(campaign)
     spec = scale_spec(campaign.scale)
+    blind = holds_blind_work(request.user)
+    assignable = selectors_campaign.items_for_hand_assignment(campaign, blind=blind)
+    held = blind_among(request.user, [it.proof_id for _, items in assignable for it in items])
+    # an admin grading in the campaign: its scores per model are theirs once they have graded
+    grading = bool(blind and blind_count(request.user, campaign.items.all()))
     return render(
         request,
         "annotation/campaign_dashboard.html",
@@ -96,11 +106,18 @@ def campaign_detail(request, slug):
             "member_form": MemberForm(),
             "assign_form": AssignForm(),
             "experts": selectors_campaign.experts_for_assignment(campaign),
-            "assignable": selectors_campaign.items_for_hand_assignment(campaign),
+            "assignable": assignable,
+            "held": held,
+            "grading_blind": grading,
             "assignable_cap": selectors_campaign.HAND_ASSIGNABLE_SHOWN,
             "revisions": [
                 (r, sorted(k for k in r.new if r.new.get(k) != r.old.get(k)))
-                for r in selectors_campaign.revisions_for_campaign(campaign)[:50]
+                # none of the items the admin holds as an expert, ungraded (core.visibility)
+                for r in without_blind_proofs(
+                    request.user,
+                    selectors_campaign.revisions_for_campaign(campaign),
+                    proof="grade__item__proof",
+                )[:50]
             ],
             "older_pins": selectors_campaign.items_on_older_schemes(campaign),
         },
@@ -137,11 +154,15 @@ def items_create(request, slug):
     campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
     form = SelectionForm(request.POST or request.GET or None)
     preview = None
+    # a user grading blind finds no proof by its model (core.visibility)
+    blind = holds_blind_work(request.user)
+    if blind and form.is_bound and form.data.get("generator"):
+        form.add_error("generator", BLIND_GENERATOR)
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
         proofs = selectors_campaign.proof_selection(
             contest=data["contest"], year=data["year"], generator=data["generator"],
-            problem=data["problem"],
+            problem=data["problem"], blind=blind,
         )  # fmt: skip
         if request.method == "POST" and campaign.task_kind == TaskKind.ANALYSIS_REVIEW:
             try:
@@ -170,7 +191,14 @@ def items_create(request, slug):
             level = messages.WARNING if result.not_from_config else messages.SUCCESS
             messages.add_message(request, level, result.summary())
             return redirect("annotation:campaign", slug=slug)
-        preview = {"count": proofs.count(), "proofs": proofs[:20]}
+        shown = list(proofs[:20])
+        held = blind_among(request.user, [proof.pk for proof in shown])
+        for proof in shown:
+            proof.held_blind = proof.pk in held
+        preview = {"count": proofs.count(), "proofs": shown}
+    choices = selectors_campaign.selection_choices()
+    if blind:
+        choices = {**choices, "generators": []}
     return render(
         request,
         "annotation/items_create.html",
@@ -178,7 +206,8 @@ def items_create(request, slug):
             "campaign": campaign,
             "form": form,
             "preview": preview,
-            "choices": selectors_campaign.selection_choices(),
+            "choices": choices,
+            "blind": blind,
         },
     )
 

@@ -14,11 +14,11 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.models import Campaign, Item
 from core.broker import broker_require
 from core.files import stored_file_put, stored_folder_delete
 from core.roles import Role, has_role
-from core.visibility import blind_to_evaluations
+from core.visibility import ensure_not_blind
 from exports.formats import ExportError, ExportOptions, plan_for
 from exports.models import ExportJob, FileType, JobStatus
 from exports.writers import (
@@ -144,7 +144,10 @@ def export_create(
         raise ExportError(f"unknown file type {file_type!r}: choose one of {', '.join(FILE_TYPES)}")
     if options.expert_names and not has_role(user, Role.ADMIN):
         raise ExportError("only an admin may export experts' names instead of pseudonyms")
-    if blind_to_evaluations(user):
+    # an export shows its proofs' models, analyses and labels: refused to a user holding one
+    # of them blind, with the reason (core.visibility)
+    ensure_not_blind(user, Item.objects.filter(campaign=campaign), "this campaign's export")
+    if has_role(user, Role.EXPERT) and not has_role(user, Role.ADMIN):
         # an expert who also researches sees no judgement of an item still being graded
         options = replace(options, final_only=True)
     plan_for(fmt, campaign, options)  # raises ExportError when the format does not fit

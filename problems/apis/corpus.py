@@ -11,7 +11,12 @@ from rest_framework.views import APIView
 
 from core.api import ListApi
 from core.roles import ALL_ROLES, api_permission
-from core.visibility import blind_to_evaluations, proof_data_for
+from core.visibility import (
+    blind_to_evaluations,
+    holds_blind_work,
+    proof_data_for,
+    without_blind_proofs,
+)
 from problems import selectors
 from problems.models import Topic
 
@@ -62,7 +67,10 @@ class ProofAnalysisOutput(serializers.Serializer):
     text = serializers.CharField()
 
 
-BLIND = "Absent for experts, who grade blind (core.visibility)."
+BLIND = (
+    "Absent for experts, who grade blind, and for any reader holding the proof ungraded as an "
+    "expert (core.visibility)."
+)
 
 
 class ProofOutput(serializers.Serializer):
@@ -73,7 +81,7 @@ class ProofOutput(serializers.Serializer):
     generator = serializers.CharField(required=False, help_text=BLIND)
     sample_key = serializers.CharField()
     sample_index = serializers.IntegerField(allow_null=True)
-    source = serializers.CharField()
+    source = serializers.CharField(required=False, help_text=BLIND)
     text = serializers.CharField()
     metadata = serializers.JSONField(required=False, help_text=BLIND)
 
@@ -144,7 +152,11 @@ class ProofListApi(ListApi):
         proofs = selectors.proof_list(
             problem_external_id=params.validated_data.get("problem", ""),
             generator=params.validated_data.get("generator", ""),
+            blind=holds_blind_work(request.user),
         )
+        if params.validated_data.get("generator"):
+            # a proof held blind is not found by its model (core.visibility)
+            proofs = without_blind_proofs(request.user, proofs, proof="pk")
         return self.page(proofs, ProofOutput, context={"user": request.user})
 
 

@@ -6,7 +6,7 @@ from django.shortcuts import render
 
 from core.http import page_or_fragment, wants_fragment
 from core.roles import ALL_ROLES, role_required
-from core.visibility import blind_to_evaluations
+from core.visibility import blind_among, blind_to_evaluations, blind_to_proof, holds_blind_work
 from problems import selectors
 
 PAGE_SIZE = 25
@@ -43,7 +43,12 @@ def problem_list(request):
 
 @role_required(*ALL_ROLES)
 def problem_detail(request, external_id):
-    problem = selectors.problem_detail(external_id=external_id)
+    problem = selectors.problem_detail(
+        external_id=external_id, blind=holds_blind_work(request.user)
+    )
+    held = blind_among(request.user, [proof.pk for proof in problem.proofs.all()])
+    for proof in problem.proofs.all():
+        proof.held_blind = proof.pk in held
     return render(
         request,
         "problems/problem_detail.html",
@@ -54,7 +59,9 @@ def problem_detail(request, external_id):
 @role_required(*ALL_ROLES)
 def proof_detail(request, proof_id):
     proof = selectors.proof_detail(proof_id=proof_id)
-    previous_id, next_id = selectors.proof_siblings(proof=proof)
+    previous_id, next_id = selectors.proof_siblings(
+        proof=proof, blind=holds_blind_work(request.user)
+    )
     return render(
         request,
         "problems/proof_detail.html",
@@ -63,6 +70,8 @@ def proof_detail(request, proof_id):
             "problem": proof.problem,
             "previous_id": previous_id,
             "next_id": next_id,
-            "blind": blind_to_evaluations(request.user),
+            "blind": blind_to_proof(request.user, proof.pk),
+            # blind by the work held, not by role: say why this proof's fields are hidden
+            "held_blind": not blind_to_evaluations(request.user),
         },
     )

@@ -190,12 +190,43 @@
   // another version of the grade (it moved on since) are dropped.
   ItemPage.prototype.resume = function () {
     var kept = this.kept();
-    if (!kept || !this.editable || !this.options.restore) return;
+    if (!kept || !this.options.restore || this.afterLostAnswer(kept)) return;
+    if (!this.editable) return;
     if (kept.submitted !== this.submitted || kept.version !== this.version) { this.forget(); return; }
     this.options.restore(kept.body);
     this.setStatus("Restored from this browser: not yet on the server");
     this.dirty = true;
     if (!this.submitted) this.saveNow();
+  };
+  // The page was reloaded after a submission whose answer was lost, and the expert had chosen
+  // something else meanwhile: the server holds the submission (under the key kept here), not
+  // the later choice. Kept, and asked again: on the read-only page, revise to it (the revise
+  // page) or keep the stored one; on the revise page, the question of a stored submission.
+  ItemPage.prototype.afterLostAnswer = function (kept) {
+    var page = this, storedKey = this.root.dataset.storedKey;
+    if (!this.submitted || !storedKey || kept.submitKey !== storedKey) return false;
+    if (kept.submitted && kept.version !== this.version) return false;
+    var later = Object.assign({}, kept.body);
+    delete later.seconds_spent;
+    if (kept.sent === JSON.stringify(later)) { this.forget(); return true; } // nothing changed since
+    var stored = { score: this.root.dataset.storedScore, version: this.version, status: "submitted" };
+    var shown = shownScore(stored);
+    if (this.editable) {
+      this.options.restore(kept.body);
+      this.dirty = true;
+      this.askRevise(stored, "this_page");
+      return true;
+    }
+    var mine = later.score === null || later.score === undefined ? null : String(parseFloat(later.score));
+    var revise = document.createElement("a");
+    revise.href = window.location.pathname + "?revise=1"; revise.id = "revise-to-mine";
+    revise.textContent = mine !== null && mine !== shown ? "Revise to " + mine : "Revise to mine";
+    this.setStatus("Submitted as " + shown + ", not as you chose after it", true);
+    this.notice("Your submission of " + shown + " was stored; " +
+      (mine !== null && mine !== shown ? "you then chose " + mine : "you then changed your choices") +
+      " before the page reloaded (kept in this browser, not sent): revise to " + (mine !== null && mine !== shown ? mine : "them") + "?",
+      [revise, button("Keep " + shown, "keep-stored", function () { page.forget(); page.notice(""); page.setStatus(""); })]);
+    return true;
   };
   ItemPage.prototype.kept = function () {
     try { return this.storeKey ? JSON.parse(localStorage.getItem(this.storeKey) || "null") : null; } catch (e) { return null; }
@@ -204,7 +235,10 @@
   ItemPage.prototype.keep = function () {
     if (!this.storeKey || !this.editable) return;
     try {
-      localStorage.setItem(this.storeKey, JSON.stringify({ body: this.options.payload(), version: this.version, submitted: this.submitted, at: Date.now() }));
+      // with the key of this page's last submission and what it said: after a lost answer and
+      // a reload, a later choice is told from the stored submission (afterLostAnswer)
+      var sent = this.submitKey ? this.sentKeys[this.submitKey] : null;
+      localStorage.setItem(this.storeKey, JSON.stringify({ body: this.options.payload(), version: this.version, submitted: this.submitted, submitKey: this.submitKey, sent: sent, at: Date.now() }));
     } catch (e) { /* storage full or refused: the server copy is all there is */ }
   };
   // What the expert chose, as text (the time on page left out): whether a change came since.

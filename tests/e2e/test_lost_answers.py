@@ -109,6 +109,43 @@ def test_a_lost_answer_a_pause_and_a_change_ask_first_and_keep_the_stored_grade(
     assert (grade.score, grade.revisions.count()) == (5, 0)
 
 
+def test_a_lost_answer_a_change_and_a_reload_keep_the_change_and_ask_again(page, grading):
+    """The expert changes 5 to 6 after the lost answer and reloads before anything is sent: the
+    page (now the submitted grade, read-only) keeps the 6 and asks again; revising asks once
+    more on the revise page, and Enter revises to 6."""
+    item = grading[0]
+    here = page.url
+    lose_a_submission_of_5(page, item)
+    page.keyboard.press("6")
+    page.reload()
+    page.wait_for_selector("#proof-text p")
+    notice = page.locator("#item-notice")
+    expect(notice).to_contain_text("Your submission of 5 was stored; you then chose 6")
+    expect(page.locator("#revise-to-mine")).to_have_text("Revise to 6")
+    assert submitted(item).score == 5 and page.url == here
+    page.click("#revise-to-mine")
+    page.wait_for_url("**?revise=1")
+    expect(notice).to_contain_text("Your submission of 5 was stored; you now chose 6: revise to 6?")
+    page.keyboard.press("Enter")
+    expect(page.locator("#revise-to-mine")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#save-status")).to_have_text(re.compile(r"^Revision saved"))
+    grade = submitted(item)
+    assert (grade.score, grade.revisions.count()) == (6, 1)
+
+
+def test_a_lost_answer_and_a_reload_with_no_change_ask_nothing(page, grading):
+    """Nothing chosen after the lost submission: the reload shows the submitted grade, no
+    question, and nothing kept."""
+    item = grading[0]
+    lose_a_submission_of_5(page, item)
+    page.reload()
+    page.wait_for_selector("#proof-text p")
+    expect(page.locator("#revise-link")).to_be_visible()
+    assert page.locator("#item-notice:visible").count() == 0
+    assert submitted(item).score == 5
+
+
 def test_a_lost_answer_and_no_change_goes_on(page, grading):
     """Submit pressed again with the same choice: the page asks, finds its submission stored
     and goes on, as if the answer had come."""
