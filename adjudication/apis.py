@@ -295,7 +295,16 @@ class RaterModelOutput(serializers.Serializer):
     raters = RaterOutput(many=True)
     labels = serializers.IntegerField()
     with_confidence = serializers.IntegerField()
-    without_confidence = serializers.IntegerField(help_text="Labels set or changed since the fit.")
+    without_confidence = serializers.IntegerField(help_text="Labels set since the fit, with none.")
+    stale = serializers.IntegerField(
+        help_text="Labels changed since the fit: their confidence is the fit's, stale until the "
+        "refit their change queued lands."
+    )
+    fit_age = serializers.CharField(
+        source="freshness.words",
+        help_text='The fit\'s age: "fitted 3 min ago, before the 2 latest changes; refit queued".',
+    )
+    changes_since_fit = serializers.IntegerField(source="freshness.changes")
     mean_confidence = serializers.FloatField(allow_null=True)
     below = serializers.IntegerField(help_text="Labels whose confidence is below `threshold`.")
     threshold = serializers.FloatField()

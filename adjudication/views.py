@@ -23,7 +23,7 @@ from adjudication.metrics import (
     second_opinion_figures,
 )
 from adjudication.models import AdjudicationCase, CaseStatus
-from adjudication.rater_model import rater_model_summary
+from adjudication.rater_model import rater_model_freshness, rater_model_summary
 from adjudication.services import (
     AdjudicationError,
     case_assign,
@@ -262,6 +262,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "drift_charts": drift_charts,
         "reveal": second_opinion_figures(campaign),
         "model": model,
+        "freshness": model["freshness"] if model else rater_model_freshness(campaign),
     }
     return render(request, "adjudication/dashboard.html", context)
 
@@ -313,7 +314,12 @@ def labels(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "adjudication/labels.html",
-        {"campaign": campaign, "rows": rows, "page": page},
+        {
+            "campaign": campaign,
+            "rows": rows,
+            "page": page,
+            "freshness": rater_model_freshness(campaign),
+        },
     )
 
 
