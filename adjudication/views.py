@@ -17,6 +17,13 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from adjudication import selectors
+from adjudication.checkpoints import (
+    AMBIGUOUS_ALPHA,
+    CSV_COLUMNS,
+    MIN_PROOFS,
+    campaign_checkpoint_figures,
+    csv_rows,
+)
 from adjudication.metrics import (
     campaign_agreement_cached,
     disagreement_rows,
@@ -293,6 +300,33 @@ def disagreements_csv(request: HttpRequest, slug: str) -> HttpResponse:
             row["case_status"],
         ]
         writer.writerow([csv_safe(cell) for cell in line])
+    return response
+
+
+@role_required(*selectors.AGREEMENT_READERS)
+def checkpoints(request: HttpRequest, slug: str) -> HttpResponse:
+    """Each checkpoint of the schemes the campaign's grades used: agreement on its award and its
+    discrimination, with intervals (adjudication.checkpoints)."""
+    campaign = selectors.agreement_campaign_for_user(request.user, slug)
+    context = {
+        "campaign": campaign,
+        "schemes": campaign_checkpoint_figures(campaign),
+        "columns": CSV_COLUMNS,
+        "min_proofs": MIN_PROOFS,
+        "ambiguous_alpha": AMBIGUOUS_ALPHA,
+    }
+    return render(request, "adjudication/checkpoints.html", context)
+
+
+@role_required(*selectors.AGREEMENT_READERS)
+def checkpoints_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = selectors.agreement_campaign_for_user(request.user, slug)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slug}-checkpoints.csv"'
+    writer = csv.writer(response)
+    writer.writerow([name for name, _ in CSV_COLUMNS])
+    for row in csv_rows(campaign_checkpoint_figures(campaign)):
+        writer.writerow([csv_safe(cell) if isinstance(cell, str) else cell for cell in row])
     return response
 
 

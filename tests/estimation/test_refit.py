@@ -212,3 +212,25 @@ def test_the_fits_age_in_words(age, changes, state, words):
     now = timezone.now()
     fitted = None if age is None else now - timedelta(seconds=age)
     assert freshness_words(fitted_at=fitted, changes=changes, state=state, now=now) == words
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_demos_proofbench_and_dv_exports_carry_a_confidence_on_every_row(tmp_path, sent):
+    """`make run`'s demo: its grades and adjudication queued a refit (no worker ran it); the
+    export refits first, so every row carries `label_confidence` (it was 0 of 7 before)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from annotation.demo import GRADING_SLUG
+
+    call_command("demo_setup", allow_without_debug=True, stdout=StringIO())
+    assert sent  # the demo's changes queued a refit
+    for fmt in ("proofbench", "dv"):
+        out = tmp_path / f"{fmt}.jsonl"
+        call_command(
+            "export_dataset", campaign=GRADING_SLUG, format=fmt, file_type="jsonl", out=out,
+            stdout=StringIO(),
+        )  # fmt: skip
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert len(rows) == 7 and all(r["label_confidence"] is not None for r in rows), fmt
