@@ -13,7 +13,8 @@ ProofBench's scheme refinement needs).
   (adjudication.agreement.krippendorff_alpha_ordinal).
 - Discrimination, over the labelled proofs: Spearman's rank correlation between the
   checkpoint's award (the mean of the proof's grades) and the proof's final label.
-- Intervals: percentile bootstrap over proofs (1000 resamples, seed 0). A scheme version is one
+- Intervals: percentile bootstrap over proofs (1000 resamples, seed 0; numpy, imported only here:
+  each resample adds up its drawn proofs' pairs, coincidences or ranks). A scheme version is one
   problem's, so its proofs resample within one problem: nothing is pooled across problems, and
   no figure needs clustering by problem.
 - Below MIN_PROOFS double-scored (or labelled) proofs a figure is not stated: "too few
@@ -22,17 +23,16 @@ ProofBench's scheme refinement needs).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from adjudication.agreement import (
-    bootstrap_alpha,
-    bootstrap_ci,
-    krippendorff_alpha_ordinal,
-)
+from django.core.cache import cache
+
+from adjudication.agreement import _unit_coincidences, krippendorff_alpha_ordinal
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
 from rubrics.models import MarkingScheme
@@ -94,6 +94,134 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     return pearson(_ranks(x), _ranks(y))
 
 
+def _percentile_interval(values, n_resamples: int, confidence: float = 0.95):
+    """The percentile interval of the defined resampled values (numpy's linear percentile, as
+    adjudication.agreement); None when fewer than half of the resamples give a value."""
+    import numpy as np
+
+    values = values[~np.isnan(values)]
+    if len(values) < n_resamples / 2:
+        return None
+    tail = 100 * (1 - confidence) / 2
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def bootstrap_percent_agreement(
+    units: Sequence[Sequence[float]], *, n_resamples: int = N_RESAMPLES, seed: int = 0
+) -> tuple[float, float] | None:
+    """95% percentile bootstrap of `percent_agreement`, resampling units (numpy: each unit's
+    equal pairs and pairs added up per resample)."""
+    import numpy as np
+
+    if len(units) < 2:
+        return None
+    equal = np.array([percent_agreement([u]) * (len(u) * (len(u) - 1) / 2) for u in units])
+    pairs = np.array([len(u) * (len(u) - 1) / 2 for u in units])
+    draws = np.random.default_rng(seed).integers(0, len(units), (n_resamples, len(units)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        found = equal[draws].sum(axis=1) / pairs[draws].sum(axis=1)
+    return _percentile_interval(found, n_resamples)
+
+
+def _row_ranks(x):
+    """Average ranks (from 1) along each row of a 2-D array."""
+
+    less = (x[:, None, :] < x[:, :, None]).sum(axis=2)
+    same = (x[:, None, :] == x[:, :, None]).sum(axis=2)
+    return less + (same + 1) / 2
+
+
+def bootstrap_spearman(
+    x: Sequence[float], y: Sequence[float], *, n_resamples: int = N_RESAMPLES, seed: int = 0
+) -> tuple[float, float] | None:
+    """95% percentile bootstrap of `spearman`, resampling the pairs (numpy, in chunks so that
+    the rank comparisons stay within a few tens of megabytes)."""
+    import numpy as np
+
+    n = len(x)
+    if n < 2:
+        return None
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    draws = np.random.default_rng(seed).integers(0, n, (n_resamples, n))
+    chunk = max(1, 20_000_000 // (n * n))
+    found = []
+    for start in range(0, n_resamples, chunk):
+        rows = draws[start : start + chunk]
+        rx, ry = _row_ranks(x[rows]), _row_ranks(y[rows])
+        rx -= rx.mean(axis=1, keepdims=True)
+        ry -= ry.mean(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            found.append(
+                (rx * ry).sum(axis=1) / np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+            )
+    values = np.concatenate(found)
+    values[~np.isfinite(values)] = np.nan
+    return _percentile_interval(values, n_resamples)
+
+
+def coincidence_rows(units: Sequence[Sequence[float]], levels: Sequence[float]):
+    """Each unit's contribution to the coincidence matrix, flat: an array (units x k*k)."""
+    import numpy as np
+
+    index = {float(v): n for n, v in enumerate(levels)}
+    k = len(levels)
+    rows = np.zeros((len(units), k * k))
+    for u, unit in enumerate(units):
+        for c, d, w in _unit_coincidences([index[float(v)] for v in unit]):
+            rows[u, c * k + d] += w
+    return rows
+
+
+def ordinal_alpha_rows(coincidences, k: int):
+    """Krippendorff's ordinal alpha of each row of flat coincidence matrices (rows x k*k), as
+    adjudication.agreement.alpha_from_coincidence (nan where undefined)."""
+    import numpy as np
+
+    coin = coincidences.reshape(-1, k, k)
+    marginals = coin.sum(axis=2)
+    total = marginals.sum(axis=1)
+    cumulative = np.concatenate([np.zeros((len(coin), 1)), np.cumsum(marginals, axis=1)], axis=1)
+    observed = np.zeros(len(coin))
+    expected = np.zeros(len(coin))
+    for c in range(k):
+        for d in range(k):
+            if c == d:
+                continue
+            lo, hi = min(c, d), max(c, d)
+            dist = (
+                cumulative[:, hi + 1]
+                - cumulative[:, lo]
+                - (marginals[:, lo] + marginals[:, hi]) / 2
+            ) ** 2
+            observed += coin[:, c, d] * dist
+            expected += marginals[:, c] * marginals[:, d] * dist
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (total - 1) * observed / expected
+    alpha[(expected == 0) | (total <= 1)] = np.nan
+    return alpha
+
+
+def bootstrap_ordinal_alpha(
+    units: Sequence[Sequence[float]],
+    levels: Sequence[float],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """95% percentile bootstrap of the ordinal alpha, resampling units: each resample's
+    coincidences are its drawn units' contributions added up (one matrix product)."""
+    import numpy as np
+
+    if len(units) < 2:
+        return None
+    rows = coincidence_rows(units, levels)
+    draws = np.random.default_rng(seed).integers(0, len(units), (n_resamples, len(units)))
+    counts = np.zeros((n_resamples, len(units)))
+    np.add.at(counts, (np.arange(n_resamples)[:, None], draws), 1)
+    return _percentile_interval(ordinal_alpha_rows(counts @ rows, len(levels)), n_resamples)
+
+
 # --- The campaign's figures --------------------------------------------------------------------
 
 
@@ -140,10 +268,6 @@ def _used_checklist(grade: dict) -> bool:
     return bool(grade["awards"] or grade["deductions"]) or grade["score"] == 0
 
 
-def _agreement_stat(units):
-    return percent_agreement([u for u in units if len(u) > 1])
-
-
 def _discrimination_stat(pairs):
     return spearman([a for a, _ in pairs], [b for _, b in pairs])
 
@@ -180,11 +304,9 @@ def checkpoint_figures(
             row.agreement_note = TOO_FEW_DOUBLE
         else:
             row.agreement = percent_agreement(doubled)
-            row.agreement_ci = bootstrap_ci(
-                doubled, _agreement_stat, n_resamples=n_resamples, seed=0
-            )
+            row.agreement_ci = bootstrap_percent_agreement(doubled, n_resamples=n_resamples)
             row.alpha = krippendorff_alpha_ordinal(doubled, levels)
-            row.alpha_ci = bootstrap_alpha(doubled, levels, n_resamples=n_resamples, seed=0)
+            row.alpha_ci = bootstrap_ordinal_alpha(doubled, levels, n_resamples=n_resamples)
             if row.alpha is None:
                 row.agreement_note = "every award the same: alpha undefined"
             elif row.alpha < AMBIGUOUS_ALPHA:
@@ -199,8 +321,8 @@ def checkpoint_figures(
             row.discrimination_note = TOO_FEW_LABELLED
         else:
             row.discrimination = _discrimination_stat(pairs)
-            row.discrimination_ci = bootstrap_ci(
-                pairs, _discrimination_stat, n_resamples=n_resamples, seed=0
+            row.discrimination_ci = bootstrap_spearman(
+                [a for a, _ in pairs], [b for _, b in pairs], n_resamples=n_resamples
             )
             if row.discrimination is None:
                 row.discrimination_note = "no spread in the award or the label: undefined"
@@ -250,6 +372,23 @@ def campaign_checkpoint_figures(
                 ),
             )
         )
+    return found
+
+
+def campaign_checkpoint_figures_cached(campaign: Campaign) -> list[SchemeFigures]:
+    """`campaign_checkpoint_figures`, kept in the cache until a grade or a label of the campaign
+    changes (the bootstraps take seconds on a campaign of many problems), as the agreement
+    figures are (adjudication.metrics)."""
+    from adjudication.metrics import _fingerprint
+
+    key = (
+        f"adjudication:checkpoints:{campaign.pk}:"
+        + hashlib.sha256(_fingerprint(campaign).encode()).hexdigest()
+    )
+    found = cache.get(key)
+    if found is None:
+        found = campaign_checkpoint_figures(campaign)
+        cache.set(key, found, timeout=24 * 3600)
     return found
 
 

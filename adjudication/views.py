@@ -21,7 +21,7 @@ from adjudication.checkpoints import (
     AMBIGUOUS_ALPHA,
     CSV_COLUMNS,
     MIN_PROOFS,
-    campaign_checkpoint_figures,
+    campaign_checkpoint_figures_cached,
     csv_rows,
 )
 from adjudication.metrics import (
@@ -310,7 +310,7 @@ def checkpoints(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = selectors.agreement_campaign_for_user(request.user, slug)
     context = {
         "campaign": campaign,
-        "schemes": campaign_checkpoint_figures(campaign),
+        "schemes": campaign_checkpoint_figures_cached(campaign),
         "columns": CSV_COLUMNS,
         "min_proofs": MIN_PROOFS,
         "ambiguous_alpha": AMBIGUOUS_ALPHA,
@@ -325,7 +325,7 @@ def checkpoints_csv(request: HttpRequest, slug: str) -> HttpResponse:
     response["Content-Disposition"] = f'attachment; filename="{slug}-checkpoints.csv"'
     writer = csv.writer(response)
     writer.writerow([name for name, _ in CSV_COLUMNS])
-    for row in csv_rows(campaign_checkpoint_figures(campaign)):
+    for row in csv_rows(campaign_checkpoint_figures_cached(campaign)):
         writer.writerow([csv_safe(cell) if isinstance(cell, str) else cell for cell in row])
     return response
 

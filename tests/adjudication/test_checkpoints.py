@@ -17,7 +17,12 @@ from adjudication.agreement import krippendorff_alpha_ordinal
 from adjudication.checkpoints import (
     CSV_COLUMNS,
     TOO_FEW_DOUBLE,
+    bootstrap_ordinal_alpha,
+    bootstrap_percent_agreement,
+    bootstrap_spearman,
     campaign_checkpoint_figures,
+    coincidence_rows,
+    ordinal_alpha_rows,
     percent_agreement,
     spearman,
 )
@@ -145,3 +150,34 @@ def test_the_page_and_the_csv(client):
     # an expert may not read it
     client.force_login(UserFactory(username="cp-expert", roles=["expert"]))
     assert client.get(f"/adjudication/campaigns/{campaign.slug}/checkpoints/").status_code == 403
+
+
+def test_the_numpy_bootstraps_agree_with_the_plain_ones():
+    """The page's intervals (numpy: each resample adds up its proofs' parts) against
+    adjudication.agreement's plain bootstraps on 60 fixed proofs: the same statistic at the
+    full sample, intervals within sampling noise of each other."""
+    import random
+
+    from adjudication.agreement import bootstrap_alpha, bootstrap_ci
+
+    rng = random.Random(3)
+    units = []
+    for _ in range(60):
+        truth = rng.randint(0, 3)
+        units.append([min(3, max(0, truth + rng.choice((-1, 0, 0, 1)))) for _ in range(2)])
+    levels = [0, 1, 2, 3]
+    rows = coincidence_rows(units, levels)
+    assert ordinal_alpha_rows(rows.sum(axis=0, keepdims=True), 4)[0] == pytest.approx(
+        krippendorff_alpha_ordinal(units, levels), abs=1e-12
+    )
+    for fast, plain in (
+        (bootstrap_ordinal_alpha(units, levels), bootstrap_alpha(units, levels)),
+        (bootstrap_percent_agreement(units), bootstrap_ci(units, percent_agreement)),
+    ):
+        assert fast == pytest.approx(plain, abs=0.05)
+    x = [sum(u) / 2 for u in units]
+    y = [u[0] + rng.random() for u in units]
+    fast = bootstrap_spearman(x, y)
+    plain = bootstrap_ci(list(zip(x, y, strict=True)), lambda p: spearman(*zip(*p, strict=True)))
+    assert fast == pytest.approx(plain, abs=0.05)
+    assert fast[0] <= spearman(x, y) <= fast[1]
