@@ -110,6 +110,7 @@ def _case_page(request: HttpRequest, case, *, posted=None, status: int = 200) ->
         )
     if case.is_resolved:
         context["next_case"] = selectors.next_case_for_user(request.user, after=case)
+        context["freshness"] = rater_model_freshness(case.item.campaign)
     return render(request, "adjudication/case.html", context, status=status)
 
 
