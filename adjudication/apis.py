@@ -402,3 +402,59 @@ class AgreementApi(APIView):
                 "rater_model": rater_model_body(campaign),
             }
         )
+
+
+class CheckpointOutput(serializers.Serializer):
+    """One checkpoint's figures (adjudication.checkpoints; the CSV's columns say each)."""
+
+    checkpoint = serializers.CharField(source="checkpoint_id")
+    title = serializers.CharField()
+    points = serializers.DecimalField(max_digits=5, decimal_places=2)
+    proofs = serializers.IntegerField()
+    double_scored = serializers.IntegerField()
+    mean_award = serializers.FloatField(allow_null=True)
+    percent_agreement = serializers.FloatField(source="agreement", allow_null=True)
+    percent_agreement_ci = serializers.ListField(
+        child=serializers.FloatField(), source="agreement_ci", allow_null=True
+    )
+    alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's ordinal alpha.")
+    alpha_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    labelled = serializers.IntegerField()
+    discrimination = serializers.FloatField(
+        allow_null=True, help_text="Spearman's rank correlation of the award with the label."
+    )
+    discrimination_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    agreement_note = serializers.CharField(help_text="Why agreement is not stated, if it is not.")
+    discrimination_note = serializers.CharField()
+    flags = serializers.ListField(child=serializers.CharField())
+
+
+class SchemeCheckpointsOutput(serializers.Serializer):
+    scheme_id = serializers.IntegerField()
+    problem = serializers.CharField()
+    version = serializers.IntegerField()
+    kind = serializers.CharField()
+    grades = serializers.IntegerField()
+    proofs = serializers.IntegerField()
+    double_scored = serializers.IntegerField()
+    checkpoints = CheckpointOutput(many=True)
+
+
+class CheckpointsApi(APIView):
+    """Each checkpoint of the schemes the campaign's grades used: agreement on its award and its
+    discrimination, with 95% bootstrap intervals (as the checkpoints page)."""
+
+    permission_classes = [FiguresReader]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
+        responses=SchemeCheckpointsOutput(many=True),
+        tags=["adjudication"],
+    )
+    def get(self, request, slug: str):
+        from adjudication.checkpoints import campaign_checkpoint_figures_cached
+
+        campaign = selectors.agreement_campaign_for_user(request.user, slug)
+        return Response(
+            SchemeCheckpointsOutput(campaign_checkpoint_figures_cached(campaign), many=True).data
+        )

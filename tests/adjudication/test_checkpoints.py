@@ -181,3 +181,21 @@ def test_the_numpy_bootstraps_agree_with_the_plain_ones():
     plain = bootstrap_ci(list(zip(x, y, strict=True)), lambda p: spearman(*zip(*p, strict=True)))
     assert fast == pytest.approx(plain, abs=0.05)
     assert fast[0] <= spearman(x, y) <= fast[1]
+
+
+@pytest.mark.django_db
+def test_the_api_gives_the_pages_figures(api_client_for):
+    campaign = checkpoint_campaign()
+    client = api_client_for(UserFactory(username="cp-researcher", roles=["researcher"]))
+    response = client.get(f"/api/v1/adjudication/campaigns/{campaign.slug}/checkpoints/")
+    assert response.status_code == 200, response.content
+    first, second = response.json()
+    assert first["problem"] == "CP-1" and [c["checkpoint"] for c in first["checkpoints"]] == [
+        "c1",
+        "c2",
+        "c3",
+    ]
+    c2 = first["checkpoints"][1]
+    assert c2["percent_agreement"] == 0.0 and "ambiguous" in c2["flags"]
+    assert len(c2["alpha_ci"]) == 2
+    assert second["checkpoints"][0]["agreement_note"] == TOO_FEW_DOUBLE
