@@ -110,7 +110,9 @@ def label_confidences_set(
     `updated_at`, later than the fit, shows it stale; the refit its change queued gives it one)."""
     labels = list(
         FinalLabel.objects.filter(item__campaign_id=campaign_id)
-        .select_for_update()
+        # the labels' rows only: the join's item rows stay free for grading while a background
+        # refit stores its confidences
+        .select_for_update(of=("self",))
         .only("pk", "item_id", "value")
     )
     changed, stale = [], []
