@@ -22,7 +22,7 @@ from jobs.models import JobStatus
 from tests.conftest import WORKER_APPLICATION, celery_process, wait_for, worker_database_url
 from tests.exports.factories import graded_by_experts_and_graders
 
-pytestmark = [pytest.mark.worker, pytest.mark.postgresql]
+pytestmark = [pytest.mark.worker]
 
 
 def waiting_on_a_lock() -> bool:
