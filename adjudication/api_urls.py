@@ -18,6 +18,11 @@ urlpatterns = [
         name="api-campaign-agreement",
     ),
     path(
+        "adjudication/campaigns/<slug:slug>/checkpoints/",
+        apis.CheckpointsApi.as_view(),
+        name="api-campaign-checkpoints",
+    ),
+    path(
         "verification/verifier-runs/",
         apis_loop.VerifierRunStartApi.as_view(),
         name="api-verifier-run-start",

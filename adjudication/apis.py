@@ -297,7 +297,16 @@ class RaterModelOutput(serializers.Serializer):
     raters = RaterOutput(many=True)
     labels = serializers.IntegerField()
     with_confidence = serializers.IntegerField()
-    without_confidence = serializers.IntegerField(help_text="Labels set or changed since the fit.")
+    without_confidence = serializers.IntegerField(help_text="Labels set since the fit, with none.")
+    stale = serializers.IntegerField(
+        help_text="Labels changed since the fit: their confidence is the fit's, stale until the "
+        "refit their change queued lands."
+    )
+    fit_age = serializers.CharField(
+        source="freshness.words",
+        help_text='The fit\'s age: "fitted 3 min ago, before the 2 latest changes; refit queued".',
+    )
+    changes_since_fit = serializers.IntegerField(source="freshness.changes")
     mean_confidence = serializers.FloatField(allow_null=True)
     below = serializers.IntegerField(help_text="Labels whose confidence is below `threshold`.")
     threshold = serializers.FloatField()
@@ -394,4 +403,60 @@ class AgreementApi(APIView):
                 "second_opinion": _reveal(campaign),
                 "rater_model": rater_model_body(campaign),
             }
+        )
+
+
+class CheckpointOutput(serializers.Serializer):
+    """One checkpoint's figures (adjudication.checkpoints; the CSV's columns say each)."""
+
+    checkpoint = serializers.CharField(source="checkpoint_id")
+    title = serializers.CharField()
+    points = serializers.DecimalField(max_digits=5, decimal_places=2)
+    proofs = serializers.IntegerField()
+    double_scored = serializers.IntegerField()
+    mean_award = serializers.FloatField(allow_null=True)
+    percent_agreement = serializers.FloatField(source="agreement", allow_null=True)
+    percent_agreement_ci = serializers.ListField(
+        child=serializers.FloatField(), source="agreement_ci", allow_null=True
+    )
+    alpha = serializers.FloatField(allow_null=True, help_text="Krippendorff's ordinal alpha.")
+    alpha_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    labelled = serializers.IntegerField()
+    discrimination = serializers.FloatField(
+        allow_null=True, help_text="Spearman's rank correlation of the award with the label."
+    )
+    discrimination_ci = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    agreement_note = serializers.CharField(help_text="Why agreement is not stated, if it is not.")
+    discrimination_note = serializers.CharField()
+    flags = serializers.ListField(child=serializers.CharField())
+
+
+class SchemeCheckpointsOutput(serializers.Serializer):
+    scheme_id = serializers.IntegerField()
+    problem = serializers.CharField()
+    version = serializers.IntegerField()
+    kind = serializers.CharField()
+    grades = serializers.IntegerField()
+    proofs = serializers.IntegerField()
+    double_scored = serializers.IntegerField()
+    checkpoints = CheckpointOutput(many=True)
+
+
+class CheckpointsApi(APIView):
+    """Each checkpoint of the schemes the campaign's grades used: agreement on its award and its
+    discrimination, with 95% bootstrap intervals (as the checkpoints page)."""
+
+    permission_classes = [FiguresReader]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
+        responses=SchemeCheckpointsOutput(many=True),
+        tags=["adjudication"],
+    )
+    def get(self, request, slug: str):
+        from adjudication.checkpoints import campaign_checkpoint_figures_cached
+
+        campaign = selectors.agreement_campaign_for_user(request.user, slug)
+        return Response(
+            SchemeCheckpointsOutput(campaign_checkpoint_figures_cached(campaign), many=True).data
         )

@@ -10,7 +10,9 @@ from collections.abc import Callable
 from annotation.models import Campaign
 
 SummaryReader = Callable[[Campaign], dict | None]
+FreshnessReader = Callable[[Campaign], dict]
 _readers: list[SummaryReader] = []
+_freshness: list[FreshnessReader] = []
 
 
 def rater_model_summary_register(reader: SummaryReader) -> None:
@@ -26,3 +28,19 @@ def rater_model_summary(campaign: Campaign) -> dict | None:
     if not _readers:
         raise LookupError("no rater model reader is registered (is the estimation app installed?)")
     return _readers[0](campaign)
+
+
+def rater_model_freshness_register(reader: FreshnessReader) -> None:
+    """Registers the reader of the fit's age (a campaign -> {fitted_at, changes, state, words});
+    registering the same one again changes nothing."""
+    if reader not in _freshness:
+        _freshness.append(reader)
+
+
+def rater_model_freshness(campaign: Campaign) -> dict:
+    """How current the campaign's label confidences are: `fitted_at` (None before the first
+    fit), `changes` not yet fitted, `state` of the refit they queued (queued, running, failed or
+    None) and `words` ("fitted 3 min ago, before the 2 latest changes; refit queued")."""
+    if not _freshness:
+        raise LookupError("no rater model reader is registered (is the estimation app installed?)")
+    return _freshness[0](campaign)

@@ -5,3 +5,9 @@ from django.dispatch import Signal
 # Sent on commit with proof_id: int when the automated labelling loop
 # labels a proof: a campaign holding that proof beyond its routing budget can take the label.
 proof_labelled_by_loop = Signal()
+
+# Sent on commit with item_id: int when an item's final label is set by anything but the
+# judgements themselves (an adjudication, an import, the labelling loop; a label derived from
+# the judgements follows annotation's judgement_submitted): estimation refits the campaign's
+# rater model.
+label_changed = Signal()

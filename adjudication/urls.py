@@ -21,6 +21,8 @@ urlpatterns = [
         name="disagreements_csv",
     ),
     path("campaigns/<slug:slug>/labels/", views.labels, name="labels"),
+    path("campaigns/<slug:slug>/checkpoints/", views.checkpoints, name="checkpoints"),
+    path("campaigns/<slug:slug>/checkpoints.csv", views.checkpoints_csv, name="checkpoints_csv"),
     path("items/<id:pk>/send/", views.item_send, name="send"),
     path("items/<id:pk>/gold/", views.item_gold, name="gold"),
     path("verification/", views_loop.verification, name="verification"),

@@ -17,13 +17,20 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from adjudication import selectors
+from adjudication.checkpoints import (
+    AMBIGUOUS_ALPHA,
+    CSV_COLUMNS,
+    MIN_PROOFS,
+    campaign_checkpoint_figures_cached,
+    csv_rows,
+)
 from adjudication.metrics import (
     campaign_agreement_cached,
     disagreement_rows,
     second_opinion_figures,
 )
 from adjudication.models import AdjudicationCase, CaseStatus
-from adjudication.rater_model import rater_model_summary
+from adjudication.rater_model import rater_model_freshness, rater_model_summary
 from adjudication.services import (
     AdjudicationError,
     case_assign,
@@ -104,6 +111,7 @@ def _case_page(request: HttpRequest, case, *, posted=None, status: int = 200) ->
         )
     if case.is_resolved:
         context["next_case"] = selectors.next_case_for_user(request.user, after=case)
+        context["freshness"] = rater_model_freshness(case.item.campaign)
     return render(request, "adjudication/case.html", context, status=status)
 
 
@@ -263,6 +271,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "drift_charts": drift_charts,
         "reveal": second_opinion_figures(campaign),
         "model": model,
+        "freshness": model["freshness"] if model else rater_model_freshness(campaign),
     }
     return render(request, "adjudication/dashboard.html", context)
 
@@ -297,6 +306,33 @@ def disagreements_csv(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
+@role_required(*selectors.AGREEMENT_READERS)
+def checkpoints(request: HttpRequest, slug: str) -> HttpResponse:
+    """Each checkpoint of the schemes the campaign's grades used: agreement on its award and its
+    discrimination, with intervals (adjudication.checkpoints)."""
+    campaign = selectors.agreement_campaign_for_user(request.user, slug)
+    context = {
+        "campaign": campaign,
+        "schemes": campaign_checkpoint_figures_cached(campaign),
+        "columns": CSV_COLUMNS,
+        "min_proofs": MIN_PROOFS,
+        "ambiguous_alpha": AMBIGUOUS_ALPHA,
+    }
+    return render(request, "adjudication/checkpoints.html", context)
+
+
+@role_required(*selectors.AGREEMENT_READERS)
+def checkpoints_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = selectors.agreement_campaign_for_user(request.user, slug)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slug}-checkpoints.csv"'
+    writer = csv.writer(response)
+    writer.writerow([name for name, _ in CSV_COLUMNS])
+    for row in csv_rows(campaign_checkpoint_figures_cached(campaign)):
+        writer.writerow([csv_safe(cell) if isinstance(cell, str) else cell for cell in row])
+    return response
+
+
 @role_required(Role.ADMIN)
 def labels(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
@@ -319,7 +355,12 @@ def labels(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "adjudication/labels.html",
-        {"campaign": campaign, "rows": rows, "page": page},
+        {
+            "campaign": campaign,
+            "rows": rows,
+            "page": page,
+            "freshness": rater_model_freshness(campaign),
+        },
     )
 
 

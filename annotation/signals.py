@@ -2,6 +2,11 @@
 
 from django.dispatch import Signal
 
+# Sent on commit after a grade is submitted or revised, with item_id: int, grade_id: int and
+# revised: bool (True when an already submitted grade changed): estimation refits the
+# campaign's rater model (debounced, in the background).
+judgement_submitted = Signal()
+
 # Sent inside the submitting transaction, under the item's row lock, with item_id: int when the
 # item holds all its required submitted judgements, and again after a revision of one of them:
 # what receivers write (a final label, a case) commits or rolls back with the judgement itself.

@@ -324,6 +324,12 @@ JOB_HEARTBEAT_SECONDS = float(os.environ.get("JOB_HEARTBEAT_SECONDS", "30"))
 JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", "120"))
 JOB_SWEEP_SECONDS = float(os.environ.get("JOB_SWEEP_SECONDS", "60"))
 JOB_MAX_ATTEMPTS = int(os.environ.get("JOB_MAX_ATTEMPTS", "3"))
+# A change of a label (a grade, an adjudication, the labelling loop, an import) queues a refit of
+# its campaign's rater model that runs this many seconds after the first change: the changes of
+# the window share one fit (estimation.services.refit).
+RATER_MODEL_REFIT_DEBOUNCE_SECONDS = float(
+    os.environ.get("RATER_MODEL_REFIT_DEBOUNCE_SECONDS", "10")
+)
 # Rendering ahead (problems.services.texts_prerender) has one too: its messages never count as
 # jobs waiting (jobs.services.queued_messages reads the queue of a job's own kind).
 # The Celery app, loaded by the first process that sends a task (core.broker.celery_app), as
@@ -352,6 +358,7 @@ CELERY_TASK_ROUTES = {
     "adjudication.tasks.verifier_run_job": {"queue": WORK_QUEUES["models"]},
     "adjudication.tasks.labelling_outcome_job": {"queue": WORK_QUEUES["models"]},
     "graders.evaluation_run": {"queue": WORK_QUEUES["models"]},
+    "estimation.rater_model_refit": {"queue": WORK_QUEUES["fits"]},
 }
 CELERY_BEAT_SCHEDULE = {
     "jobs-sweep": {

@@ -5,6 +5,9 @@ The table kept the name it had in the adjudication app (`db_table`), where the m
 """
 
 from django.db import models
+from django.utils import timezone
+
+from jobs.models import JobLiveness, JobStatus
 
 
 class RaterModelFit(models.Model):
@@ -30,3 +33,32 @@ class RaterModelFit(models.Model):
 
     def __str__(self) -> str:
         return f"rater model of campaign {self.campaign_id} ({self.fitted_at:%Y-%m-%d %H:%M})"
+
+
+class RaterModelRefit(JobLiveness):
+    """One background refit of a campaign's rater model (estimation.services.refit), queued by
+    the first change of a label since the last refit was queued; the changes that come while it
+    waits add to `changes` and share its fit (debounced: one fit per window). The fit itself is
+    written in one transaction (`rater_model_store`), so a run that dies leaves the previous fit
+    whole, and the jobs sweep runs the refit again."""
+
+    campaign = models.ForeignKey(
+        "annotation.Campaign", on_delete=models.CASCADE, related_name="rater_model_refits"
+    )
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
+    changes = models.PositiveIntegerField(
+        default=1, help_text="Changes of labels this refit takes in (grades, labels, imports)."
+    )
+    reason = models.CharField(max_length=40, blank=True, help_text="What queued it first.")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_change_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["campaign", "status"], name="refit_campaign_status")]
+
+    def __str__(self) -> str:
+        return f"rater model refit {self.pk} of campaign {self.campaign_id} ({self.status})"

@@ -19,10 +19,32 @@ def on_proof_labelled_by_loop(sender, *, proof_id: int, **kwargs) -> None:
 
 
 def on_grader_evaluated(sender, *, campaign_id: int, **kwargs) -> None:
-    """A new grader of the campaign: every label's confidence is fitted again."""
-    from estimation.services.confidence import campaign_rater_model_fit
+    """A new grader of the campaign: every label's confidence is fitted again (in the
+    background, as after any change: the import may be a page's request)."""
+    from estimation.services.refit import rater_model_refit_request
 
-    campaign_rater_model_fit(campaign_id=campaign_id)
+    rater_model_refit_request(campaign_id=campaign_id, reason="grader evaluation")
+
+
+def on_judgement_submitted(sender, *, item_id: int, **kwargs) -> None:
+    """A grade submitted or revised: the campaign's rater model is refitted (debounced)."""
+    from estimation.services.refit import rater_model_refit_request_for_item
+
+    rater_model_refit_request_for_item(item_id=item_id, reason="grade")
+
+
+def on_label_changed(sender, *, item_id: int, **kwargs) -> None:
+    """A label set by an adjudication, an import or the labelling loop: refitted (debounced)."""
+    from estimation.services.refit import rater_model_refit_request_for_item
+
+    rater_model_refit_request_for_item(item_id=item_id, reason="label")
+
+
+def on_corpus_imported(sender, *, problem_ids: list[int], **kwargs) -> None:
+    """An import may bring ratings of proofs the campaigns hold: each such campaign refits."""
+    from estimation.services.refit import rater_model_refit_request_for_problems
+
+    rater_model_refit_request_for_problems(problem_ids=problem_ids)
 
 
 def rater_model_summary(campaign):
@@ -31,3 +53,10 @@ def rater_model_summary(campaign):
     from estimation.selectors import rater_model_summary
 
     return rater_model_summary(campaign)
+
+
+def rater_model_freshness(campaign):
+    """estimation.selectors.rater_model_freshness, registered with adjudication's pages."""
+    from estimation.selectors import rater_model_freshness
+
+    return rater_model_freshness(campaign)

@@ -3,9 +3,14 @@ through adjudication.rater_model, where estimation registers it)."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from django.utils import timezone
+
 from adjudication.models import FinalLabel
 from annotation.models import Campaign
-from estimation.models import RaterModelFit
+from estimation.models import RaterModelFit, RaterModelRefit
+from jobs.models import JobStatus
 
 LOW_CONFIDENCE = 0.9
 LEAST_CONFIDENT_SHOWN = 20
@@ -14,8 +19,8 @@ LEAST_CONFIDENT_SHOWN = 20
 def rater_model_summary(campaign: Campaign) -> dict | None:
     """The campaign's last rater-model fit (None before the first) with its labels' confidence:
     how many labels have one, their mean, how many fall below LOW_CONFIDENCE, the least
-    confident ones, and whether a label changed since the fit (its confidence is then empty).
-    Three queries."""
+    confident ones, how many labels changed since the fit (their confidence, the fit's, is
+    stale until the refit their change queued lands) and the fit's age (`freshness`)."""
     fit = RaterModelFit.objects.filter(campaign=campaign).first()
     if fit is None:
         return None
@@ -25,8 +30,11 @@ def rater_model_summary(campaign: Campaign) -> dict | None:
     least = list(
         labels.filter(confidence__isnull=False)
         .order_by("confidence", "item_id")
-        .values("item_id", "value", "source", "confidence")[:LEAST_CONFIDENT_SHOWN]
+        .values("item_id", "value", "source", "confidence", "updated_at")[:LEAST_CONFIDENT_SHOWN]
     )
+    for row in least:
+        row["stale"] = row.pop("updated_at") > fit.fitted_at
+    stale = labels.filter(confidence__isnull=False, updated_at__gt=fit.fitted_at)
     return {
         "fit": fit,
         "raters": sorted(fit.raters, key=lambda r: (r["kind"] != "expert", r["error_rate"])),
@@ -37,4 +45,71 @@ def rater_model_summary(campaign: Campaign) -> dict | None:
         "below": sum(c < LOW_CONFIDENCE for c in scored),
         "threshold": LOW_CONFIDENCE,
         "least_confident": least,
+        "stale": stale.count(),
+        "freshness": rater_model_freshness(campaign),
+    }
+
+
+def age_words(seconds: float) -> str:
+    """'less than a minute ago', '3 min ago', '2 h ago', '4 days ago'."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return "less than a minute ago"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    days = int(seconds // 86400)
+    return f"{days} day{'s' if days != 1 else ''} ago"
+
+
+def freshness_words(
+    *, fitted_at: datetime | None, changes: int, state: str | None, now: datetime
+) -> str:
+    """The fit's age in words: "fitted 3 min ago", "fitted 3 min ago, before the 2 latest
+    changes; refit queued", "not fitted yet; refit queued"."""
+    if fitted_at is None:
+        words = "not fitted yet"
+    else:
+        words = f"fitted {age_words((now - fitted_at).total_seconds())}"
+        if changes:
+            latest = "the latest change" if changes == 1 else f"the {changes} latest changes"
+            words += f", before {latest}"
+    if state == "queued":
+        words += "; refit queued"
+    elif state == "running":
+        words += "; refitting now"
+    elif state == "failed":
+        words += "; the last refit failed"
+    return words
+
+
+def rater_model_freshness(campaign: Campaign) -> dict:
+    """How current the campaign's label confidences are (adjudication.rater_model's
+    `rater_model_freshness` says the fields). Two queries."""
+    from estimation.services.refit import OPEN, WAITING, changes_since_fit
+
+    fit = RaterModelFit.objects.filter(campaign=campaign).only("fitted_at").first()
+    fitted_at = fit.fitted_at if fit is not None else None
+    open_states = set(
+        RaterModelRefit.objects.filter(campaign=campaign, status__in=OPEN).values_list(
+            "status", flat=True
+        )
+    )
+    changes = changes_since_fit(campaign.pk, fit)
+    if open_states & set(WAITING):
+        state = "queued"
+    elif JobStatus.RUNNING in open_states:
+        state = "running"
+    elif changes:
+        state = "failed"
+    else:
+        state = None
+    return {
+        "fitted_at": fitted_at,
+        "changes": changes,
+        "state": state,
+        "words": freshness_words(
+            fitted_at=fitted_at, changes=changes, state=state, now=timezone.now()
+        ),
     }

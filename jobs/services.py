@@ -176,12 +176,14 @@ def job_send_on_commit(
     pks: Iterable[int],
     *,
     unqueued: Callable[[int, str], None] | None = None,
+    countdown: float | None = None,
 ) -> None:
     """Sends the kind's task for each row once the transaction commits: the one way a service
     queues its jobs. The task is found by the name its kind registered, so a service never imports
     its own app's tasks module (which imports the services: no cycle). A row whose message cannot
     be sent (the broker went away after the service's `broker_require`) is recorded as failed with
-    the reason, by `unqueued` or else the kind's `fail`; the other rows are still sent."""
+    the reason, by `unqueued` or else the kind's `fail`; the other rows are still sent. With
+    `countdown`, each task runs that many seconds after it is sent (a debounced job)."""
     kind = KINDS[kind_name]
     record = unqueued or kind.fail
     pks = list(pks)
@@ -192,7 +194,10 @@ def job_send_on_commit(
         task = task_by_name(kind.task)
         for pk in pks:
             try:
-                task.delay(pk)
+                if countdown:
+                    task.apply_async((pk,), countdown=countdown)
+                else:
+                    task.delay(pk)
             except OperationalError as exc:
                 logger.error("%s %s: could not be queued: %s", kind.name, pk, exc)
                 record(pk, f"the job could not be queued (is the Celery broker up?): {exc}")

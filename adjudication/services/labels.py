@@ -4,10 +4,13 @@ with annotation."""
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import partial
 
 from django.db import transaction
+from django.utils import timezone
 
 from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
+from adjudication.signals import label_changed
 from annotation.models import Item
 from annotation.services import item_finalize
 from core.rows import row_upsert
@@ -46,6 +49,7 @@ def label_write(
     )
     if source not in DERIVED_SOURCES:
         item_finalize(item_id=item_id)
+        transaction.on_commit(partial(label_changed.send, sender=FinalLabel, item_id=item_id))
     return label_id
 
 
@@ -63,8 +67,8 @@ _REPLACED = (
     "case_id",
     "native_value",
     "native_max",
-    "confidence",  # a new label's confidence is unknown until the rater model is fitted again
-    "updated_at",
+    "updated_at",  # later than the rater model's fit: the label's confidence (the last fit's) is
+    # shown as stale until the refit its change queued lands
 )
 
 
@@ -101,16 +105,27 @@ def label_confidences_set(
     *, campaign_id: int, confidences: dict[int, tuple[Decimal, float]]
 ) -> None:
     """Sets the confidence of each labelled item of the campaign (`confidences`: item id -> (the
-    label value fitted, P(its class)), from estimation's rater model). Labels left out, and
-    labels whose value changed since it was read for the fit, get none (the next fit gives them
-    one)."""
+    label value fitted, P(its class)), from estimation's rater model). Labels left out get none;
+    a label whose value changed since it was read for the fit keeps the confidence it had (its
+    `updated_at`, later than the fit, shows it stale; the refit its change queued gives it one)."""
     labels = list(
         FinalLabel.objects.filter(item__campaign_id=campaign_id)
-        .select_for_update()
+        # the labels' rows only: the join's item rows stay free for grading while a background
+        # refit stores its confidences
+        .select_for_update(of=("self",))
         .only("pk", "item_id", "value")
     )
+    changed, stale = [], []
     for label in labels:
         value, found = confidences.get(label.item_id, (None, None))
-        fresh = found is not None and value == label.value
-        label.confidence = round(min(1.0, max(0.0, found)), 6) if fresh else None
-    FinalLabel.objects.bulk_update(labels, ["confidence"], batch_size=500)
+        if found is None:
+            label.confidence = None
+        elif value == label.value:
+            label.confidence = round(min(1.0, max(0.0, found)), 6)
+        else:  # changed while the model was fitted: stale, its change later than the fit
+            stale.append(label.pk)
+            continue
+        changed.append(label)
+    FinalLabel.objects.bulk_update(changed, ["confidence"], batch_size=500)
+    if stale:
+        FinalLabel.objects.filter(pk__in=stale).update(updated_at=timezone.now())

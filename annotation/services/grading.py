@@ -48,7 +48,7 @@ from annotation.services.grade_checks import (
     written_here,
 )
 from annotation.services.progress import expert_progress_count, grade_insert_counted
-from annotation.signals import item_judged
+from annotation.signals import item_judged, judgement_submitted
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
 from rubrics.services import scheme_freeze
@@ -154,10 +154,16 @@ def grade_save_draft(
     return grade
 
 
-def _send_item_judged(item: Item) -> None:
-    """`item_judged` in the transaction, so that the label or case commits with the judgement."""
+def _send_signals(item: Item, grade: Grade, *, revised: bool) -> None:
+    """`item_judged` now, in the transaction (the label or case commits with the judgement);
+    `judgement_submitted` once the transaction commits."""
     if item.submitted_count >= item.required_judgements:
         item_judged.send(sender=Item, item_id=item.pk)
+    transaction.on_commit(
+        lambda: judgement_submitted.send(
+            sender=Grade, item_id=item.pk, grade_id=grade.pk, revised=revised
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -370,7 +376,7 @@ def grade_submit(
         _freeze_scheme(target.scheme_id)
     item.submitted_count, item.needs_work = _mark_done(target.assignment_id, item.pk, now)
     item.required_judgements = target.required
-    _send_item_judged(item)
+    _send_signals(item, grade, revised=False)
     return grade
 
 
@@ -413,5 +419,5 @@ def grade_revise(
     _replace_spans(grade, data.spans)
     new = grade_snapshot(grade)
     GradeRevision.objects.create(grade=grade, changed_by=user, old=old, new=new)
-    _send_item_judged(item)
+    _send_signals(item, grade, revised=True)
     return grade

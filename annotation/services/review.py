@@ -42,7 +42,7 @@ from annotation.services.grade_checks import (
 from annotation.services.grading import (
     _check_open,
     _lock_item,
-    _send_item_judged,
+    _send_signals,
     grade_save_draft,
     grade_submit,
 )
@@ -436,7 +436,7 @@ def meta_review_revise(
     GradeRevision.objects.create(
         grade=grade, changed_by=user, old=old, new=meta_review_snapshot(review)
     )
-    _send_item_judged(item)
+    _send_signals(item, grade, revised=True)
     return review
 
 

@@ -21,7 +21,7 @@ from annotation.services.grade_checks import (
 )
 from annotation.services.grading import (
     _refuse_if_closed,
-    _send_item_judged,
+    _send_signals,
 )
 
 
@@ -140,5 +140,5 @@ def second_opinion_revise(
     GradeRevision.objects.create(grade=grade, changed_by=expert, old=old, new=grade_snapshot(grade))
     row.score_after, row.reason, row.revised_at = value, reason, now
     row.save(update_fields=["score_after", "reason", "revised_at"])
-    _send_item_judged(item)
+    _send_signals(item, grade, revised=True)
     return row

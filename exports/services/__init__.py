@@ -2,6 +2,7 @@
 
 from exports.services.datasets import (
     companion_paths,
+    confidence_refresh,
     dataset_write,
     export_create,
     export_fail,
@@ -11,6 +12,7 @@ from exports.services.datasets import (
 
 __all__ = [
     "companion_paths",
+    "confidence_refresh",
     "dataset_write",
     "export_create",
     "export_fail",

@@ -131,6 +131,20 @@ def _shorten(row: dict, limit: int = 160) -> dict:
     }
 
 
+def confidence_refresh(*, campaign_id: int) -> bool:
+    """Refits the campaign's rater model first when its fit is stale, so that every exported
+    label carries its current confidence (estimation.services.refit.rater_model_refresh; run by
+    the export job and the command, never by a page). A fit that fails leaves the export to go
+    on with the confidences stored (logged). Returns whether it refitted."""
+    from estimation.services.refit import rater_model_refresh
+
+    try:
+        return rater_model_refresh(campaign_id=campaign_id)
+    except Exception:
+        logger.exception("campaign %s: the rater model could not be refitted", campaign_id)
+        return False
+
+
 # --- Jobs ------------------------------------------------------------------------------------
 
 
@@ -212,6 +226,9 @@ def export_run(*, job_id: int) -> ExportJob:
             raise _Superseded
 
     try:
+        confidence_refresh(campaign_id=job.campaign_id)
+        if not own.update(heartbeat_at=timezone.now()):
+            raise _Superseded
         with scratch:
             manifest = dataset_write(
                 campaign=job.campaign,

@@ -14,7 +14,7 @@ from annotation.services.grade_checks import (
     NOT_GRADED,
 )
 from annotation.services.review import analysis_items_create
-from annotation.signals import item_judged
+from annotation.signals import item_judged, judgement_submitted
 from problems.models import Problem
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
 from tests.metaverify.factories import review_campaign
@@ -144,7 +144,7 @@ def test_heartbeat_extends_the_lease():
     assert renewed.leased_until > timezone.now() + timedelta(minutes=4)
 
 
-def test_submit_is_idempotent_and_judged_in_the_transaction(
+def test_submit_is_idempotent_judged_in_the_transaction_submitted_on_commit(
     django_capture_on_commit_callbacks,
 ):
     campaign = CampaignFactory()
@@ -153,9 +153,13 @@ def test_submit_is_idempotent_and_judged_in_the_transaction(
     services.assignment_next(campaign=campaign, expert=expert)
     seen = []
 
+    def on_submitted(**kw):
+        seen.append(("submitted", kw["revised"]))
+
     def on_judged(**kw):
         seen.append(("judged", kw["item_id"]))
 
+    judgement_submitted.connect(on_submitted, weak=False)
     item_judged.connect(on_judged, weak=False)
     try:
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
@@ -173,11 +177,12 @@ def test_submit_is_idempotent_and_judged_in_the_transaction(
         for callback in callbacks:
             callback()
     finally:
+        judgement_submitted.disconnect(on_submitted)
         item_judged.disconnect(on_judged)
     assert again.pk == grade.pk and again.score == Decimal(5)
     assert Grade.objects.filter(item=item).count() == 1
     assert grade.computed_score == Decimal(5)
-    assert seen == [("judged", item.pk)]  # once: the repeat sends nothing
+    assert seen == [("judged", item.pk), ("submitted", False)]
     assert Assignment.objects.get(item=item, expert=expert).status == "done"
 
 

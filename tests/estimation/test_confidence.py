@@ -45,10 +45,12 @@ def test_the_fit_gives_every_label_a_confidence_and_finds_the_confidently_wrong_
     labels = FinalLabel.objects.filter(item__campaign=campaign)
     assert labels.count() == 24 and not labels.filter(confidence__isnull=True).exists()
     assert labels.filter(source="adjudication").first().confidence == 1.0  # gold: known
-    # a new label has no confidence until the next fit
-    item = labels.filter(source="single").first().item
-    final_label_set(item=item, value=Decimal(0), source="single", policy="x", grade_ids=[])
-    assert FinalLabel.objects.get(item=item).confidence is None
+    # a changed label keeps the last fit's confidence, stale (changed after the fit) until the
+    # refit its change queues lands
+    label = labels.filter(source="single").first()
+    final_label_set(item=label.item, value=Decimal(0), source="single", policy="x", grade_ids=[])
+    changed = FinalLabel.objects.get(item=label.item)
+    assert changed.confidence == label.confidence and changed.updated_at > fit.fitted_at
 
 
 def test_routing_takes_the_models_doubt_where_the_verifier_is_unanimous(campaign):
@@ -152,8 +154,9 @@ def test_the_command_fits_named_campaigns_and_names_a_missing_one(campaign):
         call_command("fit_rater_model", campaign=["nowhere"])
 
 
-def test_a_label_changed_while_the_model_was_fitted_gets_no_confidence(campaign):
+def test_a_label_changed_while_the_model_was_fitted_keeps_its_confidence_stale(campaign):
     label = FinalLabel.objects.filter(item__campaign=campaign).first()
+    FinalLabel.objects.filter(pk=label.pk).update(confidence=0.5)
     stale = Decimal(1) - label.value  # what the fit read before an adjudicator changed it
     rater_model_store(
         campaign_id=campaign.pk,
@@ -166,7 +169,9 @@ def test_a_label_changed_while_the_model_was_fitted_gets_no_confidence(campaign)
         iterations=1,
         confidences={label.item_id: (stale, 0.9)},
     )
-    assert FinalLabel.objects.get(pk=label.pk).confidence is None
+    kept = FinalLabel.objects.get(pk=label.pk)
+    fit = RaterModelFit.objects.get(campaign=campaign)
+    assert kept.confidence == 0.5 and kept.updated_at > fit.fitted_at  # shown stale
 
 
 def test_the_exports_carry_each_labels_confidence(campaign, tmp_path):

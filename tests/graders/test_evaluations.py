@@ -9,7 +9,8 @@ from django.urls import reverse
 
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Item
-from estimation.models import RaterModelFit
+from estimation.models import RaterModelFit, RaterModelRefit
+from estimation.services.refit import rater_model_refit_run
 from graders import metrics
 from graders.models import GraderEvaluation
 from graders.services.evaluation_import import PredictionError, evaluation_import
@@ -69,7 +70,10 @@ def test_proofgrader_predictions_with_k_runs_give_the_report(researcher):
     # intervals resample problems: PILOT-1 alone (MAE 0.5), PILOT-2 alone (0), or both (0.25)
     assert report["intervals"]["proofbench_mae"] == [0.0, 0.5]
     assert report["intervals"]["score_reward"] == [1.0, 1.0]
-    # a new grader: the campaign's rater model is fitted again with it among the raters
+    # a new grader: the campaign's rater model is refitted in the background, with it among the
+    # raters (the import may be a page's request: it only queues the refit)
+    refit = RaterModelRefit.objects.get(campaign=corpus.campaign, reason="grader evaluation")
+    rater_model_refit_run(refit_id=refit.pk)
     fit = RaterModelFit.objects.get(campaign=corpus.campaign)
     assert f"grader:{evaluation.pk}" in {rater["key"] for rater in fit.raters}
     assert [p["n"] for p in report["best_of_n"]] == [1, 2]

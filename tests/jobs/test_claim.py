@@ -77,5 +77,6 @@ def test_every_job_kind_has_a_queue_of_its_kind_of_work(settings):
     assert queues["export"] == settings.WORK_QUEUES["exports"]
     for name in ("scheme_generation", "verifier_run", "labelling", "grader_evaluation"):
         assert queues[name] == settings.WORK_QUEUES["models"]
+    assert queues["rater_model_refit"] == settings.WORK_QUEUES["fits"]
     assert queue_of("jobs.sweep") == settings.WORK_QUEUES["sweep"]
     assert queue_of("no.such.task") == settings.CELERY_TASK_DEFAULT_QUEUE

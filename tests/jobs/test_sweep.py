@@ -61,6 +61,7 @@ def test_every_job_kind_is_registered_with_its_task():
         "labelling",
         "grader_evaluation",
         "export",
+        "rater_model_refit",
     }
     assert all(kind.task in app.tasks for kind in KINDS.values())
     assert "jobs.sweep" in app.tasks

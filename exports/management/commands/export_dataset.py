@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
 from exports.formats import FORMATS, ExportError, ExportOptions
-from exports.services import companion_paths, dataset_write
+from exports.services import companion_paths, confidence_refresh, dataset_write
 from exports.writers import FILE_TYPES
 
 
@@ -68,6 +68,7 @@ class Command(BaseCommand):
                     )
                 }
             )
+            confidence_refresh(campaign_id=campaign.pk)  # a stale fit is refitted first
             manifest = dataset_write(
                 campaign=campaign,
                 fmt=opts["format"],

@@ -1,0 +1,176 @@
+"""Confidence always current: every change of a label queues a refit of its campaign's rater model
+in the background, debounced, and an export refits first when the fit is stale.
+
+- A change (a grade submitted or revised, an adjudication, the labelling loop, an import of
+  labels or ratings; estimation.receivers) calls `rater_model_refit_request`: the first change
+  since the campaign's last refit started writes a waiting `RaterModelRefit` row and sends its
+  task to run RATER_MODEL_REFIT_DEBOUNCE_SECONDS later; the changes that come meanwhile only add
+  to the row's `changes` (many changes in a window: one fit). A change that comes while a refit
+  runs queues the next one.
+- The job (estimation.tasks) runs `rater_model_refit_run` through jobs.services.job_run: a
+  heartbeat while it fits, the sweep running it again after its worker died. The fit
+  (`campaign_rater_model_fit`) writes the model and every label's confidence in one
+  transaction: a run that dies leaves the previous fit whole. Two refits of one campaign never
+  run at once (`rater_model_refit_busy`: the later waits), so a slow old fit never overwrites a
+  newer one.
+- `rater_model_refresh` fits at once when the fit is stale (`rater_model_stale`), for an export
+  (which runs in a worker already), and settles the refits that fit made needless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Q, Sum
+from django.utils import timezone
+
+from adjudication.models import FinalLabel
+from annotation.models import Item
+from estimation.models import RaterModelFit, RaterModelRefit
+from jobs.models import JobStatus
+from jobs.services import job_send_on_commit, stale_after
+
+KIND = "rater_model_refit"
+WAITING = (JobStatus.PENDING, JobStatus.RETRYING)
+OPEN = (*WAITING, JobStatus.RUNNING)
+_LOCK_SPACE = 33  # pg_advisory_xact_lock(space, campaign id): one request at a time a campaign
+
+
+def _lock_campaign(campaign_id: int) -> None:
+    """Serialises the requests of one campaign (PostgreSQL; SQLite writes one at a time)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_SPACE, campaign_id])
+
+
+def rater_model_refit_request(
+    *, campaign_id: int, changes: int = 1, reason: str = ""
+) -> int | None:
+    """Records `changes` changes of the campaign's labels: added to its waiting refit, or a new
+    refit queued to run after the debounce window. Returns the new refit's id (None when a
+    waiting one took the changes). Never fits here: the caller may be a page request."""
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_campaign(campaign_id)
+        waiting = RaterModelRefit.objects.filter(campaign_id=campaign_id, status__in=WAITING)
+        first = waiting.order_by("pk").values_list("pk", flat=True).first()
+        if first is not None:
+            RaterModelRefit.objects.filter(pk=first).update(
+                changes=F("changes") + changes, last_change_at=now
+            )
+            return None
+        refit = RaterModelRefit.objects.create(
+            campaign_id=campaign_id, changes=changes, reason=reason[:40], last_change_at=now
+        )
+        job_send_on_commit(KIND, [refit.pk], countdown=settings.RATER_MODEL_REFIT_DEBOUNCE_SECONDS)
+    return refit.pk
+
+
+def rater_model_refit_request_for_item(*, item_id: int, reason: str = "") -> int | None:
+    """`rater_model_refit_request` for the campaign of an item (nothing if it is gone)."""
+    campaign_id = Item.objects.filter(pk=item_id).values_list("campaign_id", flat=True).first()
+    if campaign_id is None:
+        return None
+    return rater_model_refit_request(campaign_id=campaign_id, reason=reason)
+
+
+def rater_model_refit_request_for_problems(*, problem_ids: Iterable[int]) -> list[int]:
+    """An import changed these problems (their proofs' imported ratings or labels): one change
+    for each campaign holding one of their proofs. Returns the campaigns."""
+    campaigns = sorted(
+        set(
+            Item.objects.filter(proof__problem_id__in=list(problem_ids)).values_list(
+                "campaign_id", flat=True
+            )
+        )
+    )
+    for campaign_id in campaigns:
+        rater_model_refit_request(campaign_id=campaign_id, reason="import")
+    return campaigns
+
+
+def rater_model_refit_busy(*, refit_id: int) -> bool:
+    """Whether another refit of the same campaign is running, alive (this one then waits)."""
+    campaign_id = (
+        RaterModelRefit.objects.filter(pk=refit_id).values_list("campaign_id", flat=True).first()
+    )
+    if campaign_id is None:
+        return False
+    return (
+        RaterModelRefit.objects.filter(
+            campaign_id=campaign_id,
+            status=JobStatus.RUNNING,
+            heartbeat_at__gte=timezone.now() - stale_after(),
+        )
+        .exclude(pk=refit_id)
+        .exists()
+    )
+
+
+def rater_model_refit_run(*, refit_id: int) -> RaterModelRefit:
+    """Fits the refit's campaign and marks the refit done. Idempotent: a finished refit is left
+    alone; a run again after a lost worker fits again from the database (the dead run wrote
+    nothing: the fit is one transaction). Only the run holding the latest attempt marks it."""
+    from estimation.services.confidence import campaign_rater_model_fit
+
+    refit = RaterModelRefit.objects.get(pk=refit_id)
+    if refit.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+        return refit
+    own = RaterModelRefit.objects.filter(pk=refit_id, attempts=refit.attempts)
+    own.update(started_at=timezone.now())
+    campaign_rater_model_fit(campaign_id=refit.campaign_id)
+    own.exclude(status=JobStatus.SUCCEEDED).update(
+        status=JobStatus.SUCCEEDED, error="", finished_at=timezone.now()
+    )
+    return RaterModelRefit.objects.get(pk=refit_id)
+
+
+def rater_model_refit_fail(*, refit_id: int, reason: str) -> None:
+    """Records a refit's failure (its changes stay counted as not in the fit)."""
+    RaterModelRefit.objects.filter(pk=refit_id).exclude(status=JobStatus.SUCCEEDED).update(
+        status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
+    )
+
+
+def changes_since_fit(campaign_id: int, fit: RaterModelFit | None) -> int:
+    """The changes of the campaign's labels the stored fit has not taken in: those of its
+    waiting and running refits, and of refits that failed since the fit."""
+    unfitted = Q(status__in=OPEN)
+    if fit is not None:
+        unfitted |= Q(status=JobStatus.FAILED, last_change_at__gt=fit.fitted_at)
+    else:
+        unfitted |= Q(status=JobStatus.FAILED)
+    total = RaterModelRefit.objects.filter(unfitted, campaign_id=campaign_id).aggregate(
+        n=Sum("changes")
+    )["n"]
+    return total or 0
+
+
+def rater_model_stale(*, campaign_id: int) -> bool:
+    """Whether the campaign's labels may not all carry the current fit's confidence: a label
+    and no fit, a change not yet fitted, a label set after the fit or without a confidence."""
+    labels = FinalLabel.objects.filter(item__campaign_id=campaign_id)
+    if not labels.exists():
+        return False
+    fit = RaterModelFit.objects.filter(campaign_id=campaign_id).first()
+    if fit is None or changes_since_fit(campaign_id, fit):
+        return True
+    return labels.filter(Q(updated_at__gt=fit.fitted_at) | Q(confidence__isnull=True)).exists()
+
+
+def rater_model_refresh(*, campaign_id: int) -> bool:
+    """Fits the campaign's rater model now when it is stale (for an export, in its worker);
+    returns whether it fitted. The waiting refits whose changes this fit took in are settled,
+    so that their messages find them done."""
+    if not rater_model_stale(campaign_id=campaign_id):
+        return False
+    from estimation.services.confidence import campaign_rater_model_fit
+
+    began = timezone.now()
+    campaign_rater_model_fit(campaign_id=campaign_id)
+    RaterModelRefit.objects.filter(
+        campaign_id=campaign_id, status__in=WAITING, last_change_at__lt=began
+    ).update(status=JobStatus.SUCCEEDED, finished_at=timezone.now())
+    return True
