@@ -62,10 +62,11 @@ FOLDS = 5
 BINS = 10
 TEMPERATURES = np.exp(np.linspace(0.0, math.log(6.0), 31))  # never sharper than fitted
 RESAMPLES = 10
+REFIT_ROUNDS = 40  # EM rounds of each held-out and bootstrap fit (from the majority vote)
 
 # the ordinal model's grid: bias in class steps, sd in class steps (log-spaced)
-_BIASES = np.round(np.arange(-3.0, 3.0001, 0.1), 6)
-_SDS = np.exp(np.linspace(math.log(0.15), math.log(6.0), 45))
+_BIASES = np.round(np.arange(-2.5, 2.5001, 0.125), 6)
+_SDS = np.exp(np.linspace(math.log(0.15), math.log(6.0), 30))
 _BIAS_SD_PRIOR = 0.25  # how far a rater's bias strays from its group's (normal prior)
 _LOG_SD_PRIOR = 0.2  # and its log sd
 
@@ -350,7 +351,7 @@ def ordinal(
     tol: float | None = 1e-6,
 ) -> RaterModel:
     """The ordinal model (see the module's docstring), its M-step exact on the grid of biases
-    -3..3 (step 0.1) and sds 0.15..6 (45 log-spaced), in class steps."""
+    -2.5..2.5 (step 0.125) and sds 0.15..6 (30 log-spaced), in class steps."""
     return rater_model_fit(
         "ordinal",
         Observations.of(
@@ -370,7 +371,7 @@ def ordinal(
 
 
 def rater_model_fit(
-    candidate: str, obs: Observations, *, n_iter: int = 100, tol: float | None = 1e-6
+    candidate: str, obs: Observations, *, n_iter: int = 100, tol: float | None = 1e-5
 ) -> RaterModel:
     """Fits one of `CANDIDATES` to the observations."""
     if candidate == "dawid-skene":
@@ -659,7 +660,13 @@ def rater_model_choose(
     if n:
         for candidate in candidates:
             held[candidate] = heldout_predictions(
-                candidate, obs, gold_tasks, removed, folds=folds, seed=seed, n_iter=n_iter
+                candidate,
+                obs,
+                gold_tasks,
+                removed,
+                folds=folds,
+                seed=seed,
+                n_iter=min(n_iter, REFIT_ROUNDS),
             )
             scores[candidate] = round(held[candidate].log_loss(), 6)
         chosen = min(candidates, key=lambda c: (scores[c], candidates.index(c)))
@@ -684,7 +691,7 @@ def rater_model_choose(
         if n >= MIN_CASES:
             temperature = _temperature(h, np.arange(n))
     averaged = (
-        bagged(chosen, obs, resamples=resamples, seed=seed, n_iter=n_iter)
+        bagged(chosen, obs, resamples=resamples, seed=seed, n_iter=min(n_iter, REFIT_ROUNDS))
         if resamples
         else model.posteriors
     )
