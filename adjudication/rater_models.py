@@ -30,12 +30,14 @@ kept as their references compute them).
   its mass on the known class;
 - one judgement of an item with at least two expert judgements, removed: the held-out
   posterior, through the rater's confusion, predicts the removed grade;
-and chooses the candidate of the least held-out log loss (not the best fit). The chosen one is
-fitted on everything; each item's posterior is then averaged over fits to bootstrap resamples of
-the items (`bagged`: the plug-in posterior takes the raters' estimated parameters as known,
-which a campaign of a few hundred judgements cannot). A temperature T >= 1 (posterior ∝
-posterior^(1/T): it only ever softens) is fitted on the chosen candidate's held-out cases and
-applied when there are at least `MIN_CASES` of them. The reliability table and the expected
+and chooses the candidate of the least held-out log loss (not the best fit). A double-scored
+item's held-out judgement is predicted with the item's gold hidden too (an adjudication of the
+two's disagreement would tell the removed grade). The chosen one is fitted on everything; in a
+campaign under `BAG_BELOW` items each item's posterior is then averaged over fits to bootstrap
+resamples of the items (`bagged`: the plug-in posterior takes the raters' estimated parameters
+as known, which a campaign of a few hundred judgements cannot; in a large one the average only
+blurs). A temperature T (posterior ∝ posterior^(1/T), 0.5-6) is fitted on the chosen
+candidate's held-out cases and applied when there are at least `MIN_CASES` of them. The reliability table and the expected
 calibration error (with a bootstrap interval over the cases) are measured on those held-out
 cases, each fold's cases tempered by the T fitted on the other folds.
 
@@ -60,8 +62,9 @@ SHRINK = 4.0  # pseudo-judgements a confusion row for the shrunk candidates
 MIN_CASES = 30  # fewer held-out cases: too little evidence to state a calibration error
 FOLDS = 5
 BINS = 10
-TEMPERATURES = np.exp(np.linspace(0.0, math.log(6.0), 31))  # never sharper than fitted
+TEMPERATURES = np.exp(np.linspace(math.log(0.5), math.log(6.0), 41))
 RESAMPLES = 10
+BAG_BELOW = 300  # items: smaller campaigns average their posteriors over bootstrap fits
 REFIT_ROUNDS = 40  # EM rounds of each held-out and bootstrap fit (from the majority vote)
 
 # the ordinal model's grid: bias in class steps, sd in class steps (log-spaced)
@@ -462,7 +465,10 @@ def heldout_predictions(
         judgement_cases = cases[cases >= n_gold]
         hidden_gold = gold_tasks[gold_cases]
         hidden_obs = removed[judgement_cases - n_gold]
-        model = rater_model_fit(candidate, obs.without(hidden_obs, hidden_gold), n_iter=n_iter)
+        # a double-scored item's gold (an adjudication of the two's disagreement) is hidden with
+        # its removed judgement: the remaining judgements alone must predict it
+        hidden = np.concatenate([hidden_gold, obs.tasks[hidden_obs]])
+        model = rater_model_fit(candidate, obs.without(hidden_obs, hidden), n_iter=n_iter)
         logs = np.log(np.clip(model.posteriors, EPS, None))
         for case, task in zip(gold_cases, hidden_gold, strict=True):
             log_post[case] = logs[task]
@@ -648,11 +654,13 @@ def rater_model_choose(
     default: str = "ordinal",
     n_iter: int = 100,
     resamples: int = RESAMPLES,
+    bag_below: int = BAG_BELOW,
 ) -> Choice:
     """Chooses among `candidates` by held-out log loss (`default` when there is no held-out
     case), fits it on everything (the raters' matrices), averages each task's posterior over
-    `resamples` bootstrap fits (`bagged`; 0: the plug-in posterior), tempers it (at least
-    MIN_CASES cases) and measures its held-out calibration (see the module's docstring)."""
+    `resamples` bootstrap fits when the campaign has fewer than `bag_below` items (`bagged`;
+    else the plug-in posterior), tempers it (at least MIN_CASES cases) and measures its
+    held-out calibration (see the module's docstring)."""
     gold_tasks, removed = heldout_cases(obs, seed=seed)
     n = len(gold_tasks) + len(removed)
     scores: dict[str, float] = {}
@@ -692,7 +700,7 @@ def rater_model_choose(
             temperature = _temperature(h, np.arange(n))
     averaged = (
         bagged(chosen, obs, resamples=resamples, seed=seed, n_iter=min(n_iter, REFIT_ROUNDS))
-        if resamples
+        if resamples and obs.n_tasks < bag_below
         else model.posteriors
     )
     posteriors = temper(averaged, temperature, obs.gold)
