@@ -22,7 +22,7 @@ Candidates (`CANDIDATES`, each fitted by EM from the majority vote):
   show one, the ordinal shape where they do not;
 - "dawid-skene-pooled": Dawid-Skene shrunk towards the pooled confusion matrix of the rater's
   group (Dirichlet prior, `SHRINK` pseudo-judgements a row).
-Class priors are smoothed by one pseudo-item a class (except "dawid-skene" and "one-coin",
+Class priors are smoothed by `PRIOR_ITEMS` pseudo-items a class (except "dawid-skene" and "one-coin",
 kept as their references compute them).
 
 `rater_model_choose` fits each candidate k times with a fold of held-out cases hidden:
@@ -59,6 +59,7 @@ from adjudication.estimators import EPS, RaterModel, dawid_skene
 
 CANDIDATES = ("dawid-skene", "one-coin", "ordinal", "ordinal-shrunk", "dawid-skene-pooled")
 SHRINK = 4.0  # pseudo-judgements a confusion row for the shrunk candidates
+PRIOR_ITEMS = 4.0  # pseudo-items a class in the class priors (a Dirichlet prior)
 MIN_CASES = 30  # fewer held-out cases: too little evidence to state a calibration error
 FOLDS = 5
 BINS = 10
@@ -190,7 +191,7 @@ def _smoothed_priors(obs: Observations, posteriors: np.ndarray) -> np.ndarray:
     seen = np.zeros(obs.n_tasks, dtype=bool)
     seen[obs.tasks] = True
     seen[list(obs.gold)] = True
-    return (posteriors[seen].sum(axis=0) + 1.0) / (seen.sum() + obs.n_classes)
+    return (posteriors[seen].sum(axis=0) + PRIOR_ITEMS) / (seen.sum() + PRIOR_ITEMS * obs.n_classes)
 
 
 def _em(obs: Observations, m_step, *, smooth_priors: bool, n_iter: int, tol: float | None):

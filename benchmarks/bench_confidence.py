@@ -95,7 +95,8 @@ def section(rows, seconds: float, fit_time: float, pooled: int) -> str:
         f"Machine: {os.cpu_count()} cores, {platform.machine()}, Python "
         f"{platform.python_version()}, numpy {np.__version__}; the whole run {seconds:.0f} s (no "
         f"database), shared with other jobs. One fit of a campaign of 2,000 expert labels (8 "
-        f"experts, 2 graders; five candidates x five folds, ten bootstrap fits): {fit_time:.1f} s.",
+        f"experts, 2 graders; five candidates x five folds; bootstrap fits only under 300 items): "
+        f"{fit_time:.1f} s.",
         "",
         "The campaigns (the script's docstring and benchmarks/simulated_campaigns.py have them "
         "whole): 0-7; 40% double-scored, 60% single; experts of accuracy 0.5-0.8 with different "

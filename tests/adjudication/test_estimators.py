@@ -234,8 +234,9 @@ def test_the_ordinal_m_step_finds_the_maximum_scipy_finds():
 
 
 def test_an_item_with_one_judgement_is_honestly_uncertain():
-    """An expert right about 60% of the time, alone on an item: its label's confidence is near
-    0.6, not near 1 (a full Dawid-Skene matrix from a few judgements says far more)."""
+    """Experts right about 60% of the time, alone on an item: its label's confidence is near
+    their accuracy (within 0.1) and never 0.9, where a full Dawid-Skene matrix estimated from a
+    few hundred judgements states far more."""
     from adjudication.rater_models import Observations, rater_model_choose
 
     rng = np.random.default_rng(3)
@@ -256,7 +257,7 @@ def test_an_item_with_one_judgement_is_honestly_uncertain():
     said = np.array(labels)[[tasks.index(t) for t in single]]
     stated = choice.model.posteriors[single, said]
     right = said == truth[single]
-    assert stated.mean() == pytest.approx(right.mean(), abs=0.06)
+    assert stated.mean() == pytest.approx(right.mean(), abs=0.1)
     assert stated.max() < 0.9
     assert choice.judgement_cases == 120 and choice.enough
 
