@@ -283,9 +283,36 @@ class LeastConfidentOutput(serializers.Serializer):
     confidence = serializers.FloatField()
 
 
+class ReliabilityBinOutput(serializers.Serializer):
+    low = serializers.FloatField()
+    high = serializers.FloatField()
+    n = serializers.IntegerField(help_text="Held-out cases whose stated confidence is in the bin.")
+    confidence = serializers.FloatField(help_text="Their mean stated confidence.")
+    accuracy = serializers.FloatField(help_text="The share of them whose predicted class came.")
+
+
+class CalibrationOutput(serializers.Serializer):
+    """Measured when the model was fitted, on held-out cases: gold items with their class
+    hidden, and one removed judgement of each item two or more experts graded."""
+
+    cases = serializers.IntegerField()
+    gold_cases = serializers.IntegerField()
+    judgement_cases = serializers.IntegerField()
+    enough = serializers.BooleanField(
+        help_text="False: fewer than `minimum` cases, too little evidence; no error is stated."
+    )
+    minimum = serializers.IntegerField()
+    ece = serializers.FloatField(
+        allow_null=True, help_text="Expected calibration error (10 equal-width bins)."
+    )
+    ece_low = serializers.FloatField(allow_null=True, help_text="95% bootstrap interval (cases).")
+    ece_high = serializers.FloatField(allow_null=True)
+    rows = ReliabilityBinOutput(many=True, help_text="The reliability diagram's bins.")
+
+
 class RaterModelOutput(serializers.Serializer):
-    """The campaign's last Dawid-Skene fit over experts and automatic graders, and its labels'
-    confidence."""
+    """The campaign's last rater-model fit over experts and automatic graders (the model chosen
+    by held-out calibration), its labels' confidence and its measured calibration."""
 
     fitted_at = serializers.DateTimeField(source="fit.fitted_at")
     classes = serializers.ListField(child=serializers.CharField(), source="fit.classes")
@@ -294,6 +321,29 @@ class RaterModelOutput(serializers.Serializer):
     gold = serializers.IntegerField(source="fit.gold")
     judgements = serializers.IntegerField(source="fit.judgements")
     iterations = serializers.IntegerField(source="fit.iterations")
+    model = serializers.ChoiceField(
+        choices=[
+            "dawid-skene",
+            "one-coin",
+            "ordinal",
+            "ordinal-shrunk",
+            "dawid-skene-pooled",
+        ],
+        source="fit.model",
+        help_text="The candidate of the least held-out log loss.",
+    )
+    heldout_scores = serializers.DictField(
+        child=serializers.FloatField(),
+        source="fit.heldout_scores",
+        help_text="Each candidate's held-out log loss (empty: no held-out case).",
+    )
+    temperature = serializers.FloatField(
+        source="fit.temperature", help_text="Softening of the posteriors (1: none)."
+    )
+    calibration = CalibrationOutput(
+        allow_null=True,
+        help_text="Null for a fit made before calibration was measured.",
+    )
     raters = RaterOutput(many=True)
     labels = serializers.IntegerField()
     with_confidence = serializers.IntegerField()

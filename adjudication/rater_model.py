@@ -1,5 +1,6 @@
-"""The rater model as the agreement page and API show it: the campaign's last Dawid-Skene fit
-and its labels' confidence. The fit is the estimation app's (above adjudication): it registers
+"""The rater model as the agreement page and API show it: the campaign's last rater-model fit
+(the model chosen by held-out calibration, and the calibration measured) and its labels'
+confidence. The fit is the estimation app's (above adjudication): it registers
 its reader from `EstimationConfig.ready` (`estimation.selectors.rater_model_summary`), as job
 kinds register themselves; the labels' confidence is a column of FinalLabel, here."""
 

@@ -42,7 +42,7 @@ from adjudication.services import (
     item_gold_set,
 )
 from annotation.models import Campaign, Item
-from annotation.plots import error_series_chart, rater_confusion_svg
+from annotation.plots import error_series_chart, rater_confusion_svg, reliability_svg
 from core.http import FlagError, page_or_fragment, query_flag, wants_fragment
 from core.roles import Role, has_role, role_required
 from core.values import csv_safe
@@ -253,6 +253,13 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
                 fit.classes,
                 title=f"{rater['kind']} {rater['name']}",
                 support=support,
+            )
+        rows = (fit.calibration or {}).get("rows")
+        if rows:
+            model["reliability_plot"] = reliability_svg(
+                rows,
+                title="Held-out calibration: the share of held-out cases that came, against "
+                "the confidence stated for them",
             )
     drift_charts = [
         (

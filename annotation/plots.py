@@ -181,3 +181,67 @@ def error_series_chart(points: list[dict], title: str) -> SafeString:
         )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 (every text escaped above)
+
+
+def reliability_svg(rows: list[dict], *, title: str) -> SafeString:
+    """A reliability diagram: per bin of stated confidence (`rows`: {low, high, n, confidence,
+    accuracy}), the share that came (y) against the mean stated confidence (x), a dot whose area
+    follows the bin's cases; the diagonal (dashed) is perfect calibration; the bins' cases as
+    bars along the bottom."""
+    size, left, bottom, top, right = 300, 46, 70, 14, 14
+    width, height = left + size + right, top + size + bottom
+    most = max([1, *(r["n"] for r in rows)])
+
+    def x(value: float) -> float:
+        return left + value * size
+
+    def y(value: float) -> float:
+        return top + (1 - value) * size
+
+    parts = [
+        f'<svg class="chart reliability" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">'
+        f"<title>{escape(title)}</title>",
+        f'<rect x="{left}" y="{top}" width="{size}" height="{size}" fill="none" stroke="#c9ced8"/>',
+    ]
+    for n in range(0, 11, 2):
+        v = n / 10
+        parts.append(
+            f'<line x1="{x(v):.1f}" y1="{top}" x2="{x(v):.1f}" y2="{top + size}" '
+            f'stroke="#eef0f4"/><line x1="{left}" y1="{y(v):.1f}" x2="{left + size}" '
+            f'y2="{y(v):.1f}" stroke="#eef0f4"/>'
+            f'<text x="{x(v):.1f}" y="{top + size + 14}" font-size="10" text-anchor="middle" '
+            f'fill="#5b6473">{v:.1f}</text><text x="{left - 6}" y="{y(v) + 3:.1f}" '
+            f'font-size="10" text-anchor="end" fill="#5b6473">{v:.1f}</text>'
+        )
+    parts.append(
+        f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#5b6473" '
+        'stroke-dasharray="4 3"><title>perfect calibration</title></line>'
+    )
+    bar_top = top + size + 22
+    for row in rows:
+        cx, cy = x(row["confidence"]), y(row["accuracy"])
+        radius = 3 + 7 * (row["n"] / most) ** 0.5
+        words = (
+            f"stated {row['low']:.1f}-{row['high']:.1f}: {row['n']} cases, mean stated "
+            f"{row['confidence']:.3f}, came {row['accuracy']:.3f}"
+        )
+        parts.append(
+            f'<line x1="{cx:.1f}" y1="{y(row["confidence"]):.1f}" x2="{cx:.1f}" y2="{cy:.1f}" '
+            f'stroke="#b3261e" stroke-width="1.5"/><circle class="bin" cx="{cx:.1f}" '
+            f'cy="{cy:.1f}" r="{radius:.1f}" fill="#2d5bd1" fill-opacity="0.7">'
+            f"<title>{words}</title></circle>"
+        )
+        bar = 24 * row["n"] / most
+        parts.append(
+            f'<rect x="{x(row["low"]) + 1:.1f}" y="{bar_top + 24 - bar:.1f}" '
+            f'width="{size / 10 - 2:.1f}" height="{bar:.1f}" fill="#c9ced8">'
+            f"<title>{row['n']} cases</title></rect>"
+        )
+    parts.append(
+        f'<text x="{left + size / 2}" y="{height - 6}" font-size="11" text-anchor="middle" '
+        'fill="#5b6473">stated confidence (bars: cases)</text>'
+        f'<text x="12" y="{top + size / 2}" font-size="11" text-anchor="middle" fill="#5b6473" '
+        f'transform="rotate(-90 12 {top + size / 2})">share that came</text></svg>'
+    )
+    return mark_safe("".join(parts))  # noqa: S308 (every text above is escaped or ours)

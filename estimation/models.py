@@ -11,10 +11,18 @@ from jobs.models import JobLiveness, JobStatus
 
 
 class RaterModelFit(models.Model):
-    """The campaign's last Dawid-Skene fit over experts and automatic graders
-    (adjudication.estimators.dawid_skene; fitted by estimation.services.confidence). `raters`:
-    one entry per rater, {key, name, kind, judgements, error_rate, confusion}, confusion[true]
-    [said] = P(said | true) over `classes`, the campaign's scale values."""
+    """The campaign's last rater-model fit over experts and automatic graders (fitted by
+    estimation.services.confidence; the models in adjudication.rater_models). `raters`: one
+    entry per rater, {key, name, kind, judgements, error_rate, confusion}, confusion[true]
+    [said] = P(said | true) over `classes`, the campaign's scale values.
+
+    `model`: the candidate chosen by held-out calibration (`heldout_scores`: each candidate's
+    held-out log loss; empty when there was no held-out case); `temperature`: the softening
+    applied to the posteriors (1: none). `calibration`: measured at fit time on the held-out
+    cases (gold items with their class hidden, one removed judgement of each double-scored
+    item): {cases, gold_cases, judgement_cases, enough, ece, ece_low, ece_high, rows: [{low,
+    high, n, confidence, accuracy}]}; `enough` false (and no ECE stated) below
+    adjudication.rater_models.MIN_CASES cases."""
 
     campaign = models.OneToOneField(
         "annotation.Campaign", on_delete=models.CASCADE, related_name="rater_model"
@@ -26,6 +34,10 @@ class RaterModelFit(models.Model):
     gold = models.PositiveIntegerField(default=0)
     judgements = models.PositiveIntegerField(default=0)
     iterations = models.PositiveSmallIntegerField(default=0)
+    model = models.CharField(max_length=40, default="dawid-skene")
+    heldout_scores = models.JSONField(default=dict)
+    temperature = models.FloatField(default=1.0)
+    calibration = models.JSONField(default=dict)
     fitted_at = models.DateTimeField()
 
     class Meta:

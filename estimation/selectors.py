@@ -13,6 +13,13 @@ from estimation.models import RaterModelFit, RaterModelRefit
 from jobs.models import JobStatus
 
 LOW_CONFIDENCE = 0.9
+MODEL_NAMES = {
+    "dawid-skene": "Dawid-Skene (a full confusion matrix per rater)",
+    "one-coin": "one-coin (one accuracy per rater)",
+    "ordinal": "ordinal (a severity and a precision per rater)",
+    "ordinal-shrunk": "Dawid-Skene shrunk towards each rater's ordinal matrix",
+    "dawid-skene-pooled": "Dawid-Skene shrunk towards the pooled matrix of the rater's group",
+}
 LEAST_CONFIDENT_SHOWN = 20
 
 
@@ -20,7 +27,10 @@ def rater_model_summary(campaign: Campaign) -> dict | None:
     """The campaign's last rater-model fit (None before the first) with its labels' confidence:
     how many labels have one, their mean, how many fall below LOW_CONFIDENCE, the least
     confident ones, how many labels changed since the fit (their confidence, the fit's, is
-    stale until the refit their change queued lands) and the fit's age (`freshness`)."""
+    stale until the refit their change queued lands) and the fit's age (`freshness`); the model
+    held-out calibration chose, each candidate's held-out log loss (best first), the temperature
+    and the held-out calibration measured at fit time (RaterModelFit.calibration; empty for a
+    fit made before it was measured)."""
     fit = RaterModelFit.objects.filter(campaign=campaign).first()
     if fit is None:
         return None
@@ -35,8 +45,14 @@ def rater_model_summary(campaign: Campaign) -> dict | None:
     for row in least:
         row["stale"] = row.pop("updated_at") > fit.fitted_at
     stale = labels.filter(confidence__isnull=False, updated_at__gt=fit.fitted_at)
+    calibration = fit.calibration or {}
     return {
         "fit": fit,
+        "model": fit.model,
+        "model_name": MODEL_NAMES.get(fit.model, fit.model),
+        "heldout_scores": sorted(fit.heldout_scores.items(), key=lambda kv: (kv[1], kv[0])),
+        "temperature": fit.temperature,
+        "calibration": calibration or None,
         "raters": sorted(fit.raters, key=lambda r: (r["kind"] != "expert", r["error_rate"])),
         "labels": len(known),
         "with_confidence": len(scored),

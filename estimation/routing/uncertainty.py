@@ -21,8 +21,8 @@ has no evidence of that kind:
   as DeepSeekMath-V2's `average_automatic_rating`). Only the mean was kept, so each counts with
   the largest spread that mean allows: 2 sqrt(p (1 - p)), the standard deviation of pass/fail
   samples with mean p, divided by 0.5 (a mean of 1 or 0 -> 0; 0.5 -> 1); averaged over ratings.
-- model_doubt: where the campaign has a fitted rater model (Dawid-Skene over experts and
-  automatic graders, estimation.services.confidence), how likely the automatic label is wrong:
+- model_doubt: where the campaign has a fitted rater model (over experts and automatic
+  graders, chosen by held-out calibration; estimation.services.confidence), how likely the automatic label is wrong:
   1 minus the model's posterior, given the proof's automatic judgements, of the class its
   verifier scores give (the label the loop would apply; without verifier scores, of the most
   likely class), over 1 - 1/k so that a uniform posterior counts 1. It weighs each grader by

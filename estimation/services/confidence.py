@@ -1,6 +1,9 @@
-"""Label confidence: a Dawid-Skene rater model over a campaign's experts and automatic graders
-(the estimator: adjudication.estimators.dawid_skene), fitted per campaign on demand (the
-agreement page's button, the API) and after a grader evaluation finishes, never on each grade.
+"""Label confidence: a rater model over a campaign's experts and automatic graders, chosen per
+campaign by held-out calibration among the candidates of adjudication.rater_models (Dawid-Skene,
+one-coin, an ordinal model of two parameters a rater, Dawid-Skene shrunk towards an ordinal or
+a pooled matrix), fitted on demand (the agreement page's button, the API, the fit command) and
+after a grader evaluation finishes, never on each grade. `campaign_rater_model_fit` is the entry
+point (a background job may call it).
 
 The raters of an item (from every lower app), each giving one class of the campaign's scale:
 - each expert ("expert:<user id>"): their submitted grade;
@@ -9,17 +12,26 @@ The raters of an item (from every lower app), each giving one class of the campa
 - each dataset's imported automatic rating ("imported:<source>").
 An automatic value on 0-1 is put on the campaign scale linearly (min + u x (max - min)) and read
 as the nearest scale value (halfway: the lower, as everywhere); the model learns how each
-rater's values relate to the truth (a verifier's 0.5 that means 5 on 0-7 is its confusion
-matrix's business), so no map has to be right. Items whose label is gold (adjudicated,
-imported, or marked gold) enter as known classes. The k automatic raters of an item count as
-one voice about it (each observation weighted 1/k in the E-step, each rater keeping its own
-confusion matrix): machines often share their errors (one model family, one set of samples),
-and the plain model then lets their agreement outvote a right expert
-(benchmarks/bench_confidence.py: calibration error 0.15 against 0.04 with one voice; 0.057
-against 0.003 when their errors are in fact independent).
+rater's values relate to the truth, so no map has to be right. Items whose label is gold
+(adjudicated, imported, or marked gold) enter as known classes. The k automatic raters of an
+item count as one voice about it (each observation weighted 1/k in the E-step, each rater
+keeping its own parameters): machines often share their errors (one model family, one set of
+samples). Experts and automatic raters are the two groups the models pool within.
 
-A label's confidence is the posterior of its class. Routing (`automatic_posteriors`) reuses the
-stored fit for proofs no expert has seen: the posterior from their automatic judgements alone.
+The choice: each candidate is fitted five times, a fifth of the held-out cases hidden each time
+(gold items with their class hidden; one judgement of each item two or more experts graded,
+removed), and scored by its log loss on them; the least wins (not the best fit). The winner's
+posteriors are averaged over ten bootstrap fits (its parameters are estimates) and softened by a
+temperature fitted on the held-out cases when there are at least 30. The fit stores the chosen
+model, every candidate's score, the temperature, and the calibration measured on the held-out
+cases (reliability table, expected calibration error with a bootstrap interval over the cases;
+with fewer than 30 cases no error is stated: too little evidence).
+
+A label's confidence is the posterior of its class. What it assumes: that the raters' errors are
+independent given the truth (except an item's automatic raters, one voice) and that a rater's
+errors do not depend on the item; benchmarks/bench_confidence.py measures it on campaigns where
+neither holds (RESULTS.md). Routing (`automatic_posteriors`) reuses the stored fit for proofs no
+expert has seen: the posterior from their automatic judgements alone.
 """
 
 from __future__ import annotations
@@ -165,20 +177,25 @@ def campaign_rater_model_fit(*, campaign_id: int) -> RaterModelFit | None:
     # needs numpy (about 0.1 CPU-second of each `manage.py` start).
     import numpy as np
 
-    from adjudication.estimators import dawid_skene
+    from adjudication.rater_models import Observations, rater_model_choose
 
     keys = sorted(raters)
     rater_index = {key: n for n, key in enumerate(keys)}
-    model = dawid_skene(
-        tasks=[t for t, _, _, _ in observations],
-        workers=[rater_index[k] for _, k, _, _ in observations],
-        labels=[c for _, _, c, _ in observations],
-        weights=[weight for _, _, _, weight in observations],
-        n_tasks=len(items),
-        n_workers=len(keys),
-        n_classes=len(values),
-        gold=gold,
+    choice = rater_model_choose(
+        Observations.of(
+            tasks=[t for t, _, _, _ in observations],
+            workers=[rater_index[k] for _, k, _, _ in observations],
+            labels=[c for _, _, c, _ in observations],
+            weights=[weight for _, _, _, weight in observations],
+            n_tasks=len(items),
+            n_workers=len(keys),
+            n_classes=len(values),
+            gold=gold,
+            groups=[0 if raters[key].kind == "expert" else 1 for key in keys],
+        ),
+        seed=campaign.pk,
     )
+    model = choice.model
     counts = defaultdict(int)
     for _, key, _, _ in observations:
         counts[key] += 1
@@ -209,7 +226,31 @@ def campaign_rater_model_fit(*, campaign_id: int) -> RaterModelFit | None:
         judgements=len(observations),
         iterations=model.iterations,
         confidences=confidences,
+        model=choice.candidate,
+        heldout_scores=choice.scores,
+        temperature=round(choice.temperature, 6),
+        calibration=calibration_summary(choice),
     )
+
+
+def calibration_summary(choice) -> dict:
+    """What the fit stores of its held-out calibration (see RaterModelFit.calibration)."""
+    from adjudication.rater_models import MIN_CASES
+
+    calibration = choice.calibration
+    ece = calibration.ece() if choice.enough else None
+    interval = calibration.ece_interval() if choice.enough else None
+    return {
+        "cases": choice.cases,
+        "gold_cases": choice.gold_cases,
+        "judgement_cases": choice.judgement_cases,
+        "enough": choice.enough,
+        "minimum": MIN_CASES,
+        "ece": None if ece is None else round(ece, 6),
+        "ece_low": None if interval is None else round(interval[0], 6),
+        "ece_high": None if interval is None else round(interval[1], 6),
+        "rows": calibration.rows(),
+    }
 
 
 @transaction.atomic
@@ -224,6 +265,10 @@ def rater_model_store(
     judgements: int,
     iterations: int,
     confidences: dict[int, tuple[Decimal, float]],
+    model: str = "dawid-skene",
+    heldout_scores: dict[str, float] | None = None,
+    temperature: float = 1.0,
+    calibration: dict | None = None,
 ) -> RaterModelFit:
     """Replaces the campaign's fit and, through adjudication, sets each labelled item's
     confidence (`confidences`: item id -> (the label value fitted, P(its class)); see
@@ -238,6 +283,10 @@ def rater_model_store(
             "gold": gold,
             "judgements": judgements,
             "iterations": iterations,
+            "model": model,
+            "heldout_scores": heldout_scores or {},
+            "temperature": temperature,
+            "calibration": calibration or {},
             "fitted_at": timezone.now(),
         },
     )

@@ -192,7 +192,8 @@ COMMON_TAIL = KEY_FIELDS + [
         "label_confidence",
         "float",
         "P(the label's class | every judgement of the item) from the campaign's rater model "
-        "(Dawid-Skene over experts and automatic graders); null until fitted after the label.",
+        "(over experts and automatic graders, chosen by held-out calibration); null until fitted "
+        "after the label.",
     ),
 ]
 # Why the item was chosen, in a campaign that routes expert effort by uncertainty

@@ -138,3 +138,161 @@ def test_raters_weighted_as_one_voice_count_once():
     twice = posterior([0.5, 0.5], [confusion, confusion], [1, 1])
     halves = posterior([0.5, 0.5], [confusion, confusion], [1, 1], [0.5, 0.5])
     assert np.allclose(halves, one) and twice[1] > one[1]
+
+
+# --- the candidate rater models (adjudication.rater_models) -----------------------------------
+
+
+def test_one_coin_matches_crowd_kit_with_and_without_gold():
+    from crowdkit.aggregation import OneCoinDawidSkene
+
+    from adjudication.rater_models import one_coin
+
+    truth, rows = _crowd(5)
+    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    gold = {task: int(truth[task]) for task in range(0, 80, 10)}
+    theirs = OneCoinDawidSkene(n_iter=30, tol=-np.inf).fit(frame)
+    ours = one_coin(
+        tasks=frame.task,
+        workers=frame.worker,
+        labels=frame.label,
+        n_tasks=80,
+        n_workers=5,
+        n_classes=3,
+        n_iter=30,
+        tol=None,
+    )
+    probas = theirs.probas_.sort_index()[[0, 1, 2]]
+    assert np.allclose(ours.posteriors[probas.index], probas.to_numpy(), atol=1e-8)
+    for worker in range(5):
+        assert ours.confusion[worker, 0, 0] == pytest.approx(theirs.skills_.loc[worker], abs=1e-8)
+        matrix = theirs.errors_.loc[worker].sort_index()[[0, 1, 2]].to_numpy().T
+        assert np.allclose(ours.confusion[worker], matrix, atol=1e-8)
+    # gold stays known, and moves the others
+    pinned = one_coin(
+        tasks=frame.task,
+        workers=frame.worker,
+        labels=frame.label,
+        n_tasks=80,
+        n_workers=5,
+        n_classes=3,
+        gold=gold,
+    )
+    assert all(pinned.posteriors[t, c] == 1.0 for t, c in gold.items())
+
+
+def test_the_discretised_normal_against_scipy_and_by_hand():
+    from scipy.stats import norm
+
+    from adjudication.rater_models import discretised_normal
+
+    matrix = discretised_normal(4, 0.3, 0.8)
+    for true in range(4):
+        edges = [-np.inf, 0.5, 1.5, 2.5, np.inf]
+        expected = np.diff(norm.cdf((np.array(edges) - true - 0.3) / 0.8))
+        assert np.allclose(matrix[true], expected, atol=5e-7)
+    # by hand: sd 1, no bias, 3 classes; the middle row is Phi(-1/2), 1 - 2 Phi(-1/2), Phi(-1/2)
+    middle = discretised_normal(3, 0.0, 1.0)[1]
+    assert middle == pytest.approx([0.3085375, 0.3829249, 0.3085375], abs=1e-6)
+
+
+def test_the_ordinal_m_step_finds_the_maximum_scipy_finds():
+    """One rater and known truth (every task gold): the M-step's grid optimum is within a grid
+    step of scipy.optimize's continuous maximum of the likelihood."""
+    from scipy.optimize import minimize
+    from scipy.stats import norm
+
+    from adjudication.rater_models import Observations, ordinal
+
+    rng = np.random.default_rng(7)
+    true = rng.integers(0, 6, size=400)
+    said = np.clip(np.rint(true + 0.6 + rng.normal(0, 0.9, size=400)), 0, 5).astype(int)
+    data = dict(tasks=range(400), workers=[0] * 400, labels=said, n_tasks=400, n_workers=1)
+    gold = {t: int(c) for t, c in enumerate(true)}
+    model = ordinal(**data, n_classes=6, gold=gold)
+    model_obs = Observations.of(**data, n_classes=6, gold=gold)
+
+    def minus_log_likelihood(params):
+        bias, log_sd = params
+        upper = np.where(said == 5, np.inf, said + 0.5)
+        lower = np.where(said == 0, -np.inf, said - 0.5)
+        sd = np.exp(log_sd)
+        p = norm.cdf((upper - true - bias) / sd) - norm.cdf((lower - true - bias) / sd)
+        return -np.log(np.clip(p, 1e-300, None)).sum()
+
+    best = minimize(minus_log_likelihood, x0=[0.0, 0.0], method="Nelder-Mead").x
+    from adjudication.rater_models import _counts, _ordinal_parameters, discretised_normal
+
+    biases, sds = _ordinal_parameters(model_obs, _counts(model_obs, model.posteriors))
+    bias, sd = float(biases[0]), float(sds[0])
+    assert np.allclose(model.confusion[0], discretised_normal(6, bias, sd))
+    assert abs(bias - best[0]) <= 0.1 + 1e-9
+    assert abs(np.log(sd) - best[1]) <= 0.05
+    assert best[0] == pytest.approx(0.6, abs=0.15) and np.exp(best[1]) == pytest.approx(
+        0.9, abs=0.15
+    )
+
+
+def test_an_item_with_one_judgement_is_honestly_uncertain():
+    """Experts right about 60% of the time, alone on an item: its label's confidence is near
+    their accuracy (within 0.1) and never 0.9, where a full Dawid-Skene matrix estimated from a
+    few hundred judgements states far more."""
+    from adjudication.rater_models import Observations, rater_model_choose
+
+    rng = np.random.default_rng(3)
+    n, k = 300, 8
+    truth = rng.integers(0, k, size=n)
+    tasks, workers, labels = [], [], []
+    for t in range(n):
+        for w in rng.choice(4, size=2 if t < 120 else 1, replace=False):
+            tasks.append(t), workers.append(int(w))
+            labels.append(int(np.clip(np.rint(truth[t] + rng.normal(0, 0.6)), 0, k - 1)))
+    obs = Observations.of(
+        tasks=tasks, workers=workers, labels=labels, n_tasks=n, n_workers=4, n_classes=k
+    )
+    choice = rater_model_choose(obs)
+    assert choice.candidate in {"ordinal", "ordinal-shrunk"}
+    assert choice.scores["ordinal"] < choice.scores["dawid-skene"]
+    single = [t for t in range(120, n)]
+    said = np.array(labels)[[tasks.index(t) for t in single]]
+    stated = choice.model.posteriors[single, said]
+    right = said == truth[single]
+    assert stated.mean() == pytest.approx(right.mean(), abs=0.1)
+    assert stated.max() < 0.9
+    assert choice.judgement_cases == 120 and choice.enough
+
+
+def test_calibration_error_and_its_bootstrap_interval():
+    from adjudication.rater_models import ece_bootstrap_interval, expected_calibration_error
+
+    confidence = np.array([0.95, 0.95, 0.95, 0.95, 0.55, 0.55])
+    hit = np.array([1, 1, 1, 0, 1, 0])
+    # bins 9: |3.8 - 3| = 0.8; bin 5: |1.1 - 1| = 0.1; over 6 cases
+    assert expected_calibration_error(confidence, hit) == pytest.approx(0.9 / 6)
+    low, high = ece_bootstrap_interval(np.tile(confidence, 20), np.tile(hit, 20), seed=1)
+    assert low <= 0.15 <= high and high - low < 0.2
+    assert ece_bootstrap_interval([0.5], [1]) is None
+
+
+def test_bootstrap_resamples_keep_each_task_whole():
+    from adjudication.rater_models import Observations, resampled
+
+    obs = Observations.of(
+        tasks=[0, 0, 1, 2, 2, 2],
+        workers=[0, 1, 0, 0, 1, 2],
+        labels=[1, 1, 0, 2, 2, 1],
+        n_tasks=3,
+        n_workers=3,
+        n_classes=3,
+        gold={1: 0},
+    )
+    again = resampled(obs, np.random.default_rng(4))
+    for task in range(3):
+        rows = np.flatnonzero(again.tasks == task)
+        assert len(rows) in (1, 2, 3)
+        assert sorted(zip(again.workers[rows], again.labels[rows], strict=True)) in [
+            [(0, 1), (1, 1)],
+            [(0, 0)],
+            [(0, 2), (1, 2), (2, 1)],
+        ]
+    assert all(again.labels[again.tasks == t][0] == 0 for t in again.gold)

@@ -195,3 +195,77 @@ def test_the_exports_carry_each_labels_confidence(campaign, tmp_path):
         labelled = [r for r in rows if r["item_id"] in stored]
         assert labelled, fmt
         assert all(r["label_confidence"] == pytest.approx(stored[r["item_id"]]) for r in labelled)
+
+
+def test_the_fit_chooses_its_model_by_held_out_calibration_and_measures_it(client, api_client_for):
+    """A 0-7 campaign double-scored on 40% of its proofs: the fit records the model chosen,
+    each candidate's held-out score, and the calibration on the held-out cases; the agreement
+    page draws the reliability diagram and states the error with its interval; the API too."""
+    from tests.estimation.factories import simulated_campaign
+
+    campaign = simulated_campaign(labels=110, experts=3, seed=2)
+    fit = campaign_rater_model_fit(campaign_id=campaign.pk)
+    assert set(fit.heldout_scores) == {
+        "dawid-skene",
+        "one-coin",
+        "ordinal",
+        "ordinal-shrunk",
+        "dawid-skene-pooled",
+    }
+    assert fit.model == min(fit.heldout_scores, key=fit.heldout_scores.get)
+    assert fit.temperature >= 1.0
+    c = fit.calibration
+    assert c["enough"] and c["cases"] == c["gold_cases"] + c["judgement_cases"] >= 30
+    assert c["ece_low"] <= c["ece"] <= c["ece_high"]
+    assert sum(row["n"] for row in c["rows"]) == c["cases"]
+    labels = FinalLabel.objects.filter(item__campaign=campaign)
+    assert not labels.filter(confidence__isnull=True).exists()
+    # a single judgement is not stated as certain
+    singles = labels.filter(source="single")
+    assert singles.exists() and max(singles.values_list("confidence", flat=True)) < 0.99
+
+    admin = UserFactory(roles=["admin"])
+    client.force_login(admin)
+    page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
+    assert 'id="reliability"' in page and 'class="chart reliability"' in page
+    assert "Expected calibration error" in page and "Too little evidence" not in page
+    assert "chosen by held-out log loss among 5 candidates" in page
+    body = api_client_for(admin).get(reverse("api-campaign-agreement", args=[campaign.slug])).json()
+    model = body["rater_model"]
+    assert model["model"] == fit.model and model["heldout_scores"] == fit.heldout_scores
+    assert model["calibration"]["enough"] is True
+    assert model["calibration"]["ece"] == pytest.approx(c["ece"])
+    assert len(model["calibration"]["rows"]) == len(c["rows"])
+
+
+def test_too_little_evidence_is_said_in_words(campaign, client, api_client_for):
+    """One expert, six gold items: six held-out cases, no calibration error stated."""
+    fit = campaign_rater_model_fit(campaign_id=campaign.pk)
+    assert fit.calibration["cases"] == 6 and not fit.calibration["enough"]
+    assert fit.calibration["ece"] is None and fit.temperature == 1.0
+    admin = UserFactory(roles=["admin"])
+    client.force_login(admin)
+    page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
+    assert "Too little evidence to state a calibration error: 6 held-out cases" in page
+    assert "Expected calibration error" not in page
+    body = api_client_for(admin).get(reverse("api-campaign-agreement", args=[campaign.slug])).json()
+    calibration = body["rater_model"]["calibration"]
+    assert calibration["enough"] is False and calibration["ece"] is None
+    assert calibration["minimum"] == 30
+
+
+def test_a_fit_made_before_calibration_was_measured_says_so(campaign, client):
+    rater_model_store(
+        campaign_id=campaign.pk,
+        classes=["0", "0.5", "1"],
+        priors=[0.5, 0, 0.5],
+        raters=[],
+        items=40,
+        gold=0,
+        judgements=0,
+        iterations=1,
+        confidences={},
+    )
+    client.force_login(UserFactory(roles=["admin"]))
+    page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
+    assert "made before calibration was measured" in page

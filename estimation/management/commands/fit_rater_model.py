@@ -8,7 +8,8 @@ from estimation.services.confidence import campaign_rater_model_fit
 
 class Command(BaseCommand):
     help = (
-        "Fits each campaign's rater model (Dawid-Skene over experts and automatic graders) and "
+        "Fits each campaign's rater model (over experts and automatic graders, chosen by held-out "
+        "calibration) and "
         "stores every final label's confidence: after a batch of labels, or from a nightly job."
     )
 
@@ -32,5 +33,6 @@ class Command(BaseCommand):
             else:
                 self.stdout.write(
                     f"{campaign.slug}: {fit.judgements} judgements of {fit.items} items by "
-                    f"{len(fit.raters)} raters ({fit.gold} known), {fit.iterations} rounds"
+                    f"{len(fit.raters)} raters ({fit.gold} known), {fit.iterations} rounds, "
+                    f"model {fit.model}"
                 )
