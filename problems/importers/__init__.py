@@ -12,6 +12,7 @@ dataset's).
 
 from __future__ import annotations
 
+import re
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
@@ -287,6 +288,43 @@ def _head_problem(head: bytes, name: str) -> Issue | None:
     return None
 
 
+# JSON nested deeper than this (objects and arrays) is refused at the door, with its line: no
+# format of the field nests past a handful of levels, and a deep nest costs every reader.
+JSON_MAX_DEPTH = 64
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _depth(line: bytes) -> int:
+    """How deep a JSON text nests (its strings left out)."""
+    depth = deepest = 0
+    for byte in _JSON_STRING.sub(b"", line):
+        if byte in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in b"]}":
+            depth -= 1
+    return deepest
+
+
+def too_deep(handle: IO[bytes]) -> str | None:
+    """The first line of a JSON or JSON Lines upload that nests deeper than JSON_MAX_DEPTH, in
+    words; None when none does. A line is counted exactly only where it holds that many
+    brackets at all (a count at C speed), so a whole upload is read in about its read time."""
+    try:
+        for number, line in enumerate(handle, start=1):
+            if (
+                line.count(b"[") + line.count(b"{") > JSON_MAX_DEPTH
+                and (deepest := _depth(line)) > JSON_MAX_DEPTH
+            ):
+                return (
+                    f"line {number} nests {deepest} levels deep; at most {JSON_MAX_DEPTH} are "
+                    "accepted."
+                )
+    finally:
+        handle.seek(0)
+    return None
+
+
 def sniff(handle: IO[bytes], name: str, size: int, fmt: str = "") -> str | None:
     """What is obviously wrong with an upload, read from its start before it is accepted: an
     archive that unpacks too much, a file that is not what its name says (Parquet, JSON, JSON
@@ -317,9 +355,11 @@ def sniff(handle: IO[bytes], name: str, size: int, fmt: str = "") -> str | None:
     if suffix == ".json":
         if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"[", b"{")):
             return "Not JSON: a .json file starts with [ or {."
-        return None
+        return too_deep(handle)
     if suffix == ".jsonl" and first and _json_object(first) is None:
         return "Not JSON Lines: the first line is not a JSON object."
+    if suffix == ".jsonl" and (deep := too_deep(handle)):
+        return deep
     if not fmt and first and _format_of_first_line(suffix, first) is None:
         return (
             f"Cannot tell the format from the first {'row' if suffix == '.csv' else 'line'}: "

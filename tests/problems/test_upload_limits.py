@@ -59,3 +59,24 @@ def test_a_full_disk_answers_507_and_keeps_nothing(api_client_for, settings, sma
     assert "disk is full" in answer.json()["detail"]
     assert list(small_disk.iterdir()) == []  # the partial file is gone already
     assert ImportJob.objects.count() == 0
+
+
+def test_json_nested_too_deep_is_refused_at_the_door_with_its_line(api_client_for):
+    api = api_client_for(UserFactory(roles=["admin"]))
+    good = b'{"kind": "problem", "id": "D-1", "statement": "S"}\n'
+    deep = b'{"kind": "problem", "id": "D-2", "x": ' + b"[" * 200 + b"]" * 200 + b"}\n"
+    answer = api.post(
+        "/api/v1/imports/",
+        {"file": SimpleUploadedFile("deep.jsonl", good + deep), "format": "jsonl"},
+        format="multipart",
+    )
+    assert answer.status_code == 400
+    assert "line 2 nests 201 levels deep" in str(answer.json())
+    assert ImportJob.objects.count() == 0
+    brackets_in_text = b'{"kind": "problem", "id": "D-3", "statement": "' + b"[" * 200 + b'"}\n'
+    accepted = api.post(
+        "/api/v1/imports/",
+        {"file": SimpleUploadedFile("text.jsonl", good + brackets_in_text), "format": "jsonl"},
+        format="multipart",
+    )
+    assert accepted.status_code == 202, accepted.json()
