@@ -19,7 +19,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 TEST_WORKERS ?= 2
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
-.PHONY: run test docs nightly lint format bench deps run-deps lock services chromium clean
+.PHONY: run test docs drills nightly lint format bench deps run-deps lock services chromium clean
 
 # The venv has no pip of its own: uv installs into it (below), from the lock files only, each
 # package checked against its hashes (as pip's --require-hashes), in seconds where pip takes a
@@ -82,6 +82,12 @@ test: deps services chromium
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
 		$(PY) -m pytest $(XDIST) -m "not nightly" $(PYTEST_ARGS)
+
+# The fault drills (benchmarks/fault_drills.py): abuse and failures against the Procfile's web
+# process, printing what users saw.
+drills: deps services
+	DATABASE_URL=$(TEST_DATABASE_URL)_drills CELERY_BROKER_URL=$(TEST_BROKER_URL) \
+		$(PY) benchmarks/fault_drills.py
 
 # The manual (docs/, mkdocs.yml) as a site in .run/site; make test builds it too, strict.
 docs: deps

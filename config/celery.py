@@ -3,7 +3,14 @@ import os
 import time
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_ready, worker_shutdown
+from celery.signals import (
+    beat_init,
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_ready,
+    worker_shutdown,
+)
 from django.conf import settings
 from kombu import Queue
 
@@ -11,11 +18,6 @@ from core import workers
 from core.logging import log_context
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-# A job's bounds on a statement and on a wait for a lock (config/settings.py), longer than a web
-# request's: they apply where this module configures the settings, the worker and beat (a web
-# process has read its settings before it sends a task).
-os.environ.setdefault("DB_STATEMENT_TIMEOUT", "30min")
-os.environ.setdefault("DB_LOCK_TIMEOUT", "2min")
 
 app = Celery("proofmark")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -56,6 +58,33 @@ def _task_log_end(task=None, state=None, **_):
         extra={"state": state, "duration_ms": round((time.perf_counter() - started) * 1000, 2)},
     )
     log_context.reset(token)
+
+
+# A job's bounds on a statement and on a wait for a lock, longer than a web request's
+# (config/settings.py DB_STATEMENT_TIMEOUT, DB_LOCK_TIMEOUT, which win where they are set).
+JOB_STATEMENT_TIMEOUT, JOB_LOCK_TIMEOUT = "30min", "2min"
+
+
+@worker_init.connect
+@beat_init.connect
+def _job_database_bounds(**_):
+    """The worker's and beat's connections take the jobs' bounds, set before the first one
+    opens (only in those processes: a web process that sends a task keeps its own)."""
+    from django.db import connections
+
+    statement = os.environ.get("DB_STATEMENT_TIMEOUT") or JOB_STATEMENT_TIMEOUT
+    lock = os.environ.get("DB_LOCK_TIMEOUT") or JOB_LOCK_TIMEOUT
+    bounds = " ".join(
+        f"-c {name}={value}"
+        for name, value in (("statement_timeout", statement), ("lock_timeout", lock))
+        if value != "0"
+    )
+    for connection in connections.all():
+        connection.close()
+        if bounds:
+            connection.settings_dict["OPTIONS"]["options"] = bounds
+        else:
+            connection.settings_dict["OPTIONS"].pop("options", None)
 
 
 @worker_ready.connect

@@ -462,16 +462,16 @@ def test_the_web_and_the_worker_processes_have_their_own_bounds():
     """config/gunicorn.py gives the web process 30 s a statement and 10 s a lock wait; the jobs'
     worker (config/celery.py) 30 min and 2 min; a command typed by hand none."""
     code = (
-        "import json, os, runpy; {load}; import django; django.setup(); "
-        "from django.conf import settings; "
-        "print(json.dumps(settings.DATABASES['default']['OPTIONS'].get('options')))"
+        "import json, os, runpy; {load}; import django; django.setup(); {after}; "
+        "from django.db import connection; "
+        "print(json.dumps(connection.settings_dict['OPTIONS'].get('options')))"
     )
 
-    def bounds(load: str):
+    def bounds(load: str, after: str = "pass"):
         env = {k: v for k, v in os.environ.items() if not k.startswith("DB_")}
         env["DJANGO_SETTINGS_MODULE"] = "config.settings"
         out = subprocess.run(
-            [sys.executable, "-c", code.format(load=load)],
+            [sys.executable, "-c", code.format(load=load, after=after)],
             env=env,
             cwd=ROOT,
             capture_output=True,
@@ -483,5 +483,7 @@ def test_the_web_and_the_worker_processes_have_their_own_bounds():
     assert bounds("runpy.run_path('config/gunicorn.py')") == (
         "-c statement_timeout=30s -c lock_timeout=10s"
     )
-    assert bounds("import config.celery") == "-c statement_timeout=30min -c lock_timeout=2min"
+    worker = "import config.celery; from celery.signals import worker_init; worker_init.send(None)"
+    assert bounds("pass", worker) == "-c statement_timeout=30min -c lock_timeout=2min"
+    assert bounds("pass", "import config.celery") is None  # a web process sending a task
     assert bounds("pass") is None

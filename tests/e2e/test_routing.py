@@ -39,7 +39,8 @@ def test_admin_routes_expert_effort_by_uncertainty(
     assert campaign.item_order == "created"
     assert_accessible(page)
 
-    # Enter in the budget field saves and ranks
+    # Enter in the budget field saves and ranks; no uniform share: most uncertain first, exactly
+    page.fill("#id_uniform_share", "0")
     page.fill("#id_budget", "50%")
     page.press("#id_budget", "Enter")
     page.wait_for_selector("text=Routing saved. Ranked 3 item(s): 2 for experts, 1 held.")
