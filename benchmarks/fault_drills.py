@@ -48,7 +48,9 @@ def multipart(fields: dict, name: str, content: bytes) -> tuple[dict, bytes]:
     ]
     parts.append(
         f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
-        "Content-Type: application/octet-stream\r\n\r\n".encode() + content + b"\r\n"
+        "Content-Type: application/octet-stream\r\n\r\n".encode()
+        + content
+        + b"\r\n"
     )
     body = b"".join(parts) + f"--{boundary}--\r\n".encode()
     return {"Content-Type": f"multipart/form-data; boundary={boundary}"}, body
@@ -100,8 +102,9 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     cache.clear()
-    from core.roles import ensure_role_groups
     from http_server import Server
+
+    from core.roles import ensure_role_groups
 
     ensure_role_groups()
     admin, _ = User.objects.get_or_create(username="drill-admin", defaults={"is_staff": True})
@@ -121,7 +124,7 @@ def main() -> None:
         statuses = [login_form("drill-admin", "wrong", f"198.51.100.{n}") for n in range(30)]
         print(f"{'30 wrong drill-admin log-ins from 30 addresses':<58} {counts(statuses)}")
         right = login_form("drill-admin", "drill-admin-right-passphrase", "192.0.2.1")
-        print(f"{'  then the right password (locked until login_unlock?)':<58} {right}")
+        print(f"{'  then the right password at once (slowed: it waits its turn)':<58} {right}")
 
         bomb = io.BytesIO()
         with zipfile.ZipFile(bomb, "w") as archive:
