@@ -10,7 +10,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, Grade, Item
+from annotation.models import Assignment, AssignmentStatus, ExpertProgress, Grade, Item
 from annotation.slots import item_open_sql, slot_taken_sql
 
 
@@ -49,43 +49,46 @@ OFFERABLE_BOUND = 100
 # ranked queue's index (annotation.models.Item, item_ranked_queue) backwards: the items with the
 # fewest judgements first, which the expert cannot have judged, so the count stops after about
 # OFFERABLE_BOUND items whatever the expert did before.
+ITEM, ASSIGNMENT = Item._meta.db_table, Assignment._meta.db_table
+GRADE, PROGRESS = Grade._meta.db_table, ExpertProgress._meta.db_table
 _OFFERABLE = f"""
-  SELECT 1 FROM annotation_item i
+  SELECT 1 FROM {ITEM} i
   WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")}
-    AND (SELECT count(*) FROM annotation_assignment a
+    AND (SELECT count(*) FROM {ASSIGNMENT} a
          WHERE a.item_id = i.id AND {slot_taken_sql("a")}) < i.required_judgements
-    AND NOT EXISTS (SELECT 1 FROM annotation_assignment a
+    AND NOT EXISTS (SELECT 1 FROM {ASSIGNMENT} a
                     WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
   ORDER BY i.submitted_count, i.route_rank DESC, i.id DESC
 """
 # In a calibration round: its gold items the expert never held (each goes to every expert once).
-_OFFERABLE_GOLD = """
-  SELECT 1 FROM annotation_item i
+_OFFERABLE_GOLD = f"""
+  SELECT 1 FROM {ITEM} i
   WHERE i.campaign_id = %(campaign)s AND i.is_gold
-    AND NOT EXISTS (SELECT 1 FROM annotation_assignment a
+    AND NOT EXISTS (SELECT 1 FROM {ASSIGNMENT} a
                     WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
 """
 # The whole position in one statement: the expert's count of submitted grades (ExpertProgress),
 # the item submitted before the grade at %(before)s (NULL: before the next one), the other open
 # items the expert holds, and the offerable items up to the bound.
-_SUBMITTED = """(SELECT p.submitted FROM annotation_expertprogress p
+_SUBMITTED = f"""(SELECT p.submitted FROM {PROGRESS} p
    WHERE p.campaign_id = %(campaign)s AND p.expert_id = %(expert)s)"""
 _POSITION = """
 SELECT
   coalesce({submitted}, 0),
-  (SELECT g.item_id FROM annotation_grade g JOIN annotation_item gi ON gi.id = g.item_id
+  (SELECT g.item_id FROM {grade} g JOIN {item} gi ON gi.id = g.item_id
    WHERE g.expert_id = %(expert)s AND gi.campaign_id = %(campaign)s
      AND g.sequence = coalesce(%(before)s, {submitted})),
-  (SELECT count(*) FROM annotation_assignment h JOIN annotation_item hi ON hi.id = h.item_id
+  (SELECT count(*) FROM {assignment} h JOIN {item} hi ON hi.id = h.item_id
    WHERE h.expert_id = %(expert)s AND h.status = '{active}'
      AND hi.campaign_id = %(campaign)s AND NOT hi.is_final AND h.item_id <> %(item)s),
   (SELECT count(*) FROM ({offerable} LIMIT %(limit)s) offerable)
 """
+_TABLES = {"grade": GRADE, "item": ITEM, "assignment": ASSIGNMENT}
 _POSITION_SQL = _POSITION.format(
-    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE
+    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE, **_TABLES
 )
 _POSITION_GOLD_SQL = _POSITION.format(
-    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE_GOLD
+    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE_GOLD, **_TABLES
 )
 
 

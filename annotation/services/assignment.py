@@ -186,24 +186,26 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 # The third column is `_lease_commit_fast` without a round trip of its own: when a candidate is
 # found, this transaction (which will write the lease) commits without waiting for the WAL flush.
 QUEUE_HEAD = 100
+# table names from the models (the statements below are hand-written for their plans)
+ITEM, ASSIGNMENT = Item._meta.db_table, Assignment._meta.db_table
 # One probe of the item's assignments per item walked: none is the expert's, and fewer slots are
 # taken than it needs (a correlated aggregate, which the planner never turns into a join reading
 # all of the expert's assignments).
 _CANDIDATE_FILTER = f"""(
     SELECT count(*) FILTER (WHERE a.expert_id = %(expert)s) = 0
        AND count(*) FILTER (WHERE {slot_taken_sql("a")}) < i.required_judgements
-    FROM annotation_assignment a WHERE a.item_id = i.id
+    FROM {ASSIGNMENT} a WHERE a.item_id = i.id
   )"""
 # the head: the queue's first QUEUE_HEAD items, read along the index, then taken in that order
 _HEAD_SQL = f"""
 SELECT i.id, i.required_judgements, set_config('synchronous_commit', 'off', true)
 FROM (
-  SELECT q.id, q.submitted_count, q.route_rank FROM annotation_item q
+  SELECT q.id, q.submitted_count, q.route_rank FROM {ITEM} q
   WHERE q.campaign_id = %(campaign)s AND {item_open_sql("q")} AND NOT (q.id = ANY(%(skip)s))
   ORDER BY q.submitted_count DESC, {{rank}} q.id
   LIMIT {QUEUE_HEAD}
 ) head
-JOIN annotation_item i ON i.id = head.id
+JOIN {ITEM} i ON i.id = head.id
 WHERE {_CANDIDATE_FILTER}
 ORDER BY head.submitted_count DESC, {{head_rank}} head.id
 LIMIT 1
@@ -212,7 +214,7 @@ FOR UPDATE OF i SKIP LOCKED
 # a walk of one part of the queue (`part`: the fresh items, or the waiting ones)
 _WALK_SQL = f"""
 SELECT i.id, i.required_judgements, set_config('synchronous_commit', 'off', true)
-FROM annotation_item i
+FROM {ITEM} i
 WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")} AND {{part}}
   AND NOT (i.id = ANY(%(skip)s)) AND {_CANDIDATE_FILTER}
 ORDER BY i.submitted_count DESC, {{rank}} i.id
@@ -239,11 +241,11 @@ def _candidate_statements(campaign: Campaign) -> list[str]:
 # commit of earlier lock holders) recounts the taken slots and inserts the lease only if one is
 # still free.
 _LEASE_SQL = f"""
-INSERT INTO annotation_assignment
+INSERT INTO {ASSIGNMENT}
   (item_id, expert_id, leased_until, status, assigned_by_id, created_at, updated_at)
-SELECT %(item)s, %(expert)s, %(until)s, 'active', NULL, %(now)s, %(now)s
+SELECT %(item)s, %(expert)s, %(until)s, '{AssignmentStatus.ACTIVE.value}', NULL, %(now)s, %(now)s
 WHERE (
-  SELECT count(*) FROM annotation_assignment a
+  SELECT count(*) FROM {ASSIGNMENT} a
   WHERE a.item_id = %(item)s AND {slot_taken_sql("a")}
 ) < %(required)s
 RETURNING id

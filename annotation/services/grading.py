@@ -269,12 +269,13 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
 
 # The submission's bookkeeping (under the item's row lock): the assignment is done and the item
 # holds one more submitted judgement; one statement on PostgreSQL.
-_DONE_SQL = """
+_DONE_SQL = f"""
 WITH done AS (
-  UPDATE annotation_assignment SET status = 'done', updated_at = %(now)s
+  UPDATE {Assignment._meta.db_table} SET status = '{AssignmentStatus.DONE.value}',
+    updated_at = %(now)s
   WHERE id = %(assignment)s
 )
-UPDATE annotation_item
+UPDATE {Item._meta.db_table}
 SET submitted_count = submitted_count + 1,
     needs_work = submitted_count + 1 < required_judgements
 WHERE id = %(item)s
