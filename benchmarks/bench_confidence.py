@@ -36,9 +36,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from adjudication.estimators import dawid_skene  # noqa: E402
-from adjudication.rater_models import expected_calibration_error  # noqa: E402
-from benchmarks.simulated_campaigns import Shape, measure, simulate  # noqa: E402
+from benchmarks.simulated_campaigns import Shape, measure, measure_before, simulate  # noqa: E402
 
 SIZES = (20, 100, 500, 2000)
 EXPERTS = (4, 8)
@@ -47,33 +45,6 @@ SAMPLES = ((1, 1), (1, 16), (16, 16))
 
 def seeds_for(labels: int, pooled: int) -> range:
     return range(max(2, math.ceil(pooled / (0.6 * labels))))
-
-
-def as_before(shape: Shape, seeds: range) -> tuple[float | None, float]:
-    """Dawid-Skene as the fit used it before issue 33, on the same campaigns."""
-    conf, right = [], []
-    for seed in seeds:
-        c = simulate(shape, seed)
-        o = c.obs
-        model = dawid_skene(
-            tasks=o.tasks,
-            workers=o.workers,
-            labels=o.labels,
-            weights=o.weights,
-            n_tasks=o.n_tasks,
-            n_workers=o.n_workers,
-            n_classes=o.n_classes,
-            gold=o.gold,
-        )
-        labelled = np.flatnonzero(~c.is_gold)
-        conf.append(model.posteriors[labelled, c.final[labelled]])
-        right.append(c.final[labelled] == c.truth[labelled])
-    conf, right = np.concatenate(conf), np.concatenate(right)
-    high = conf >= 0.9
-    return (
-        float(right[high].mean()) if high.any() else None,
-        float(expected_calibration_error(conf, right)),
-    )
 
 
 def fit_seconds() -> float:
@@ -140,7 +111,7 @@ def main() -> int:
                 shape = replace(Shape(), labels=labels, experts=experts, samples=samples)
                 seeds = seeds_for(labels, pooled)
                 m = measure(shape, seeds=seeds)
-                rows.append((shape, m, as_before(shape, seeds)))
+                rows.append((shape, m, measure_before(shape, seeds)))
                 print(shape.title(), m.confident_right, round(m.ece, 3), flush=True)
     text = section(rows, time.perf_counter() - started, fit_seconds(), pooled)
     print(text)

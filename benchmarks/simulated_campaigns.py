@@ -196,3 +196,33 @@ def measure(shape: Shape, *, seeds: range, **choose) -> Measured:
         chosen=chosen,
         seconds_per_fit=seconds / len(seeds),
     )
+
+
+def measure_before(shape: Shape, seeds: range) -> tuple[float | None, float]:
+    """The plain Dawid-Skene the fit used before issue 33, on the same campaigns: the share of
+    labels stated at least 0.9 that were right (None when none was) and the calibration error."""
+    from adjudication.estimators import dawid_skene
+
+    conf, right = [], []
+    for seed in seeds:
+        c = simulate(shape, seed)
+        o = c.obs
+        model = dawid_skene(
+            tasks=o.tasks,
+            workers=o.workers,
+            labels=o.labels,
+            weights=o.weights,
+            n_tasks=o.n_tasks,
+            n_workers=o.n_workers,
+            n_classes=o.n_classes,
+            gold=o.gold,
+        )
+        labelled = np.flatnonzero(~c.is_gold)
+        conf.append(model.posteriors[labelled, c.final[labelled]])
+        right.append(c.final[labelled] == c.truth[labelled])
+    conf, right = np.concatenate(conf), np.concatenate(right)
+    high = conf >= 0.9
+    return (
+        float(right[high].mean()) if high.any() else None,
+        float(expected_calibration_error(conf, right)),
+    )
