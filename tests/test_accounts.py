@@ -203,18 +203,10 @@ def test_sessions_read_through_the_shared_cache_end_everywhere_at_log_out(client
 
 
 def test_the_session_engine_is_cached_db_only_with_a_shared_cache():
-    code = "from django.conf import settings; print(settings.SESSION_ENGINE)"
+    from tests.test_settings_env import setting_read
 
     def engine(**env):
-        out = subprocess.run(
-            [sys.executable, "-c", f"import django; django.setup(); {code}"],
-            env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        return out.strip().splitlines()[-1]
+        return setting_read("SESSION_ENGINE", **env)
 
     assert engine(CACHE_URL="redis://127.0.0.1:6379/3") == (
         "django.contrib.sessions.backends.cached_db"

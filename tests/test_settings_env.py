@@ -22,8 +22,9 @@ def test_the_manuals_settings_table_names_every_variable_the_settings_read():
     assert read - documented == set()
 
 
-def database_options(**env) -> dict:
-    code = "from django.conf import settings; print(json.dumps(settings.DATABASES['default']))"
+def setting_read(name: str, **env):
+    """The setting `name` as a new process reads it with `env` over this one's environment."""
+    code = f"from django.conf import settings; print(json.dumps(settings.{name}))"
     out = subprocess.run(
         [sys.executable, "-c", f"import json, django; django.setup(); {code}"],
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
@@ -33,6 +34,10 @@ def database_options(**env) -> dict:
         check=True,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def database_options(**env) -> dict:
+    return setting_read("DATABASES['default']", **env)
 
 
 def test_postgresql_binds_on_the_server_and_prepares_unless_told_not_to():
