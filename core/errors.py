@@ -115,10 +115,7 @@ def outage_response(request, exception: BaseException | None) -> HttpResponse | 
     database connection (closed, so the next query opens a new one; the answer is marked
     `retryable` for core.middleware.UnavailableMiddleware) or an unreachable job queue."""
     if isinstance(exception, UploadDiskFull):
-        response = unavailable(request, exception.strerror)
-        response.status_code = 507
-        del response["Retry-After"]
-        return response
+        return unavailable(request, exception.strerror, status=507, retry=False)
     if isinstance(exception, OperationalError) and isinstance(
         exception.__cause__, QueryCanceled | LockNotAvailable
     ):
@@ -141,19 +138,20 @@ def outage_response(request, exception: BaseException | None) -> HttpResponse | 
     return None
 
 
-def unavailable(request, reason: str) -> HttpResponse:
-    """503 with `Retry-After` and the reason: JSON under /api/, else a bare page (the site's
-    layout may need what is away)."""
+def unavailable(request, reason: str, *, status: int = 503, retry: bool = True) -> HttpResponse:
+    """503 (or `status`) with the reason, and `Retry-After` unless `retry` is off: JSON under
+    /api/, else a bare page (the site's layout may need what is away)."""
     if _is_api(request):
-        response = JsonResponse({"detail": reason}, status=503)
+        response = JsonResponse({"detail": reason}, status=status)
     else:
         response = HttpResponse(
             "<!doctype html><html lang=en><title>Unavailable</title><h1>Unavailable</h1>"
             f"<p>{escape(reason)}</p></html>",
             content_type="text/html; charset=utf-8",
-            status=503,
+            status=status,
         )
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    if retry:
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
 
