@@ -1,5 +1,5 @@
-"""Analysis review (meta-verification): an expert's review of a verifier analysis, its defects,
-and the defects an LLM pre-split suggests."""
+"""Analysis review (meta-verification, DeepSeekMath-V2 appendix A.3): an expert's review of a
+verifier analysis, its defects, and the defects an LLM pre-split suggests."""
 
 from decimal import Decimal
 
