@@ -1,4 +1,5 @@
-"""Leased assignments: one per (item, expert); active while leased, released, or done once submitted."""
+"""Leased assignments: one per (item, expert); active while leased, then released, or done once
+submitted."""
 
 from django.conf import settings
 from django.db import models
