@@ -1,6 +1,7 @@
 """The API of the AI second opinion (revealed only after the expert commits): read what was
 revealed for one's own submitted grade, and the one revision after it, with a reason. The
-submission's answer (annotation.apis.grading.GradeSubmitApi) carries the reveal as `second_opinion`."""
+submission's answer (annotation.apis.grading.GradeSubmitApi) carries the reveal as
+`second_opinion`."""
 
 from __future__ import annotations
 

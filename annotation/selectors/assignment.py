@@ -1,5 +1,6 @@
 """Reads of assignment: the items an admin may give by hand, an expert's assignment of an item,
-and where an item stands in the expert's work (item k of N, counted over what "next" could offer)."""
+and where an item stands in the expert's work (item k of N, counted over what "next" could
+offer)."""
 
 from __future__ import annotations
 
