@@ -12,7 +12,7 @@ from adjudication.models import LoopDecision, VerifierRunKind
 from adjudication.verification import labelling, verifier_runs
 from adjudication.verification import selectors as loop_selectors
 from annotation.models import Campaign
-from annotation.selectors_campaign import proof_selection
+from annotation.selectors import proof_selection
 from core.api import ListApi, RunStatusOutput
 from core.roles import Role, api_permission
 from core.values import ID_MAX

@@ -194,7 +194,7 @@ def test_budget_serves_the_most_uncertain_and_labels_the_rest_where_the_loop_is_
         None,  # the held and the auto-labelled items are never served
     ]
     # the dashboard counts the two held items apart from the waiting ones
-    from annotation.selectors_campaign import campaign_progress
+    from annotation.selectors import campaign_progress
 
     progress = campaign_progress(campaign)
     assert (progress.items, progress.in_progress, progress.held, progress.waiting) == (4, 2, 2, 0)
