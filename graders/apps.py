@@ -8,6 +8,12 @@ def _evaluation_fail(pk: int, reason: str) -> None:
     evaluation_fail(evaluation_id=pk, reason=reason)
 
 
+def _grid_fail(pk: int, reason: str) -> None:
+    from graders.services.grids import grid_fail
+
+    grid_fail(grid_id=pk, reason=reason)
+
+
 class GradersConfig(AppConfig):
     name = "graders"
     default_auto_field = "django.db.models.BigAutoField"
@@ -24,6 +30,15 @@ class GradersConfig(AppConfig):
                 "graders.evaluation_run",
                 (JobStatus.PENDING,),
                 fail=_evaluation_fail,
+            )
+        )
+        job_kind_register(
+            JobKind(
+                "grader_grid",
+                "graders.GraderGrid",
+                "graders.grid_run",
+                (JobStatus.PENDING,),
+                fail=_grid_fail,
             )
         )
         opinions.connect()

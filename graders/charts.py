@@ -123,3 +123,92 @@ def best_of_n_chart(points: list[dict], top_value: float, baselines: str = "firs
         )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 (every text escaped above)
+
+
+# --- The design-space report (graders/services/grid_report.py) ------------------------------
+
+ENSEMBLE_COLOURS = ("#2d5bd1", "#1f7a4d", "#a86200", "#8a3ffc", "#b3261e", "#00796b")
+
+
+def grid_tables(report: dict) -> dict:
+    """The grid report laid out for its page: one ranking table per metric (best first, each
+    other cell's paired difference from the best), the probes, the alternative annotator test
+    and the ensemble curves of the cells with k > 1 runs."""
+    cells = {c["id"]: c for c in report["cells"]}
+    rankings = []
+    for metric in report["metrics"]:
+        ranking = report["rankings"][metric["key"]]
+        versus = {c["cell"]: c for c in ranking["comparisons"]}
+        rows = []
+        for place, cell_id in enumerate(ranking["order"], start=1):
+            cell = cells[cell_id]
+            rows.append(
+                {
+                    "place": place,
+                    "cell": cell,
+                    "value": cell["metrics"][metric["key"]],
+                    "interval": cell["intervals"][metric["key"]],
+                    "versus": versus.get(cell_id),
+                }
+            )
+        rankings.append({**metric, "rows": rows})
+    scored = [c for c in report["cells"] if "metrics" in c]
+    curves = [c for c in scored if c.get("ensemble")]
+    return {
+        "rankings": rankings,
+        "scored_cells": scored,
+        "skipped_cells": [c for c in report["cells"] if "skipped" in c],
+        "ensemble_cells": curves,
+        "ensemble_chart": ensemble_chart(curves) if curves else "",
+    }
+
+
+def ensemble_chart(cells: list[dict], key: str = "mae") -> SafeString:
+    """MAE against the number of runs aggregated, one line per cell (at most six drawn)."""
+    width, height, left, bottom, top, right = 560, 240, 50, 36, 16, 200
+    plot_w, plot_h = width - left - right, height - top - bottom
+    drawn = cells[: len(ENSEMBLE_COLOURS)]
+    k = max(len(c["ensemble"]) for c in drawn)
+    values = [row[key] for c in drawn for row in c["ensemble"] if row[key] is not None]
+    top_value = max(values, default=1) or 1
+
+    def x(m: int) -> float:
+        return left + (0 if k == 1 else (m - 1) / (k - 1) * plot_w)
+
+    def y(v: float) -> float:
+        return top + plot_h - v / top_value * plot_h
+
+    parts = [
+        f'<svg class="chart ensemble" role="img" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        "<title>MAE of each cell against the number of runs it aggregates</title>",
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
+        'stroke="#5b6473"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#5b6473"/>',
+        f'<text x="{left + plot_w / 2}" y="{height - 4}" text-anchor="middle" class="axis">'
+        "runs aggregated</text>",
+    ]
+    for step in range(3):
+        value = top_value * step / 2
+        parts.append(
+            f'<text x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end">'
+            f"{_label(round(value, 2))}</text>"
+        )
+    for m in range(1, k + 1):
+        parts.append(
+            f'<text x="{x(m):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{m}</text>'
+        )
+    for index, (cell, colour) in enumerate(zip(drawn, ENSEMBLE_COLOURS, strict=False)):
+        points = [(row["runs"], row[key]) for row in cell["ensemble"] if row[key] is not None]
+        coords = " ".join(f"{x(m):.1f},{y(v):.1f}" for m, v in points)
+        parts.append(
+            f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2"/>'
+        )
+        ly = top + 12 + index * 18
+        parts.append(
+            f'<line x1="{left + plot_w + 12}" y1="{ly - 4}" x2="{left + plot_w + 30}" '
+            f'y2="{ly - 4}" stroke="{colour}" stroke-width="2"/>'
+            f'<text x="{left + plot_w + 36}" y="{ly}">{escape(cell["label"])}</text>'
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # noqa: S308 (every text escaped above)

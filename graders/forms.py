@@ -4,7 +4,7 @@ from django import forms
 
 from core.forms import OneChoicePreselected
 from graders.metrics import AGGREGATIONS
-from graders.models import PredictionSource
+from graders.models import GridContext, GridInstruction, PredictionSource
 from graders.services.evaluations import MAX_RUNS
 from rubrics.models import LLMEndpoint
 
@@ -48,5 +48,40 @@ class EndpointRunForm(OneChoicePreselected, forms.Form):
 
     def __init__(self, *args, campaigns, **kwargs):
         kwargs.setdefault("auto_id", "run_%s")  # beside PredictionsForm on one page
+        super().__init__(*args, **kwargs)
+        self.fields["campaign"].queryset = campaigns
+
+
+class GridForm(OneChoicePreselected, forms.Form):
+    """The design space: endpoints x contexts x instructions, k runs, a budget per cell."""
+
+    campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
+    name = forms.CharField(max_length=200, label="Study name")
+    endpoints = forms.ModelMultipleChoiceField(
+        queryset=LLMEndpoint.objects.order_by("name"), label="Endpoints (backbones)"
+    )
+    contexts = forms.MultipleChoiceField(
+        choices=GridContext.choices, widget=forms.CheckboxSelectMultiple, label="Contexts"
+    )
+    instructions = forms.MultipleChoiceField(
+        choices=GridInstruction.choices,
+        widget=forms.CheckboxSelectMultiple,
+        label="Instructions",
+    )
+    runs = forms.IntegerField(min_value=1, max_value=MAX_RUNS, initial=1, label="Runs (k)")
+    aggregation = forms.ChoiceField(
+        choices=[(a, a) for a in AGGREGATIONS], label="Aggregate k runs by"
+    )
+    budget = forms.DecimalField(
+        required=False,
+        min_value=0,
+        max_digits=10,
+        decimal_places=2,
+        label="Budget per cell (US $, optional)",
+        help_text="A cell whose estimated cost is over it is not started.",
+    )
+
+    def __init__(self, *args, campaigns, **kwargs):
+        kwargs.setdefault("auto_id", "grid_%s")
         super().__init__(*args, **kwargs)
         self.fields["campaign"].queryset = campaigns

@@ -69,4 +69,54 @@ def read_reply(reply: Completion) -> GraderReply:
     return GraderReply(parsed.score, parsed.fields.get("assessment", ""), errors)
 
 
-__all__ = ["PROMPT_VERSION", "GraderReply", "OutputError", "grading_messages", "read_reply"]
+# --- The design space: contexts x instructions (graders/services/grids.py) -------------------
+
+INSTRUCTION_PROMPTS = {"flexible": "grade_proof_flexible@v1", "strict": "grade_proof_strict@v1"}
+CONTEXT_NOTES = {
+    "none": "You are given the problem and the proof only: judge the proof on its own.",
+    "reference": (
+        "You are given the problem, a reference solution and the proof. The reference is one "
+        "correct route, not the only one; where the problem asks for a final answer, it holds "
+        "the right one."
+    ),
+    "scheme": (
+        "You are given the problem, a marking scheme and the proof. The scheme's checkpoints "
+        "and deductions anchor your count of points; a different valid route earns the points "
+        "of the checkpoints that play the same role."
+    ),
+    "both": (
+        "You are given the problem, a reference solution, a marking scheme and the proof. The "
+        "reference is one correct route, not the only one; the scheme's checkpoints and "
+        "deductions anchor your count of points."
+    ),
+}
+
+
+def design_messages(
+    *, context: str, instruction: str, problem: str, reference: str, scheme: str, proof: str
+) -> list[dict]:
+    """The prompt of one design-space cell: the instruction's template with the context's
+    sections (a reference solution, the marking scheme, both or neither). Every variant keeps
+    the `<assessment>` / `<errors>` / `<score>` contract that `read_reply` reads."""
+    sections = []
+    if context in ("reference", "both"):
+        sections.append(f"\n## Reference solution\n{reference or NO_REFERENCE}\n")
+    if context in ("scheme", "both"):
+        sections.append(f"\n## Marking scheme\n{scheme or NO_SCHEME}\n")
+    return prompts.render(
+        INSTRUCTION_PROMPTS[instruction],
+        context_note=CONTEXT_NOTES[context],
+        problem=problem,
+        context="".join(sections),
+        proof=proof,
+    )
+
+
+__all__ = [
+    "PROMPT_VERSION",
+    "GraderReply",
+    "OutputError",
+    "design_messages",
+    "grading_messages",
+    "read_reply",
+]

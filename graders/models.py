@@ -118,3 +118,133 @@ class GraderPredictionFailure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.evaluation_id}: item {self.item_id} run {self.run_index} failed"
+
+
+# --- The evaluator design space: a grid of grader configurations in one job -----------------
+
+
+class GridContext(models.TextChoices):
+    """What the grader sees beside the problem and the proof (ProofBench's contexts)."""
+
+    NONE = "none", "Problem and proof only"
+    REFERENCE = "reference", "With a reference solution"
+    SCHEME = "scheme", "With the marking scheme"
+    BOTH = "both", "With a reference solution and the marking scheme"
+
+
+class GridInstruction(models.TextChoices):
+    """How the grader is told to count (both keep the `<score>` contract of grade_proof@v2)."""
+
+    FLEXIBLE = "flexible", "Flexible: other valid routes earn the same credit"
+    STRICT = "strict", "Strict: credit only for what is written and justified"
+
+
+class CellState(models.TextChoices):
+    WAITING = "waiting", "Waiting"
+    OVER_BUDGET = "over_budget", "Not started: over the budget"
+    DONE = "done", "Done"
+
+
+class GraderGrid(JobLiveness):
+    """A design-space study: every (endpoint, context, instruction) cell graded over the
+    campaign's labelled proofs `runs` times, in one job; the report ranks the cells."""
+
+    campaign = models.ForeignKey(
+        "annotation.Campaign", on_delete=models.CASCADE, related_name="grader_grids"
+    )
+    name = models.CharField(max_length=200)
+    runs = models.PositiveSmallIntegerField(default=1)
+    aggregation = models.CharField(max_length=10, default="mean")
+    budget = models.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="US dollars a cell may cost at most (estimated before it starts).",
+    )
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
+    processed = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    round = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Raised by each retry: a failed call of an earlier round is asked again.",
+    )
+    report = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.campaign_id}"
+
+
+class GraderGridCell(models.Model):
+    """One configuration of a grid: endpoint (backbone) x context x instruction, its estimated
+    cost before it started and the tokens it spent."""
+
+    grid = models.ForeignKey(GraderGrid, on_delete=models.CASCADE, related_name="cells")
+    endpoint = models.ForeignKey("rubrics.LLMEndpoint", on_delete=models.PROTECT, related_name="+")
+    context = models.CharField(max_length=12, choices=GridContext.choices)
+    instruction = models.CharField(max_length=12, choices=GridInstruction.choices)
+    state = models.CharField(max_length=12, choices=CellState.choices, default=CellState.WAITING)
+    estimated_cost = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    estimated_tokens = models.PositiveBigIntegerField(default=0)
+    parameters = models.JSONField(default=dict, blank=True)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["grid_id", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["grid", "endpoint", "context", "instruction"], name="grid_cell_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint_id} / {self.context} / {self.instruction}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.endpoint.name} · {self.context} · {self.instruction}"
+
+    @property
+    def spend(self) -> TokenSpend:
+        return token_spend((self.endpoint, self.prompt_tokens, self.completion_tokens))
+
+
+class GraderGridCall(models.Model):
+    """One call of a cell: (proof, run). A score exactly when the reply kept the contract; else
+    the reason and the raw reply. A stored score is never asked again; a failure is asked again
+    by the next run of the grid (a retry)."""
+
+    cell = models.ForeignKey(GraderGridCell, on_delete=models.CASCADE, related_name="calls")
+    item = models.ForeignKey("annotation.Item", on_delete=models.CASCADE, related_name="+")
+    run_index = models.PositiveSmallIntegerField(default=0)
+    score = models.FloatField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    raw_reply = models.TextField(blank=True)
+    finish_reason = models.CharField(max_length=30, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    round = models.PositiveSmallIntegerField(default=0, help_text="The grid's round that asked.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["cell_id", "item_id", "run_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["cell", "item", "run_index"], name="grid_call_unique"),
+            models.CheckConstraint(
+                condition=models.Q(score__isnull=False) | ~models.Q(reason=""),
+                name="grid_call_score_or_reason",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"cell {self.cell_id}: item {self.item_id} run {self.run_index}"

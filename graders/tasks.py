@@ -4,6 +4,7 @@
 from celery import shared_task
 
 from graders.services.evaluations import evaluation_fail, evaluation_run
+from graders.services.grids import grid_fail, grid_run
 from jobs.services import job_run
 
 
@@ -17,3 +18,15 @@ def evaluation_run_task(evaluation_id: int) -> None:
             raise
 
     job_run("grader_evaluation", evaluation_id, body)
+
+
+@shared_task(name="graders.grid_run", acks_late=True)
+def grid_run_task(grid_id: int) -> None:
+    def body() -> None:
+        try:
+            grid_run(grid_id=grid_id)
+        except Exception as exc:
+            grid_fail(grid_id=grid_id, reason=f"unexpected error: {exc}")
+            raise
+
+    job_run("grader_grid", grid_id, body)

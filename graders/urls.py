@@ -19,4 +19,8 @@ urlpatterns = [
         views.evaluation_report_json,
         name="evaluation_json",
     ),
+    path("evaluations/grids/", views.grid_create, name="grid_create"),
+    path("evaluations/grids/<id:grid_id>/", views.grid_detail, name="grid"),
+    path("evaluations/grids/<id:grid_id>/retry/", views.grid_retry, name="grid_retry"),
+    path("evaluations/grids/<id:grid_id>/report.json", views.grid_report_json, name="grid_json"),
 ]

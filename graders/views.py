@@ -10,15 +10,17 @@ from django_htmx.http import HttpResponseClientRefresh
 from core.http import page_or_fragment, wants_fragment
 from core.roles import role_required
 from graders import charts, selectors
-from graders.forms import EndpointRunForm, PredictionsForm
+from graders.forms import EndpointRunForm, GridForm, PredictionsForm
 from graders.services.evaluation_import import PredictionError, evaluation_import
 from graders.services.evaluations import evaluation_run_create, evaluation_run_retry
+from graders.services.grids import grid_create as grid_create_service
+from graders.services.grids import grid_retry as grid_retry_service
 from jobs.models import JobStatus
 
 READERS = selectors.READERS
 
 
-def _list_page(request, *, form=None, run_form=None, status=200):
+def _list_page(request, *, form=None, run_form=None, grid_form=None, status=200):
     campaigns = selectors.campaigns_for_evaluation(request.user)
     return render(
         request,
@@ -26,7 +28,9 @@ def _list_page(request, *, form=None, run_form=None, status=200):
         {
             "form": form or PredictionsForm(campaigns=campaigns),
             "run_form": run_form or EndpointRunForm(campaigns=campaigns),
+            "grid_form": grid_form or GridForm(campaigns=campaigns),
             "evaluations": selectors.evaluations_for_user(request.user)[:50],
+            "grids": selectors.grids_for_user(request.user)[:20],
         },
         status=status,
     )
@@ -129,4 +133,69 @@ def evaluation_report_json(request, evaluation_id: int):
     evaluation = selectors.evaluation_for_user(request.user, evaluation_id)
     response = JsonResponse(evaluation.report, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'attachment; filename="evaluation-{evaluation.pk}.json"'
+    return response
+
+
+# --- The design space (graders/services/grids.py) -------------------------------------------
+
+
+@role_required(*READERS)
+@require_http_methods(["POST"])
+def grid_create(request):
+    form = GridForm(request.POST, campaigns=selectors.campaigns_for_evaluation(request.user))
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            grid = grid_create_service(
+                user=request.user,
+                campaign=data["campaign"],
+                name=data["name"],
+                endpoints=list(data["endpoints"]),
+                contexts=data["contexts"],
+                instructions=data["instructions"],
+                runs=data["runs"],
+                aggregation=data["aggregation"],
+                budget=data["budget"],
+            )
+        except PredictionError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"The study of {grid.cells.count()} cells is queued.")
+            return redirect("exports:grid", grid_id=grid.pk)
+    return _list_page(request, grid_form=form, status=400)
+
+
+@role_required(*READERS)
+def grid_detail(request, grid_id: int):
+    grid = selectors.grid_for_user(request.user, grid_id)
+    context = {"grid": grid, "report": grid.report}
+    templates = {"page": "graders/grid_detail.html", "fragment": "graders/_grid_status.html"}
+    if wants_fragment(request):
+        if grid.status == JobStatus.SUCCEEDED:
+            return HttpResponseClientRefresh()
+        return page_or_fragment(request, **templates, context=context, as_fragment=True)
+    context["failures"] = selectors.grid_failed_calls(grid)
+    if grid.report.get("cells"):
+        context |= charts.grid_tables(grid.report)
+    return page_or_fragment(request, **templates, context=context, as_fragment=False)
+
+
+@role_required(*READERS)
+@require_http_methods(["POST"])
+def grid_retry(request, grid_id: int):
+    grid = selectors.grid_for_user(request.user, grid_id)
+    try:
+        grid_retry_service(grid=grid)
+    except PredictionError as exc:
+        messages.error(request, f"Not retried: {exc}.")
+    else:
+        messages.success(request, "The failed calls are queued again.")
+    return redirect("exports:grid", grid_id=grid.pk)
+
+
+@role_required(*READERS)
+def grid_report_json(request, grid_id: int):
+    grid = selectors.grid_for_user(request.user, grid_id)
+    response = JsonResponse(grid.report, json_dumps_params={"indent": 2})
+    response["Content-Disposition"] = f'attachment; filename="grader-study-{grid.pk}.json"'
     return response
