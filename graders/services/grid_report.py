@@ -245,6 +245,7 @@ def _ranking(metric, ranked, predictions, rows, expert, values_on) -> dict:
                 "difference": observed,
                 "interval": interval,
                 "p_value": trust.bootstrap_p_value(found) if enough else None,
+                "p_floor": 2 / len(found) if found else None,  # a p of 0: below this
                 "significant": bool(interval and (interval[0] > 0 or interval[1] < 0)),
             }
             if metric.additive and both:
