@@ -194,3 +194,38 @@ def test_the_form_queues_a_grid_and_the_page_shows_the_report(
     assert "No pairwise grader runs" in page
     bad = client.post(reverse("exports:grid_create"), {"campaign": corpus.campaign.slug})
     assert bad.status_code == 400 and "This field is required" in bad.content.decode()
+
+
+def test_a_grid_whose_worker_stopped_is_queued_again_and_goes_on(
+    researcher, fake_llm, endpoints, django_capture_on_commit_callbacks
+):
+    """A grid stopped mid-way (its heartbeat silent) is sent again by the sweep; the next run
+    asks only for the calls not yet stored."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from jobs.services import jobs_sweep
+
+    corpus = grid_campaign("swept")
+    script_grader(fake_llm, corpus)
+    grid = grid_create(
+        user=researcher,
+        campaign=corpus.campaign,
+        name="swept",
+        endpoints=[endpoints[0]],
+        contexts=["both"],
+        instructions=["strict"],
+    )
+    grid_run(grid_id=grid.pk)
+    GraderGridCall.objects.filter(cell__grid=grid, item__in=corpus.items[:5]).delete()
+    GraderGrid.objects.filter(pk=grid.pk).update(
+        status="running", attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        sweep = jobs_sweep(queued=0)
+    assert ("grader_grid", grid.pk) in sweep.requeued and len(callbacks) == 1
+    assert GraderGrid.objects.get(pk=grid.pk).status == "pending"
+    calls = len(fake_llm.log)
+    grid = as_job("grader_grid", grid.pk, lambda: grid_run(grid_id=grid.pk))
+    assert len(fake_llm.log) == calls + 5 and grid.status == "succeeded"

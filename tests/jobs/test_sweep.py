@@ -60,6 +60,7 @@ def test_every_job_kind_is_registered_with_its_task():
         "verifier_run",
         "labelling",
         "grader_evaluation",
+        "grader_grid",
         "export",
         "rater_model_refit",
     }
