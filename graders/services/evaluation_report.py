@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import defaultdict
 from decimal import Decimal
 
+from django.db.models.functions import Length
+
 from adjudication import agreement
 from annotation.models import Item
 from annotation.scales import (
@@ -17,9 +19,16 @@ from annotation.scales import (
     ternary_of,
     to_0_7,
 )
-from graders import metrics
+from graders import metrics, trust
 from graders.models import (
     GraderEvaluation,
+)
+from graders.services.trust_evidence import (
+    Predicted,
+    expert_grades,
+    grader_evidence,
+    incomplete_items,
+    verdict,
 )
 
 
@@ -63,15 +72,22 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
         "item_id", "score"
     ):
         runs[item_id].append(score)
-    labelled = Item.objects.filter(pk__in=runs.keys(), final_label__isnull=False).values_list(
-        "id",
-        "final_label__value",
-        "proof__problem__external_id",
-        "proof__sample_index",
-        "proof_id",
+    labelled = (
+        Item.objects.filter(pk__in=runs.keys(), final_label__isnull=False)
+        .annotate(length=Length("proof__text"))
+        .values_list(
+            "id",
+            "final_label__value",
+            "proof__problem__external_id",
+            "proof__sample_index",
+            "proof_id",
+            "proof__problem__topic",
+            "length",
+            "proof__generator",
+        )
     )
-    pairs = []
-    for item_id, value, problem, sample_index, proof_id in labelled:
+    pairs, predicted_proofs = [], []
+    for item_id, value, problem, sample_index, proof_id, topic, length, generator in labelled:
         predicted = metrics.aggregate_runs(runs[item_id], evaluation.aggregation)
         if (
             evaluation.prediction_scale == PredictionScale.ZERO_TO_SEVEN
@@ -79,8 +95,10 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
         ):
             predicted = float(ternary_of(predicted, Scale.ZERO_TO_SEVEN, DEFAULT_CUTS))
         order = sample_index if sample_index is not None else proof_id
-        pairs.append(
-            metrics.Pair(problem, _expert_on(value, campaign.scale, comparison), predicted, order)
+        expert = _expert_on(value, campaign.scale, comparison)
+        pairs.append(metrics.Pair(problem, expert, predicted, order))
+        predicted_proofs.append(
+            Predicted(item_id, problem, topic, expert, predicted, length, generator)
         )
     categories = (
         [0.0, 0.5, 1.0]
@@ -158,7 +176,27 @@ def evaluation_report(evaluation: GraderEvaluation) -> dict:
         "best_of_n": _best_of_n(pairs, "first_n"),
         "best_of_n_subsets": _best_of_n(pairs, "subsets"),
     }
+    report |= _trust(evaluation, comparison, predicted_proofs)
     return report
+
+
+def _trust(evaluation: GraderEvaluation, comparison: str, predicted: list) -> dict:
+    """The bias probes and the alternative annotator test of this grader (the design-space
+    report gives them for each of its cells)."""
+    campaign = evaluation.campaign
+    item_ids = [p.item_id for p in predicted]
+    family = trust.model_family(
+        evaluation.endpoint.model if evaluation.endpoint_id else evaluation.name
+    )
+    evidence = grader_evidence(
+        campaign,
+        predicted,
+        family,
+        expert_grades(item_ids, lambda v: _expert_on(v, campaign.scale, comparison)),
+        incomplete_items(item_ids),
+    )
+    grader = {"id": evaluation.pk, "label": evaluation.name, "alt_test": evidence["alt_test"]}
+    return evidence | {"verdict": verdict(grader)}
 
 
 METRIC_RESAMPLES = 400

@@ -7,28 +7,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from annotation.models import Grade, GradeStatus, Item
+from django.db.models.functions import Length
+
+from annotation.models import Item
 from annotation.scales import DEFAULT_CUTS, PredictionScale, Scale, ternary_of
 from graders import metrics, trust
 from graders.models import CellState, GraderGrid, GraderGridCall
 from graders.services.evaluation_report import _comparison, _expert_on
-from problems.models import Topic
-
-# Error categories by which an expert marks a proof incomplete (the campaign's error taxonomy;
-# a campaign's own category whose key names an omission counts too).
-INCOMPLETE_CATEGORIES = ("skipped_steps", "missing_cases", "proposal_without_verification")
-INCOMPLETE_WORDS = ("incomplete", "missing", "skipped", "omitted", "outline")
-
-
-def incomplete_category(key: str) -> bool:
-    return key in INCOMPLETE_CATEGORIES or any(word in key for word in INCOMPLETE_WORDS)
-
-
-def pairwise_grader_picks(campaign) -> list[trust.PairwisePick]:
-    """A grader's pairwise picks of this campaign's proofs, asked in both orders. No pairwise
-    grader run exists yet (human pairwise comparisons are a campaign kind of annotation/); when
-    one does, its picks are read here and the position probe measures them."""
-    return []
+from graders.services.trust_evidence import (
+    Predicted,
+    expert_grades,
+    grader_evidence,
+    incomplete_items,
+    pairwise_grader_picks,
+    verdict,
+)
 
 
 def grid_report(grid: GraderGrid) -> dict:
@@ -48,6 +41,7 @@ def grid_report(grid: GraderGrid) -> dict:
     rows = list(
         Item.objects.filter(campaign=campaign, analysis__isnull=True, final_label__isnull=False)
         .order_by("id")
+        .annotate(length=Length("proof__text"))
         .values_list(
             "id",
             "final_label__value",
@@ -55,7 +49,7 @@ def grid_report(grid: GraderGrid) -> dict:
             "proof__problem__topic",
             "proof__sample_index",
             "proof_id",
-            "proof__text",
+            "length",
             "proof__generator",
         )
     )
@@ -63,8 +57,8 @@ def grid_report(grid: GraderGrid) -> dict:
     expert = [_expert_on(row[1], campaign.scale, comparison) for row in rows]
     problems = [row[2] for row in rows]
     draws = trust.cluster_resamples(trust.clusters(problems), seed=0)
-    incomplete = _incomplete_items(campaign, list(index))
-    humans = _expert_grades(campaign, list(index), comparison)
+    incomplete = incomplete_items(list(index))
+    humans = expert_grades(list(index), lambda v: _expert_on(v, campaign.scale, comparison))
 
     cells = list(grid.cells.select_related("endpoint").order_by("id"))
     runs_of: dict[int, dict[int, dict[int, float]]] = defaultdict(lambda: defaultdict(dict))
@@ -118,20 +112,26 @@ def grid_report(grid: GraderGrid) -> dict:
             key: trust.interval_from([v[key] for v in values]) if len(set(problems)) > 1 else None
             for key in trust.METRIC_KEYS
         }
-        records = [
-            trust.ProbeRecord(
-                problem=problems[n],
-                expert=expert[n],
-                predicted=predicted[n],
-                length=len(rows[n][6]),
-                generator_family=trust.model_family(rows[n][7]),
-                incomplete=rows[n][0] in incomplete,
-            )
-            for n in range(len(rows))
-            if predicted[n] is not None
-        ]
-        entry["probes"] = trust.bias_probes(records, trust.model_family(cell.endpoint.model))
-        entry["alt_test"] = _alt_tests(rows, humans, predicted)
+        evidence = grader_evidence(
+            campaign,
+            [
+                Predicted(
+                    item_id=rows[n][0],
+                    problem=problems[n],
+                    topic=rows[n][3],
+                    expert=expert[n],
+                    predicted=predicted[n],
+                    length=rows[n][6],
+                    generator=rows[n][7],
+                )
+                for n in range(len(rows))
+                if predicted[n] is not None
+            ],
+            trust.model_family(cell.endpoint.model),
+            humans,
+            incomplete,
+        )
+        entry["probes"], entry["alt_test"] = evidence["probes"], evidence["alt_test"]
         if grid.runs > 1:
             labels = {
                 row[0]: (row[2], expert[n], row[4] if row[4] is not None else row[5])
@@ -189,7 +189,7 @@ def grid_report(grid: GraderGrid) -> dict:
         "rankings": rankings,
         "best": best,
         "position": position,
-        "verdict": _verdict(next((c for c in ranked if c["id"] == best), None)),
+        "verdict": verdict(next((c for c in ranked if c["id"] == best), None)),
     }
 
 
@@ -259,84 +259,3 @@ def _ranking(metric, ranked, predictions, rows, expert, values_on) -> dict:
                 )
             comparisons.append(entry)
     return {"order": [c["id"] for c in scored], "comparisons": comparisons}
-
-
-def _incomplete_items(campaign, item_ids: list[int]) -> set[int]:
-    """Items an expert marked incomplete: a submitted grade with an error span of an
-    incompleteness category."""
-    spans = Grade.objects.filter(item_id__in=item_ids, status=GradeStatus.SUBMITTED).values_list(
-        "item_id", "spans__category"
-    )
-    return {item for item, category in spans if category and incomplete_category(category)}
-
-
-def _expert_grades(campaign, item_ids: list[int], comparison: str) -> dict[str, dict]:
-    """Each expert's submitted scores on the comparison scale, named expert A, B, ... by the
-    order of their first grade (the report names no account)."""
-    grades = (
-        Grade.objects.filter(
-            item_id__in=item_ids, status=GradeStatus.SUBMITTED, score__isnull=False
-        )
-        .order_by("expert_id", "item_id")
-        .values_list("expert_id", "item_id", "score")
-    )
-    by_expert: dict[int, dict[int, float]] = defaultdict(dict)
-    for expert_id, item_id, score in grades:
-        by_expert[expert_id][item_id] = _expert_on(score, campaign.scale, comparison)
-    names = {}
-    for n, expert_id in enumerate(sorted(by_expert)):
-        names[expert_id] = f"expert {chr(ord('A') + n)}" if n < 26 else f"expert {n + 1}"
-    return {names[e]: scores for e, scores in by_expert.items()}
-
-
-def _alt_tests(rows, humans, predicted) -> dict:
-    """The alternative annotator test on the whole campaign and per problem type (topic)."""
-    grader = {row[0]: predicted[n] for n, row in enumerate(rows) if predicted[n] is not None}
-    result = {"campaign": trust.alt_test(humans, grader)}
-    topics = {row[0]: row[3] for row in rows}
-    per_type = {}
-    for topic in sorted({t for t in topics.values()}):
-        keep = {i for i, t in topics.items() if t == topic}
-        subset = {j: {i: v for i, v in h.items() if i in keep} for j, h in humans.items()}
-        test = trust.alt_test(subset, {i: v for i, v in grader.items() if i in keep})
-        if test["tested"]:
-            per_type[Topic(topic).label] = test
-    result["per_type"] = per_type
-    return result
-
-
-def _verdict(cell: dict | None) -> dict:
-    """The plain sentence the report leads with, for the best cell by MAE."""
-    if cell is None:
-        return {"passes": False, "text": "No cell has a score yet: nothing to judge."}
-    test = cell["alt_test"]["campaign"]
-    if not test["tested"]:
-        return {
-            "passes": False,
-            "cell": cell["id"],
-            "text": (
-                f"{cell['label']}: the alternative annotator test needs items scored by two "
-                "experts or more; this campaign has none the grader scored, so it cannot say "
-                "whether the grader may stand in for an expert."
-            ),
-        }
-    omega = test["omega"]
-    won = sum(1 for e in test["experts"] if e.get("rejected"))
-    evidence = (
-        f"it beat {won} of {test['tested']} experts (winning rate ω = {omega:.2f}, ε = "
-        f"{test['epsilon']}, Benjamini-Yekutieli at q = {test['q']}; average advantage "
-        f"probability ρ = {test['rho']:.2f})"
-    )
-    if test["passes"]:
-        text = (
-            f"{cell['label']}: the grader may stand in for an expert on this campaign's kind of "
-            f"proofs: {evidence}."
-        )
-    else:
-        text = (
-            f"{cell['label']}: the grader may not stand in for an expert on this campaign's kind "
-            f"of proofs: {evidence}; ω must be at least 0.5."
-        )
-    if any(e.get("few") for e in test["experts"] if e["tested"]):
-        text += f" Few double-scored items (under {trust.FEW_ITEMS} an expert): the test has little power."
-    return {"passes": test["passes"], "cell": cell["id"], "text": text}

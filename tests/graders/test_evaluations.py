@@ -77,6 +77,13 @@ def test_proofgrader_predictions_with_k_runs_give_the_report(researcher):
     fit = RaterModelFit.objects.get(campaign=corpus.campaign)
     assert f"grader:{evaluation.pk}" in {rater["key"] for rater in fit.raters}
     assert [p["n"] for p in report["best_of_n"]] == [1, 2]
+    # the trust evidence: one double-scored item is too few for the alternative annotator test
+    assert report["alt_test"]["campaign"]["tested"] == 0 and not report["verdict"]["passes"]
+    assert "needs items scored by two experts or more" in report["verdict"]["text"]
+    assert report["probes"]["incomplete"]["n"] == 1  # bob's "skipped steps" span
+    assert report["probes"]["incomplete"]["effect"] == 0  # predicted 5 against 5
+    assert report["probes"]["self_preference"]["none"] == "no proof by the grader's family (openai)"
+    assert report["position"]["none"].startswith("No pairwise grader runs")
     # A.4: PILOT-1's first proof (model-a, 5) and PILOT-2's (7) at n = 1
     assert report["best_of_n"][0]["oracle"] == report["best_of_n"][0]["mean"] == 6
     assert report["best_of_n_subsets"][0]["oracle"] == pytest.approx((3.5 + 7) / 2)
@@ -183,6 +190,7 @@ def test_report_page_draws_the_charts_and_downloads_json(client, researcher):
     assert "Kendall τ<sub>b</sub> as ProofBench A.3" in page
     assert page.count('data-count="') == 64  # 8 x 8 cells
     assert "95% bootstrap intervals, resampling problems" in page and 'class="figure-ci"' in page
+    assert "Can this grader be trusted?" in page and 'id="alt-test"' in page
     download = client.get(reverse("exports:evaluation_json", args=[evaluation.pk]))
     assert download["Content-Disposition"].startswith("attachment")
     assert json.loads(download.content)["aggregation"] == "median"
