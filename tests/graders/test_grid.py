@@ -9,11 +9,13 @@ from decimal import Decimal
 import pytest
 from django.urls import reverse
 
+from annotation.models import CampaignMember, Item
 from graders.models import CellState, GraderGrid, GraderGridCall
 from graders.services.evaluation_import import PredictionError
 from graders.services.grids import grid_create, grid_retry, grid_run
 from rubrics.models import LLMEndpoint
 from tests.conftest import as_job
+from tests.exports.factories import proof
 from tests.factories import UserFactory
 from tests.graders.grid_factories import grid_campaign, script_grader
 
@@ -162,7 +164,12 @@ def test_bad_choices_are_named(researcher, endpoints):
 
 
 def test_the_form_queues_a_grid_and_the_page_shows_the_report(
-    client, researcher, fake_llm, endpoints, django_capture_on_commit_callbacks
+    client,
+    researcher,
+    fake_llm,
+    endpoints,
+    django_capture_on_commit_callbacks,
+    django_assert_max_num_queries,
 ):
     corpus = grid_campaign("page")
     script_grader(fake_llm, corpus)
@@ -188,7 +195,8 @@ def test_the_form_queues_a_grid_and_the_page_shows_the_report(
     ).content.decode()
     assert 'hx-trigger="every 1s"' in pending and "0 of 24 calls" in pending
     grid_run(grid_id=grid.pk)
-    page = client.get(reverse("exports:grid", args=[grid.pk])).content.decode()
+    with django_assert_max_num_queries(8):
+        page = client.get(reverse("exports:grid", args=[grid.pk])).content.decode()
     assert "may stand in for an expert" in page
     assert 'id="ranking-mae"' in page and 'id="bias-probes"' in page and 'id="alt-test"' in page
     assert "No pairwise grader runs" in page
@@ -229,3 +237,17 @@ def test_a_grid_whose_worker_stopped_is_queued_again_and_goes_on(
     calls = len(fake_llm.log)
     grid = as_job("grader_grid", grid.pk, lambda: grid_run(grid_id=grid.pk))
     assert len(fake_llm.log) == calls + 5 and grid.status == "succeeded"
+
+
+def test_an_expert_holding_a_proof_of_the_campaign_is_refused_the_study(client, endpoints):
+    corpus = grid_campaign("held")
+    grid = GraderGrid.objects.create(campaign=corpus.campaign, name="held")
+    both = UserFactory(username="held-both", roles=["researcher", "expert"])
+    CampaignMember.objects.create(campaign=corpus.campaign, user=both, role="expert")
+    Item.objects.create(
+        campaign=corpus.campaign,
+        proof=proof(corpus.items[0].proof.problem, "gpt-4o", 9, "An ungraded proof."),
+    )
+    client.force_login(both)
+    refused = client.get(reverse("exports:grid", args=[grid.pk]))
+    assert refused.status_code == 403 and "grading" in refused.content.decode().lower()
