@@ -177,3 +177,34 @@ def test_ensemble_curve_averages_over_subsets_of_runs():
 )
 def test_model_family(name, family):
     assert trust.model_family(name) == family
+
+
+@pytest.mark.parametrize(
+    ("context", "reference", "scheme"),
+    [
+        ("none", False, False),
+        ("reference", True, False),
+        ("scheme", False, True),
+        ("both", True, True),
+    ],
+)
+@pytest.mark.parametrize("instruction", ["flexible", "strict"])
+def test_each_cell_prompt_holds_its_context_and_keeps_the_score_contract(
+    context, reference, scheme, instruction
+):
+    from graders.grading import design_messages
+
+    system, user = design_messages(
+        context=context,
+        instruction=instruction,
+        problem="Show P.",
+        reference="REF-TEXT",
+        scheme="",
+        proof="PROOF-TEXT",
+    )
+    content = user["content"]
+    assert f"({instruction} grading)" in content and "PROOF-TEXT" in content
+    assert ("## Reference solution\nREF-TEXT" in content) is reference
+    assert ("## Marking scheme\n(No marking scheme" in content) is scheme
+    assert "<score>the score: one integer from 0 to 7</score>" in content
+    assert ("strict examiner" in system["content"]) is (instruction == "strict")

@@ -25,6 +25,8 @@ EXPECTED = {
     "defect_split@v1": {"analysis"},
     "grade_proof@v1": {"problem", "reference", "scheme", "proof"},
     "grade_proof@v2": {"problem", "reference", "scheme", "proof"},
+    "grade_proof_flexible@v1": {"problem", "context_note", "context", "proof"},
+    "grade_proof_strict@v1": {"problem", "context_note", "context", "proof"},
 }
 
 
