@@ -23,7 +23,16 @@ from typing import IO
 
 import orjson
 
-from problems.importers import deepseek, generic, imobench, matharena, opc, proofbench
+from problems.importers import (
+    deepseek,
+    generic,
+    gradingbench,
+    imobench,
+    matharena,
+    matharena_outputs,
+    opc,
+    proofbench,
+)
 from problems.importers.base import (
     AnalysisIn,
     Issue,
@@ -34,8 +43,11 @@ from problems.importers.base import (
     SolutionIn,
     SourceError,
     Where,
+    binary_kind,
+    binary_kind_of,
     check_start,
     error,
+    first_binary_row,
     json_line,
     unstorable_at,
     unstorable_words,
@@ -45,7 +57,9 @@ from problems.importers.jsonstream import JsonStream
 READERS: dict[str, Callable[[Path, Progress, str], Iterator[Item]]] = {
     proofbench.NAME: proofbench.read,
     imobench.NAME: imobench.read,
+    gradingbench.NAME: gradingbench.read,
     matharena.NAME: matharena.read,
+    matharena_outputs.NAME: matharena_outputs.read,
     opc.NAME: opc.read,
     deepseek.NAME: deepseek.read,
     generic.NAME: generic.read,
@@ -54,12 +68,16 @@ FORMATS = tuple(READERS)
 LICENCES: dict[str, str] = {
     proofbench.NAME: proofbench.LICENCE,
     imobench.NAME: imobench.LICENCE,
+    gradingbench.NAME: gradingbench.LICENCE,
     matharena.NAME: matharena.LICENCE,
+    matharena_outputs.NAME: matharena_outputs.LICENCE,
     opc.NAME: opc.LICENCE,
     deepseek.NAME: deepseek.LICENCE,
     generic.NAME: generic.LICENCE,
 }
-FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".arrow")
+# What `datasets`' save_to_disk writes beside its .arrow files: its own bookkeeping, not records.
+DATASETS_BOOKKEEPING = frozenset({"dataset_info.json", "state.json", "dataset_dict.json"})
 # A .zip may unpack to MAX_ZIP_BYTES at most, and to MAX_ZIP_RATIO times its own size at most
 # (JSON and CSV compress 5 to 20 times; a bomb, thousands of times).
 MAX_ZIP_BYTES = 2 * 1024**3
@@ -104,20 +122,30 @@ def _format_of_first_line(suffix: str, line: bytes) -> str | None:
     """The format a .csv's header or a .jsonl's first line tells, or None."""
     if suffix == ".csv":
         header = line.decode("utf-8", "replace").lower()
-        if "problem id" in header and "grading guidelines" in header:
-            return imobench.NAME
-        if "problem_id" in header:
-            return proofbench.NAME
-        return None
+        columns = {column.strip().strip('"') for column in header.split(",")}
+        return _format_of_record(dict.fromkeys(columns, ""))
     first = _json_object(line)
     if first is None:
         return None
+    return _format_of_record(first)
+
+
+def _format_of_record(first: dict) -> str | None:
+    """The format a first record tells (a JSON Lines line, a CSV header, a Parquet or Arrow
+    row): the same rules for every row format."""
+    keys = {str(key).lower() for key in first}
+    if "problem id" in keys and "grading guidelines" in keys:
+        if "response" in keys and ("points" in keys or "reward" in keys):
+            return gradingbench.NAME
+        return imobench.NAME
     if "kind" in first:
         return generic.NAME
     if "model_prediction" in first:
         return deepseek.NAME
     if "reward_model" in first or ("model_id" in first and "prompt" in first):
         return opc.NAME
+    if "problem_idx" in first and any(str(key).startswith("points_judge") for key in first):
+        return matharena_outputs.NAME
     if "problem_id" in first or "model_solution" in first:
         return proofbench.NAME
     return None
@@ -141,8 +169,9 @@ def detect_format(path: Path) -> str | None:
     if path.is_dir():
         return matharena.NAME if matharena.looks_like(path) else None
     suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        return proofbench.NAME
+    if binary_kind(path):
+        first = first_binary_row(path)
+        return _format_of_record(first) if first is not None else None
     if suffix == ".csv":
         with path.open("rb") as handle:
             return _format_of_first_line(suffix, handle.readline().removeprefix(b"\xef\xbb\xbf"))
@@ -236,10 +265,12 @@ def read_path(
         files = sorted(
             file
             for file in path.rglob("*")
-            if file.is_file() and file.suffix.lower() in FILE_SUFFIXES
+            if file.is_file() and file.suffix.lower() in FILE_SUFFIXES and not _bookkeeping(file)
         )
         if not files:
-            yield error(Where(name), "The folder holds no .jsonl, .json, .csv or .parquet file.")
+            yield error(
+                Where(name), "The folder holds no .jsonl, .json, .csv, .parquet or .arrow file."
+            )
         for file in files:
             yield from read_path(
                 file,
@@ -252,7 +283,7 @@ def read_path(
     if path.stat().st_size == 0:
         yield error(Where(name), "The file is empty: nothing to import.")
         return
-    if path.suffix.lower() != ".parquet":
+    if binary_kind(path) is None:
         problem = _start_problem(path, name)
         if problem:
             yield problem
@@ -265,6 +296,11 @@ def read_path(
         )
         return
     yield from _read_one(path, detected, progress, name, licence)
+
+
+def _bookkeeping(file: Path) -> bool:
+    """A `datasets` save_to_disk file that is no data (state.json beside the .arrow files)."""
+    return file.name in DATASETS_BOOKKEEPING and any(file.parent.glob("*.arrow"))
 
 
 def _start_problem(path: Path, name: str) -> Issue | None:
@@ -342,8 +378,13 @@ def sniff(handle: IO[bytes], name: str, size: int, fmt: str = "") -> str | None:
             return "Not a readable .zip archive."
         finally:
             handle.seek(0)
-    if suffix == ".parquet":
-        return None if head.startswith(b"PAR1") else "Not a Parquet file (no PAR1 at its start)."
+    kind = binary_kind_of(head[:8])
+    if suffix == ".parquet" and kind != "parquet":
+        return "Not a Parquet file (no PAR1 at its start)."
+    if suffix == ".arrow" and kind != "arrow":
+        return "Not an Arrow file (no Arrow IPC signature at its start)."
+    if kind:
+        return None  # read by content, whatever the name; the job reports each row
     problem = _head_problem(head, name)
     if problem:
         return problem.message

@@ -196,6 +196,9 @@ class ProblemIn:
     source: str = ""
     metadata: dict = field(default_factory=dict)
     schemes: list[dict] = field(default_factory=list)
+    # False where every row repeats its problem beside a proof (ProofBench rows): a repeated id
+    # is then warned about only when the statement differs (`problems.importers.repeats`)
+    primary: bool = True
 
 
 @dataclass
@@ -540,6 +543,30 @@ def _csv_records(
         csv.field_size_limit(previous)
 
 
+PARQUET_MAGIC = b"PAR1"
+ARROW_FILE_MAGIC = b"ARROW1"
+ARROW_STREAM_MAGIC = b"\xff\xff\xff\xff"  # the continuation marker an IPC stream opens with
+
+
+def binary_kind(path: Path) -> str | None:
+    """ "parquet" or "arrow" when the file's first bytes are Parquet's or Arrow IPC's (a file
+    or the stream `datasets` writes in `save_to_disk`), whatever its name; None otherwise."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8)
+    except OSError:
+        return None
+    return binary_kind_of(head)
+
+
+def binary_kind_of(head: bytes) -> str | None:
+    if head.startswith(PARQUET_MAGIC):
+        return "parquet"
+    if head.startswith(ARROW_FILE_MAGIC) or head.startswith(ARROW_STREAM_MAGIC):
+        return "arrow"
+    return None
+
+
 def parquet_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
     """Rows of a Parquet file, one row group at a time; `line` is the 1-based row number. A row
     holding what the database cannot store is an error naming its column (`storable_rows`)."""
@@ -559,7 +586,13 @@ def _parquet_records(path: Path, progress: Progress, name: str) -> Iterator[tupl
             raise SourceError(Where(name), "The file is empty: nothing to import.")
         number = 0
         for group in range(parquet.num_row_groups):
-            table = parquet.read_row_group(group)
+            try:
+                table = parquet.read_row_group(group)
+            except Exception as exc:
+                raise SourceError(
+                    Where(name, number + 1),
+                    f"Row group {group + 1} of the Parquet file cannot be read: {exc}.",
+                ) from exc
             for batch in table.to_batches(max_chunksize=1000):
                 for row in batch.to_pylist():
                     number += 1
@@ -568,12 +601,75 @@ def _parquet_records(path: Path, progress: Progress, name: str) -> Iterator[tupl
         handle.close()
 
 
-def tabular_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return csv_rows(path, progress, name)
-    if suffix == ".parquet":
+def arrow_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
+    """Rows of an Arrow IPC file or stream (the `.arrow` files of a `datasets` `save_to_disk`
+    folder), one record batch at a time; `line` is the 1-based row number."""
+    return storable_rows(_arrow_records(path, progress, name))
+
+
+def _arrow_records(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, dict]]:
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    handle = progress.open(path)
+    try:
+        stream = not handle.peek(8)[:8].startswith(ARROW_FILE_MAGIC)
+        try:
+            reader = ipc.open_stream(handle) if stream else ipc.open_file(handle)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise SourceError(Where(name), f"Not a readable Arrow file: {exc}") from exc
+        batches = (
+            iter(reader)
+            if stream
+            else (reader.get_batch(index) for index in range(reader.num_record_batches))
+        )
+        number = 0
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                raise SourceError(
+                    Where(name, number + 1), f"The Arrow data cannot be read here: {exc}."
+                ) from exc
+            for row in batch.to_pylist():
+                number += 1
+                yield Where(name, number), row
+        if number == 0:
+            raise SourceError(Where(name), "The file is empty: nothing to import.")
+    finally:
+        handle.close()
+
+
+def first_binary_row(path: Path) -> dict | None:
+    """The first row of a Parquet or Arrow file (None when it has none or cannot be read): what
+    detection reads, as it reads a JSON Lines file's first line."""
+    for _where, row in _binary_records(path, Progress(), path.name):
+        return row if isinstance(row, dict) else None
+    return None
+
+
+def _binary_records(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, dict]]:
+    try:
+        if binary_kind(path) == "parquet":
+            yield from _parquet_records(path, progress, name)
+        else:
+            yield from _arrow_records(path, progress, name)
+    except SourceError:
+        return
+
+
+def rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
+    """The rows of a file wherever rows are read: Parquet and Arrow by their first bytes
+    (whatever the name), CSV by its suffix, else JSON Lines."""
+    kind = binary_kind(path)
+    if kind == "parquet":
         return parquet_rows(path, progress, name)
+    if kind == "arrow":
+        return arrow_rows(path, progress, name)
+    if path.suffix.lower() == ".csv":
+        return csv_rows(path, progress, name)
     return jsonl_rows(path, progress, name)
 
 
@@ -674,10 +770,14 @@ def unknown_columns(
 
 
 def object_rows(
-    rows: Iterable[tuple[Where, object]], known: Iterable[str], fmt: str
+    rows: Iterable[tuple[Where, object]],
+    known: Iterable[str],
+    fmt: str,
+    pattern: re.Pattern | None = None,
 ) -> Iterator[tuple[Where, dict] | Issue]:
     """The rows that are objects, as (where, data); the reader's issues pass through, a row that
-    is not an object is an error, and each unknown column is warned about once, where first seen."""
+    is not an object is an error, and each unknown column is warned about once, where first seen
+    (a column that `pattern` matches is known: `points_judge_2`, `expert_rating_3`)."""
     warned: set[str] = set()
     known = frozenset(known)
     for where, data in rows:
@@ -688,6 +788,8 @@ def object_rows(
             yield error(where, "The line is not a JSON object.")
             continue
         extra = data.keys() - known  # one set difference a row; usually empty
+        if extra and pattern is not None:
+            extra = {column for column in extra if not pattern.match(str(column))}
         if extra and (unknown := unknown_columns(where, extra - warned, known, fmt)):
             warned.update(extra)
             yield unknown

@@ -26,9 +26,10 @@ from problems.importers.base import (
     Row,
     SolutionIn,
     Where,
+    binary_kind,
     clean_json,
     error,
-    jsonl_rows,
+    rows,
     unstorable_fields,
     warning,
 )
@@ -44,8 +45,8 @@ LABELS = {"correct": 1, "incorrect": 0}
 
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
-    if path.suffix.lower() == ".jsonl":
-        for where, data in jsonl_rows(path, progress, name):
+    if path.suffix.lower() != ".json" or binary_kind(path):
+        for where, data in rows(path, progress, name):
             if isinstance(data, Issue):
                 yield data
             elif not isinstance(data, dict):
@@ -256,6 +257,7 @@ def train_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         .strip()
     )
     problem = problem_in(row, statement, source)
+    problem.primary = False  # each training row repeats its problem
     solutions = list(solutions_in(row, problem.external_id, source))
     generator = row.key("model_id") or "unknown"
     key = row.key("timestamp")
