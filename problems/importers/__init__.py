@@ -51,6 +51,7 @@ from problems.importers.base import (
     json_line,
     unstorable_at,
     unstorable_words,
+    warning,
 )
 from problems.importers.jsonstream import JsonStream
 
@@ -415,17 +416,45 @@ def _read_one(path: Path, fmt: str, progress: Progress, name: str, licence: str)
     stand, each on its own, and the error says that nothing after it was read."""
     progress.formats.append({"source": name, "format": fmt})
     read = 0
+    seen: dict[str, tuple[Where, int]] = {}  # problem id -> where first read, statement hash
     try:
         for item in READERS[fmt](path, progress, name):
             if not isinstance(item, Issue):
                 _stamp_licence(item.metadata, licence, LICENCES[fmt])
                 read += 1
+                if isinstance(item, ProblemIn) and (repeat := _repeated(item, seen)):
+                    yield repeat
             yield item
     except SourceError as exc:
         issue = exc.issue
         if read:
             issue = replace(issue, message=f"{issue.message} Nothing after it was read.")
         yield issue
+
+
+def _repeated(problem: ProblemIn, seen: dict[str, tuple[Where, int]]) -> Issue | None:
+    """A warning naming both lines when a problem id comes again within one file: always for a
+    file of problems (one a line), and for rows that repeat their problem beside each proof
+    (ProofBench rows) when the statement differs. The later record's fields win (the merge of
+    every import); the warning says so."""
+    digest = hash(problem.statement)
+    first = seen.get(problem.external_id)
+    if first is None:
+        seen[problem.external_id] = (problem.where, digest)
+        return None
+    where, first_digest = first
+    if problem.primary:
+        what = "repeats"
+    elif digest != first_digest:
+        what = "repeats, with another statement,"
+        seen[problem.external_id] = (problem.where, digest)
+    else:
+        return None
+    return warning(
+        problem.where,
+        f"problem {problem.external_id!r} {what} the id of line {where.line} "
+        f"({where}): the two are merged into one problem, this line's fields winning.",
+    )
 
 
 def _stamp_licence(metadata: dict, given: str, default: str) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from adjudication.models import FinalLabel
 from adjudication.services import imported_ratings_materialise
-from annotation.models import Campaign, CampaignStatus, Grade
+from annotation.models import Campaign, CampaignStatus, Grade, Item
 from problems.importers import detect_format
 from problems.models import Problem, Proof, ReferenceSolution
 from problems.services import corpus_import
@@ -355,3 +355,63 @@ def test_a_broken_arrow_file_is_one_clear_error_naming_it(tmp_path):
     [issue] = report.issues
     assert issue["file"] == "data-00000-of-00001.arrow"
     assert "Not a readable Arrow file" in issue["message"]
+
+
+# -- nothing changed on the way through ----------------------------------------------------
+
+
+@pytest.mark.parametrize("file_type", ["jsonl", "csv", "parquet"])
+def test_a_null_response_number_stays_null_through_export_and_reimport(tmp_path, file_type):
+    from exports.formats import ExportOptions
+    from exports.services import dataset_write
+
+    rows = [opc_row(0, "correct"), opc_row(1, "incorrect")]
+    corpus_import(path=write_jsonl(tmp_path / "test.jsonl", rows))
+    assert list(Proof.objects.values_list("sample_index", flat=True)) == [None, None]
+    campaign = Campaign.objects.create(slug="nulls", name="Nulls")
+    for proof in Proof.objects.order_by("id"):
+        FinalLabel.objects.create(
+            item=Item.objects.create(campaign=campaign, proof=proof),
+            value=Decimal(7),
+            scale="0-7",
+            source="imported",
+            policy="tests",
+        )
+    out = tmp_path / f"labels.{file_type}"
+    dataset_write(
+        campaign=campaign, fmt="proofbench", file_type=file_type, options=ExportOptions(), out=out
+    )
+    before = stored()
+    Campaign.objects.all().delete()
+    Problem.objects.all().delete()
+    report = corpus_import(path=out, fmt="proofbench")
+    assert report.ok, report.lines()
+    assert [row[:5] for row in stored()] == [row[:5] for row in before]
+    assert list(Proof.objects.values_list("sample_index", flat=True)) == [None, None]
+
+
+def test_a_problem_id_repeated_in_a_file_is_a_warning_naming_both_lines(tmp_path):
+    from tests.problems.import_files import generic_problem
+
+    lines = [
+        generic_problem("G-1"),
+        generic_problem("G-2"),
+        generic_problem("G-1", statement="Another statement entirely."),
+    ]
+    report = corpus_import(path=write_jsonl(tmp_path / "corpus.jsonl", lines))
+    [issue] = report.issues
+    assert (issue["level"], issue["file"], issue["line"]) == ("warning", "corpus.jsonl", 3)
+    assert "problem 'G-1' repeats the id of line 1 (corpus.jsonl:1)" in issue["message"]
+    assert Problem.objects.count() == 2
+
+
+def test_rows_repeating_their_problem_warn_only_when_the_statement_differs(tmp_path):
+    rows = [
+        proofbench_row(1, generator="model-a"),
+        proofbench_row(1, generator="model-b"),
+        proofbench_row(1, generator="model-c", problem="A changed statement."),
+    ]
+    report = corpus_import(path=write_jsonl(tmp_path / "rows.jsonl", rows))
+    [issue] = report.issues
+    assert issue["line"] == 3
+    assert "repeats, with another statement, the id of line 1" in issue["message"]
