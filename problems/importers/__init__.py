@@ -23,6 +23,7 @@ from typing import IO
 
 import orjson
 
+from problems import pictures
 from problems.importers import (
     deepseek,
     generic,
@@ -49,6 +50,7 @@ from problems.importers.base import (
     error,
     first_binary_row,
     json_line,
+    picture_max_bytes,
     unstorable_at,
     unstorable_words,
     warning,
@@ -237,9 +239,12 @@ def read_path(
     progress: Progress,
     name: str | None = None,
     licence: str = "",
+    root: Path | None = None,
 ) -> Iterator[Item]:
     """Records and issues of `path`; whole-source failures come out as one error Issue.
-    `licence`, if given, is the licence of the whole source (see the module's docstring)."""
+    `licence`, if given, is the licence of the whole source (see the module's docstring).
+    `root` is the folder or unpacked archive `path` was found in: pictures are read from files
+    there (a single file imported alone ships pictures only as data URLs)."""
     name = name or path.name
     if (at := unstorable_at(name)) is not None:
         yield error(Where(name), "The file's name " + unstorable_words(name, at))
@@ -253,14 +258,16 @@ def read_path(
     if path.is_file() and path.suffix.lower() == ".zip":
         try:
             with _unpacked(path) as folder:
-                yield from read_path(folder, fmt, progress=progress, name=name, licence=licence)
+                yield from read_path(
+                    folder, fmt, progress=progress, name=name, licence=licence, root=folder
+                )
         except zipfile.BadZipFile:
             yield error(Where(name), "Not a readable .zip archive.")
         except SourceError as exc:
             yield exc.issue
         return
     if path.is_dir() and (fmt == matharena.NAME or (fmt is None and matharena.looks_like(path))):
-        yield from _read_one(path, matharena.NAME, progress, name, licence)
+        yield from _read_one(path, matharena.NAME, progress, name, licence, root or path)
         return
     if path.is_dir():
         files = sorted(
@@ -279,6 +286,7 @@ def read_path(
                 progress=progress,
                 name=f"{name}/{file.relative_to(path).as_posix()}",
                 licence=licence,
+                root=root or path,
             )
         return
     if path.stat().st_size == 0:
@@ -296,7 +304,7 @@ def read_path(
             "Cannot tell the format of this file: choose one of " + ", ".join(FORMATS) + ".",
         )
         return
-    yield from _read_one(path, detected, progress, name, licence)
+    yield from _read_one(path, detected, progress, name, licence, root)
 
 
 def _bookkeeping(file: Path) -> bool:
@@ -468,7 +476,9 @@ def sniff(
     return None
 
 
-def _read_one(path: Path, fmt: str, progress: Progress, name: str, licence: str) -> Iterator[Item]:
+def _read_one(
+    path: Path, fmt: str, progress: Progress, name: str, licence: str, root: Path | None = None
+) -> Iterator[Item]:
     """The records and issues of one source. A fault that stops the reading (a file that is not
     the format, a JSON list broken in the middle) is one error; the records read before it
     stand, each on its own, and the error says that nothing after it was read."""
@@ -482,12 +492,43 @@ def _read_one(path: Path, fmt: str, progress: Progress, name: str, licence: str)
                 read += 1
                 if isinstance(item, ProblemIn) and (repeat := _repeated(item, seen)):
                     yield repeat
+                yield from _pictures(item, _roots(path, root))
             yield item
     except SourceError as exc:
         issue = exc.issue
         if read:
             issue = replace(issue, message=f"{issue.message} Nothing after it was read.")
         yield issue
+
+
+TEXT_FIELDS = {ProblemIn: "statement", SolutionIn: "text", ProofIn: "text"}
+
+
+def _roots(path: Path, root: Path | None) -> tuple[Path, ...]:
+    """Where a source's pictures may be: beside it (its folder; a competition folder and its
+    problems/ and solutions/), then anywhere in the folder or archive imported; nowhere for a
+    file imported alone (an upload's folder holds other uploads)."""
+    if root is None:
+        return ()
+    own = (path, path / "problems", path / "solutions") if path.is_dir() else (path.parent,)
+    return (*own, root)
+
+
+def _pictures(item: Item, roots: tuple[Path, ...]) -> Iterator[Issue]:
+    """Reads the pictures the record's text ships (problems.pictures) onto `item.pictures`, the
+    text rewritten to refer to them; a warning for each one refused."""
+    key = TEXT_FIELDS.get(type(item))
+    if key is None:
+        return
+    refused: list[str] = []
+    text, found = pictures.resolve(
+        getattr(item, key), roots=roots, max_bytes=picture_max_bytes(), refuse=refused.append
+    )
+    if found:
+        setattr(item, key, text)
+        item.pictures.update(found)
+    for words in refused:
+        yield warning(item.where, words, key)
 
 
 def _repeated(problem: ProblemIn, seen: dict[str, tuple[Where, int]]) -> Issue | None:

@@ -66,6 +66,11 @@ def max_cell_chars() -> int:
     return int(getattr(settings, "PROOFMARK_IMPORT_MAX_CELL_CHARS", 2_000_000))
 
 
+def picture_max_bytes() -> int:
+    """The largest picture an import stores (settings.PROOFMARK_PICTURE_MAX_BYTES)."""
+    return int(getattr(settings, "PROOFMARK_PICTURE_MAX_BYTES", 5 * 1024 * 1024))
+
+
 @receiver(setting_changed)
 def _forget_cell_limit(*, setting: str, **kwargs) -> None:
     if setting == "PROOFMARK_IMPORT_MAX_CELL_CHARS":
@@ -199,6 +204,7 @@ class ProblemIn:
     # False where every row repeats its problem beside a proof (ProofBench rows): a repeated id
     # is then warned about only when the statement differs (`problems.importers.repeats`)
     primary: bool = True
+    pictures: dict = field(default_factory=dict)  # sha256 -> problems.pictures.Picture
 
 
 @dataclass
@@ -209,6 +215,7 @@ class SolutionIn:
     source: str = ""
     metadata: dict = field(default_factory=dict)
     problem_field: str = "problem_id"  # the field naming the problem, for messages
+    pictures: dict = field(default_factory=dict)  # sha256 -> problems.pictures.Picture
 
 
 @dataclass
@@ -222,6 +229,7 @@ class ProofIn:
     source: str = ""
     metadata: dict = field(default_factory=dict)
     problem_field: str = "problem_id"  # the field naming the problem, for messages
+    pictures: dict = field(default_factory=dict)  # sha256 -> problems.pictures.Picture
 
 
 @dataclass
