@@ -171,3 +171,49 @@ def test_a_proof_picture_is_shown_on_the_proof_page(tmp_path, client, admin_user
     page = client.get(f"/problems/proofs/{proof.pk}/").content.decode()
     assert f'src="/problems/pictures/{sha}/"' in page
     assert client.get("/problems/pictures/" + "0" * 64 + "/").status_code == 404
+
+
+def test_an_export_writes_the_pictures_beside_the_data_and_reimports_to_the_same_texts(tmp_path):
+    from decimal import Decimal
+
+    from adjudication.models import FinalLabel
+    from annotation.models import Campaign, Item
+    from exports.formats import ExportOptions
+    from exports.services import dataset_write
+
+    picture = png(shade=33)
+    lines = [
+        generic_problem("X-1", statement=f"Given ![fig]({data_url(picture)}), prove it."),
+        generic_proof("X-1", text="As drawn, done."),
+    ]
+    corpus_import(path=write_jsonl(tmp_path / "p.jsonl", lines))
+    sha = Picture.objects.get().sha256
+    statement = Problem.objects.get().statement
+    campaign = Campaign.objects.create(slug="pictures", name="Pictures")
+    FinalLabel.objects.create(
+        item=Item.objects.create(campaign=campaign, proof=Proof.objects.get()),
+        value=Decimal(7),
+        scale="0-7",
+        source="imported",
+        policy="tests",
+    )
+    folder = tmp_path / "out"
+    folder.mkdir()
+    out = folder / "labels.jsonl"
+    manifest = dataset_write(
+        campaign=campaign, fmt="proofbench", file_type="jsonl", options=ExportOptions(), out=out
+    )
+    assert f"pictures/{sha}.png" in out.read_text()
+    assert (folder / "pictures" / f"{sha}.png").read_bytes() == picture
+    assert manifest["pictures"] == {"folder": "pictures", "count": 1}
+    assert manifest["files"][f"pictures/{sha}.png"]["sha256"] == sha
+
+    Campaign.objects.all().delete()
+    Problem.objects.all().delete()
+    Picture.objects.all().delete()
+    for companion in folder.glob("labels.jsonl.*"):
+        companion.unlink()
+    report = corpus_import(path=folder, fmt="proofbench")
+    assert report.ok and not report.issues, report.lines()
+    assert Problem.objects.get().statement == statement
+    assert Picture.objects.get().sha256 == sha
