@@ -107,21 +107,46 @@ def beside(src: str, roots: tuple[Path, ...]) -> Path | None:
     return None
 
 
+def from_shipped(value: object) -> bytes | str:
+    """The bytes of a picture a record ships by name (OPC's `images`: base64 or a data URL)."""
+    if not isinstance(value, str) or not value.strip():
+        return "is empty."
+    if value.lower().startswith("data:"):
+        return from_data_url(value)
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return "is not base64."
+
+
 def resolve(
-    text: str, *, roots: tuple[Path, ...], max_bytes: int, refuse: Callable[[str], None]
+    text: str,
+    *,
+    roots: tuple[Path, ...],
+    max_bytes: int,
+    refuse: Callable[[str], None],
+    named: dict[str, object] | None = None,
+    edits: list[tuple[int, int, int]] | None = None,
 ) -> tuple[str, dict[str, Picture]]:
-    """`text` with each picture it ships (a data URL, a file beside it) rewritten to
-    `picture:<sha256>`, and those pictures by hash; `refuse(words)` is told of each one
-    refused (the reference is then left as written). External addresses are left alone."""
+    """`text` with each picture it ships (a data URL, one the record carries by name in
+    `named`, a file beside it) rewritten to `picture:<sha256>`, and those pictures by hash;
+    `refuse(words)` is told of each one refused (the reference is then left as written).
+    External addresses are left alone. Each rewrite is appended to `edits` as (start, end,
+    new length), for offsets into the text (error spans) to follow it."""
     if "![" not in text:
         return text, {}
     found: dict[str, Picture] = {}
+    named = named or {}
 
     def swap(match: re.Match) -> str:
         src = match.group("src")
         if src.startswith(REFERENCE) or is_external(src):
             return match.group(0)
-        if src.lower().startswith("data:"):
+        shipped = named.get(src, named.get(unquote(src), named.get(src.rsplit("/", 1)[-1])))
+        if shipped is not None:
+            data = from_shipped(shipped)
+            label = repr(src)
+        elif src.lower().startswith("data:"):
             data = from_data_url(src)
             label = "a data URL"
         else:
@@ -146,7 +171,10 @@ def resolve(
             return match.group(0)
         found[picture.sha256] = picture
         title = match.group("title") or ""
-        return f"![{match.group('alt')}]({REFERENCE}{picture.sha256}{title})"
+        written = f"![{match.group('alt')}]({REFERENCE}{picture.sha256}{title})"
+        if edits is not None:
+            edits.append((match.start(), match.end(), len(written)))
+        return written
 
     return IMAGE.sub(swap, text), found
 
@@ -154,3 +182,15 @@ def resolve(
 def stored_in(text: str) -> list[str]:
     """The hashes of the stored pictures `text` refers to, in order, once each."""
     return list(dict.fromkeys(STORED.findall(text)))
+
+
+def shifted(offset: int, edits: list[tuple[int, int, int]]) -> int:
+    """Where `offset` of the text as written lies after the rewrites `edits` (an offset inside a
+    rewritten reference goes to its start)."""
+    moved = offset
+    for start, end, length in edits:
+        if end <= offset:
+            moved += length - (end - start)
+        elif start < offset:
+            return moved - (offset - start)
+    return moved

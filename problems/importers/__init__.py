@@ -521,12 +521,21 @@ def _pictures(item: Item, roots: tuple[Path, ...]) -> Iterator[Issue]:
     if key is None:
         return
     refused: list[str] = []
+    edits: list[tuple[int, int, int]] = []
     text, found = pictures.resolve(
-        getattr(item, key), roots=roots, max_bytes=picture_max_bytes(), refuse=refused.append
+        getattr(item, key),
+        roots=roots,
+        max_bytes=picture_max_bytes(),
+        refuse=refused.append,
+        named=item.images,
+        edits=edits,
     )
     if found:
         setattr(item, key, text)
         item.pictures.update(found)
+        for span in item.metadata.get("imported_error_spans") or []:  # offsets follow the text
+            span["start"] = pictures.shifted(span["start"], edits)
+            span["end"] = pictures.shifted(span["end"], edits)
     for words in refused:
         yield warning(item.where, words, key)
 

@@ -205,6 +205,7 @@ class ProblemIn:
     # is then warned about only when the statement differs (`problems.importers.repeats`)
     primary: bool = True
     pictures: dict = field(default_factory=dict)  # sha256 -> problems.pictures.Picture
+    images: dict = field(default_factory=dict)  # name -> base64 or data URL, as shipped (OPC)
 
 
 @dataclass
@@ -216,6 +217,7 @@ class SolutionIn:
     metadata: dict = field(default_factory=dict)
     problem_field: str = "problem_id"  # the field naming the problem, for messages
     pictures: dict = field(default_factory=dict)  # sha256 -> problems.pictures.Picture
+    images: dict = field(default_factory=dict)  # name -> base64 or data URL, as shipped (OPC)
 
 
 @dataclass
@@ -230,6 +232,7 @@ class ProofIn:
     metadata: dict = field(default_factory=dict)
     problem_field: str = "problem_id"  # the field naming the problem, for messages
     pictures: dict = field(default_factory=dict)  # sha256 -> problems.pictures.Picture
+    images: dict = field(default_factory=dict)  # name -> base64 or data URL, as shipped (OPC)
 
 
 @dataclass

@@ -73,7 +73,8 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
 
 def problem_in(row: Row, statement: str, source: str) -> ProblemIn:
     meta = row.data.get("metadata") if isinstance(row.data.get("metadata"), dict) else {}
-    metadata = {"opc_metadata": clean_json(meta)} if meta else {}
+    meta_kept = {key: value for key, value in meta.items() if key != "images"}  # read as pictures
+    metadata = {"opc_metadata": clean_json(meta_kept)} if meta_kept else {}
     if row.data.get("grading_scheme"):
         metadata["opc_grading_scheme"] = clean_json(row.data["grading_scheme"])
     year = meta.get("year")
@@ -81,12 +82,22 @@ def problem_in(row: Row, statement: str, source: str) -> ProblemIn:
     return ProblemIn(
         row.where,
         row.key("problem_id", required=True),
+        images={**images_of(meta), **images_of(row.data)},
         statement=statement,
         contest=contest if isinstance(contest, str) else "",
         year=year if isinstance(year, int) else None,
         source=source,
         metadata=metadata,
     )
+
+
+def images_of(data: object) -> dict:
+    """The pictures an OPC entry ships by name (`images`: name -> base64 or a data URL; the
+    Parquet files' placeholder `{"dummy": ""}` is nothing), which its text refers to."""
+    images = data.get("images") if isinstance(data, dict) else None
+    if not isinstance(images, dict):
+        return {}
+    return {str(name): value for name, value in images.items() if value}
 
 
 def solutions_in(row: Row, problem_id: str, source: str) -> Iterator[SolutionIn]:
@@ -105,6 +116,11 @@ def solutions_in(row: Row, problem_id: str, source: str) -> Iterator[SolutionIn]
                 row.where,
                 problem_id,
                 text,
+                images={
+                    **images_of(row.data.get("metadata")),
+                    **images_of(row.data),
+                    **images_of(entry),
+                },
                 source=source,
                 metadata={"author": author} if author else {},
             )
@@ -217,6 +233,7 @@ def problem_records(where: Where, data: dict, source: str) -> Iterator[Item]:
                 generator,
                 key,
                 text,
+                images={**problem.images, **images_of(attempt)},
                 sample_index=index,
                 source=source,
                 metadata=metadata,
@@ -287,5 +304,12 @@ def train_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     yield from solutions
     if proof_text:
         yield ProofIn(
-            where, problem.external_id, generator, key, proof_text, source=source, metadata=metadata
+            where,
+            problem.external_id,
+            generator,
+            key,
+            proof_text,
+            source=source,
+            metadata=metadata,
+            images=problem.images,
         )

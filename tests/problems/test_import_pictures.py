@@ -217,3 +217,54 @@ def test_an_export_writes_the_pictures_beside_the_data_and_reimports_to_the_same
     assert report.ok and not report.issues, report.lines()
     assert Problem.objects.get().statement == statement
     assert Picture.objects.get().sha256 == sha
+
+
+def test_opc_geometry_ships_its_pictures_by_name_and_spans_follow_the_text(tmp_path):
+    import json
+
+    figure, sketch = png(shade=90), png(shade=91)
+    attempt_text = (
+        f"Draw it: ![my sketch]({data_url(sketch)})\nThen angle $ABC$ is right, so we are done."
+    )
+    quote = "angle $ABC$ is right"
+    start = attempt_text.index(quote)
+    entry = {
+        "problem_id": "GEO_2001_3",
+        "metadata": {"source": "Test MO", "year": 2001},
+        "problem": "In the figure ![](fig_1.png) the circle has centre $O$. Prove $OA = OB$.",
+        "images": {"fig_1.png": base64.b64encode(figure).decode()},
+        "solutions": [{"solution": "See ![](fig_1.png): both are radii.", "images": {"dummy": ""}}],
+        "grading_scheme": [],
+        "points": 7,
+        "attempts": [
+            {
+                "model_id": "model-g",
+                "solution": attempt_text,
+                "timestamp": "2025-02-01T00:00:00",
+                "llm_judgment": None,
+                "grading": None,
+                "annotations": [
+                    {
+                        "comment": "not justified",
+                        "selected_text": quote,
+                        "original_text": quote,
+                        "original_text_indices": [start, start + len(quote)],
+                    }
+                ],
+            }
+        ],
+    }
+    path = tmp_path / "GEO_2001_3.json"
+    path.write_text(json.dumps(entry), encoding="utf-8")
+    report = corpus_import(path=path, fmt="opc")
+    assert report.ok and not report.issues, report.lines()
+    import hashlib
+
+    assert Picture.objects.count() == 2
+    problem = Problem.objects.get()
+    assert f"![](picture:{hashlib.sha256(figure).hexdigest()})" in problem.statement
+    assert "fig_1.png" not in problem.reference_solutions.get().text
+    proof = Proof.objects.get()
+    [span] = proof.metadata["imported_error_spans"]
+    assert proof.text[span["start"] : span["end"]] == quote
+    assert "images" not in json.dumps(problem.metadata)
