@@ -442,8 +442,8 @@ def sniff(
         return "Not a Parquet file (no PAR1 at its start)."
     if suffix == ".arrow" and kind != "arrow":
         return "Not an Arrow file (no Arrow IPC signature at its start)."
-    if kind:
-        return None  # read by content, whatever the name; the job reports each row
+    if kind:  # read by content, whatever the name; the job reports each row
+        return None if fmt else _binary_head_problem(handle, kind)
     problem = _head_problem(head, name)
     if problem:
         return problem.message
@@ -472,6 +472,39 @@ def sniff(
         return (
             f"Cannot tell the format from the first {'row' if suffix == '.csv' else 'line'}: "
             "choose one of " + ", ".join(FORMATS) + "."
+        )
+    return None
+
+
+def _binary_head_problem(handle: IO[bytes], kind: str) -> str | None:
+    """What the first row of a Parquet or Arrow upload shows to be wrong: unreadable, empty, or
+    of no format (the format is being detected); None when a format reads it."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+    import pyarrow.parquet as pq
+
+    try:
+        if kind == "parquet":
+            parquet = pq.ParquetFile(handle)
+            batch = next(parquet.iter_batches(batch_size=1), None)
+        else:
+            if handle.read(6) == b"ARROW1":
+                handle.seek(0)
+                reader = ipc.open_file(handle)
+                batch = reader.get_batch(0) if reader.num_record_batches else None
+            else:
+                handle.seek(0)
+                batch = next(iter(ipc.open_stream(handle)), None)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        return f"Not a readable {'Parquet' if kind == 'parquet' else 'Arrow'} file: {exc}"
+    finally:
+        handle.seek(0)
+    rows = batch.slice(0, 1).to_pylist() if batch is not None else []
+    if not rows:
+        return "The file is empty: nothing to import."
+    if _format_of_record(rows[0]) is None:
+        return (
+            "Cannot tell the format from the first row: choose one of " + ", ".join(FORMATS) + "."
         )
     return None
 

@@ -415,3 +415,36 @@ def test_rows_repeating_their_problem_warn_only_when_the_statement_differs(tmp_p
     [issue] = report.issues
     assert issue["line"] == 3
     assert "repeats, with another statement, the id of line 1" in issue["message"]
+
+
+def test_the_door_reads_the_first_row_of_a_parquet_or_arrow_upload(api_client_for, admin_user):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    def upload(name, table, stream=False):
+        sink = io.BytesIO()
+        if name.endswith(".parquet"):
+            pq.write_table(table, sink)
+        else:
+            with (ipc.new_stream if stream else ipc.new_file)(sink, table.schema) as writer:
+                writer.write_table(table)
+        return api_client_for(admin_user).post(
+            reverse("api-import-create"),
+            {"file": SimpleUploadedFile(name, sink.getvalue())},
+            format="multipart",
+        )
+
+    unknown = pa.Table.from_pylist([{"question": "q", "notes": "n"}])
+    refused = upload("rows.parquet", unknown)
+    assert refused.status_code == 400
+    assert "Cannot tell the format from the first row" in str(refused.data["file"][0])
+    graded = pa.Table.from_pylist(gradingbench_rows())
+    assert upload("gradingbench.parquet", graded).status_code == 202
+    assert upload("data-00000-of-00001.arrow", graded, stream=True).status_code == 202
+    broken = api_client_for(admin_user).post(
+        reverse("api-import-create"),
+        {"file": SimpleUploadedFile("x.arrow", b"ARROW1\x00\x00garbage")},
+        format="multipart",
+    )
+    assert broken.status_code == 400
+    assert "Not a readable Arrow file" in str(broken.data["file"][0])
