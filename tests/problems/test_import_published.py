@@ -448,3 +448,33 @@ def test_the_door_reads_the_first_row_of_a_parquet_or_arrow_upload(api_client_fo
     )
     assert broken.status_code == 400
     assert "Not a readable Arrow file" in str(broken.data["file"][0])
+
+
+def test_a_grader_is_evaluated_against_the_gradingbench_ratings(
+    tmp_path, admin_user, django_capture_on_commit_callbacks
+):
+    from graders.services.evaluation_import import evaluation_import
+
+    path = write_csv(tmp_path / "gradingbench.csv", GRADINGBENCH_COLUMNS, gradingbench_rows())
+    with django_capture_on_commit_callbacks(execute=True):
+        corpus_import(path=path)
+    [campaign] = Campaign.objects.filter(slug__startswith="imported-gradingbench")
+    predictions = [
+        {"problem_id": "PB-Basic-901", "generator": "unknown", "sample_key": "GB-0001", "score": 7},
+        {"problem_id": "PB-Basic-901", "generator": "unknown", "sample_key": "GB-0002", "score": 3},
+        {
+            "problem_id": "PB-Advanced-902",
+            "generator": "unknown",
+            "sample_key": "GB-0003",
+            "score": 0,
+        },
+    ]
+    evaluation = evaluation_import(
+        user=admin_user,
+        campaign=campaign,
+        name="grader-x",
+        source="proofgrader_jsonl",
+        data="".join(json.dumps(p) + "\n" for p in predictions).encode(),
+    )
+    assert evaluation.predictions.count() == 3
+    assert evaluation.report, "the evaluation has a report against the imported labels"
