@@ -478,3 +478,33 @@ def test_a_grader_is_evaluated_against_the_gradingbench_ratings(
     )
     assert evaluation.predictions.count() == 3
     assert evaluation.report, "the evaluation has a report against the imported labels"
+
+
+def test_the_real_opc_rows_as_parquet_import_as_their_jsonl(real_fixtures, tmp_path):
+    source = real_fixtures / "opc" / "train_discrete_long_test_sample.jsonl"
+    rows = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    corpus_import(path=source)
+    from_jsonl = [(*row[:5], row[5].get("imported_ratings")) for row in stored()]
+    spans = sorted(
+        json.dumps(p.metadata.get("imported_error_spans"), sort_keys=True)
+        for p in Proof.objects.all()
+    )
+    Proof.objects.all().delete()
+    Problem.objects.all().delete()
+    path = tmp_path / "test.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=2)
+    assert detect_format(path) == "opc"
+    report = corpus_import(path=path)
+    assert report.ok, report.lines()
+    from_parquet = [(*row[:5], row[5].get("imported_ratings")) for row in stored()]
+    assert [r[:5] for r in from_parquet] == [r[:5] for r in from_jsonl]
+    assert [[x["value"] for x in r[5]] for r in from_parquet] == [
+        [x["value"] for x in r[5]] for r in from_jsonl
+    ]
+    assert (
+        sorted(
+            json.dumps(p.metadata.get("imported_error_spans"), sort_keys=True)
+            for p in Proof.objects.all()
+        )
+        == spans
+    )
