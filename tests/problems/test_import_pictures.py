@@ -268,3 +268,29 @@ def test_opc_geometry_ships_its_pictures_by_name_and_spans_follow_the_text(tmp_p
     [span] = proof.metadata["imported_error_spans"]
     assert proof.text[span["start"] : span["end"]] == quote
     assert "images" not in json.dumps(problem.metadata)
+
+
+def test_an_uploaded_zip_job_stores_its_pictures_and_says_so(admin_user, settings, tmp_path):
+    import io
+
+    from django.core.files.base import ContentFile
+
+    from problems.models import ImportJob
+    from problems.tasks import import_run
+
+    settings.MEDIA_ROOT = tmp_path
+    corpus = write_jsonl(
+        tmp_path / "c.jsonl", [generic_problem("Z-1", statement="![f](fig/one.png) Prove it.")]
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as bundle:
+        bundle.write(corpus, "c.jsonl")
+        bundle.writestr("fig/one.png", png(shade=3))
+    job = ImportJob.objects.create(original_name="figures.zip", created_by=admin_user, total=1)
+    job.file.save("figures.zip", ContentFile(buffer.getvalue()))
+    import_run.apply(args=[job.pk])
+    job.refresh_from_db()
+    assert job.status == ImportJob.Status.SUCCEEDED, (job.error, job.report)
+    assert job.made[0] == "1 picture(s) stored"
+    stored = Picture.objects.get()
+    assert (tmp_path / stored.file).read_bytes() == png(shade=3)
