@@ -270,14 +270,32 @@ def read_path(
         yield from _read_one(path, matharena.NAME, progress, name, licence, root or path)
         return
     if path.is_dir():
+        # competition folders inside (a MathArena `usamo_2025/` beside its `usamo_2025_outputs/`)
+        competitions = (
+            sorted(d for d in path.rglob("*") if d.is_dir() and matharena.looks_like(d))
+            if fmt in (None, matharena.NAME)
+            else []
+        )
         files = sorted(
             file
             for file in path.rglob("*")
-            if file.is_file() and file.suffix.lower() in FILE_SUFFIXES and not _bookkeeping(file)
+            if file.is_file()
+            and file.suffix.lower() in FILE_SUFFIXES
+            and not _bookkeeping(file)
+            and not any(file.is_relative_to(competition) for competition in competitions)
         )
-        if not files:
+        if not files and not competitions:
             yield error(
                 Where(name), "The folder holds no .jsonl, .json, .csv, .parquet or .arrow file."
+            )
+        for competition in competitions:
+            yield from _read_one(
+                competition,
+                matharena.NAME,
+                progress,
+                f"{name}/{competition.relative_to(path).as_posix()}",
+                licence,
+                root or path,
             )
         for file in files:
             yield from read_path(

@@ -508,3 +508,28 @@ def test_the_real_opc_rows_as_parquet_import_as_their_jsonl(real_fixtures, tmp_p
         )
         == spans
     )
+
+
+def test_a_competition_folder_beside_its_graded_outputs_imports_both(tmp_path):
+    competition = tmp_path / "bundle" / "usamo_2025"
+    (competition / "problems").mkdir(parents=True)
+    (competition / "solutions").mkdir()
+    for number in ("1", "2"):
+        (competition / "problems" / f"{number}.tex").write_text(
+            f"Prove statement number {number} about $n$.", encoding="utf-8"
+        )
+        (competition / "solutions" / f"{number}.tex").write_text("By induction.", "utf-8")
+    scheme = [{"title": "Base case", "points": 1, "desc": "n = 1"}]
+    (competition / "grading_scheme.json").write_text(
+        json.dumps([{"id": n, "points": 7, "scheme": scheme} for n in ("1", "2")]), "utf-8"
+    )
+    outputs = tmp_path / "bundle" / "usamo_2025_outputs"
+    outputs.mkdir()
+    rows = [matharena_output("1", "model-a", 0, [5, 6]), matharena_output("2", "model-a", 0, [0])]
+    pq.write_table(pa.Table.from_pylist(rows), outputs / "train.parquet")
+    report = corpus_import(path=tmp_path / "bundle")
+    assert report.ok and not report.issues, report.lines()
+    assert sorted(f["format"] for f in report.formats) == ["matharena", "matharena_outputs"]
+    problem = Problem.objects.get(external_id="USAMO-2025-P1")
+    assert problem.metadata["imported_schemes"][0]["format"] == "matharena_json"
+    assert problem.proofs.get().metadata["imported_ratings"][1]["value"] == 6
