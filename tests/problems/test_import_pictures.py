@@ -294,3 +294,48 @@ def test_an_uploaded_zip_job_stores_its_pictures_and_says_so(admin_user, setting
     assert job.made[0] == "1 picture(s) stored"
     stored = Picture.objects.get()
     assert (tmp_path / stored.file).read_bytes() == png(shade=3)
+
+
+def test_an_export_job_stores_a_pictures_part_beside_its_data(tmp_path, settings):
+    from decimal import Decimal
+
+    from adjudication.models import FinalLabel
+    from annotation.models import Campaign, Item
+    from exports.models import ExportJob
+    from exports.services import export_file_open, export_run
+    from tests.conftest import as_job
+    from tests.factories import UserFactory
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    picture = png(shade=120)
+    lines = [
+        generic_problem("J-1"),
+        generic_proof("J-1", text=f"See ![the step]({data_url(picture)}). Done."),
+    ]
+    corpus_import(path=write_jsonl(tmp_path / "p.jsonl", lines))
+    sha = Picture.objects.get().sha256
+    campaign = Campaign.objects.create(slug="pictured", name="Pictured")
+    FinalLabel.objects.create(
+        item=Item.objects.create(campaign=campaign, proof=Proof.objects.get()),
+        value=Decimal(7),
+        scale="0-7",
+        source="imported",
+        policy="tests",
+    )
+    job = ExportJob.objects.create(
+        campaign=campaign,
+        format="proofbench",
+        file_type="jsonl",
+        created_by=UserFactory(roles=["researcher"]),
+    )
+    job = as_job("export", job.pk, lambda: export_run(job_id=job.pk))
+    assert job.status == "succeeded", job.error
+    assert job.manifest["pictures"] == {"folder": "pictures", "count": 1}
+    handle, name = export_file_open(job, "pictures")
+    with handle, zipfile.ZipFile(handle) as bundle:
+        assert bundle.namelist() == [f"pictures/{sha}.png"]
+        assert bundle.read(f"pictures/{sha}.png") == picture
+    assert name == "pictured-proofbench.jsonl.pictures.zip"
+    data, _ = export_file_open(job, "data")
+    with data:
+        assert f"pictures/{sha}.png" in data.read().decode()
