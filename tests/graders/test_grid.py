@@ -251,3 +251,30 @@ def test_an_expert_holding_a_proof_of_the_campaign_is_refused_the_study(client, 
     client.force_login(both)
     refused = client.get(reverse("exports:grid", args=[grid.pk]))
     assert refused.status_code == 403 and "grading" in refused.content.decode().lower()
+
+
+def test_a_cell_whose_every_call_fails_is_reported_without_a_rank(researcher, fake_llm, endpoints):
+    """The flexible instruction has no scripted reply (the fake answers 404): its cell keeps
+    every failure with its reason, has no metric and no rank; the others are ranked."""
+    corpus = grid_campaign("fails")
+    script_grader(fake_llm, corpus)
+    fake_llm.rules = [r for r in fake_llm.rules if "(flexible grading)" not in r.needles]
+    grid = grid_create(
+        user=researcher,
+        campaign=corpus.campaign,
+        name="half",
+        endpoints=[endpoints[0]],
+        contexts=["both"],
+        instructions=["flexible", "strict"],
+    )
+    grid = grid_run(grid_id=grid.pk)
+    assert grid.status == "succeeded"
+    report = grid.report
+    flexible = cell_of(report, "both", "flexible")
+    assert flexible["failed_calls"] == 12 and flexible["proofs"] == 0
+    assert all(v is None for v in flexible["metrics"].values())
+    assert report["rankings"]["mae"]["order"] == [cell_of(report, "both", "strict")["id"]]
+    reasons = set(
+        GraderGridCall.objects.filter(cell_id=flexible["id"]).values_list("reason", flat=True)
+    )
+    assert len(reasons) == 1 and "404" in reasons.pop()
