@@ -8,19 +8,22 @@ from django.db import connection
 
 from annotation.models import ExpertProgress, Grade
 from core.rows import model_insert
+from core.sql import Table
 
 # One statement: the row's
 # lock orders two submissions of the same expert, so no two grades get the same place.
+_P = Table(ExpertProgress)
 _COUNT_SQL = f"""
-INSERT INTO {ExpertProgress._meta.db_table} (campaign_id, expert_id, submitted)
+INSERT INTO {_P} ({_P.campaign_id}, {_P.expert_id}, {_P.submitted})
 VALUES (%s, %s, 1)
-ON CONFLICT (campaign_id, expert_id) DO UPDATE SET submitted = {ExpertProgress._meta.db_table}.submitted + 1
-RETURNING submitted
+ON CONFLICT ({_P.campaign_id}, {_P.expert_id}) DO UPDATE SET {_P.submitted} = {_P}.{_P.submitted} + 1
+RETURNING {_P.submitted}
 """
 
 
 # The count as a WITH clause (PostgreSQL) of the statement that writes the grade too.
 _COUNT_WITH = f"WITH progress AS ({_COUNT_SQL}) "
+_COUNTED = f"(SELECT {_P.submitted} FROM progress)"
 
 
 def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
@@ -38,7 +41,7 @@ def grade_insert_counted(*, grade: Grade) -> None:
     the grade's sequence."""
     model_insert(
         grade,
-        computed={"sequence": "(SELECT submitted FROM progress)"},
+        computed={"sequence": _COUNTED},
         with_sql=_COUNT_WITH,
         with_params=[grade.item.campaign_id, grade.expert_id],
     )
