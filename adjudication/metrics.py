@@ -181,7 +181,7 @@ def campaign_judgements(campaign: Campaign) -> list[Judgement]:
     ]
 
 
-def item_pairs(judgements: list[Judgement]) -> list[PairRow]:
+def judgement_pairs(judgements: list[Judgement]) -> list[PairRow]:
     by_item: dict[int, list[Judgement]] = defaultdict(list)
     for judgement in judgements:
         by_item[judgement.item_id].append(judgement)
@@ -199,7 +199,7 @@ def campaign_agreement(
     labels = [float(v) for v in spec.values]
     tolerance = effective_tolerance(scale=campaign.scale, tolerance=campaign.tolerance)
     judgements = campaign_judgements(campaign)
-    pairs = item_pairs(judgements)
+    pairs = judgement_pairs(judgements)
     weights, weighting = agreement_weights({p.item_id for p in pairs})
     overall = pair_figures(
         pairs, labels, tolerance, n_resamples=n_resamples, seed=seed, weights=weights

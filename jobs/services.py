@@ -100,6 +100,12 @@ def job_run(kind_name: str, pk: int, body: Callable[[], object]) -> bool:
     return True
 
 
+def retry_countdown(retries: int, *, first: int = 30, most: int = 600) -> int:
+    """Seconds before a job's next try after `retries` tries failed with a transient error (a
+    provider rate-limiting): `first`, then doubling (30 s, 60 s, 120 s...), at most `most`."""
+    return min(most, first * 2**retries)
+
+
 def _wait_for_retry(kind: JobKind, pk: int, when) -> None:
     now = timezone.now()
     if isinstance(when, datetime):
