@@ -24,22 +24,23 @@ def of_ids(qs: QuerySet, column: str, ids: Collection[int]) -> QuerySet:
 T = TypeVar("T")
 
 
-def read_ahead(steps: Iterator[T], *, alias: str = DEFAULT_DB_ALIAS) -> Iterator[T]:
-    """`steps` (an iterator whose each step reads the database) run one step ahead in a thread
-    of its own, on the caller's connection: while the caller encodes one batch, the next one is
-    read. The database's work and the driver's wait release the interpreter lock, so on a second
+def read_ahead(steps: Iterator[T], *, depth: int = 1, alias: str = DEFAULT_DB_ALIAS) -> Iterator[T]:
+    """`steps` (an iterator whose each step reads the database, or files) run `depth` steps ahead
+    in a thread of its own, on the caller's connection: while the caller encodes one batch, the
+    next one is read. The project's one helper that runs work ahead in a thread (the dataset
+    export's batches; the import's records, `problems.services.corpus.records_ahead`). The database's work and the driver's wait release the interpreter lock, so on a second
     core the two overlap (an export spent about 40% of its time waiting on its reads). The same
     connection, not a second one: the steps see the caller's transaction, and the query log and
     query counts see the steps' statements (psycopg serialises the connection's use).
 
-    Exactly one step ahead, whatever the timing: step k + 1 is read once the caller has taken
-    step k, so a caller that stops after taking k steps has had k + 1 read. A failure in a step
-    is raised in the caller."""
+    Exactly `depth` steps ahead, whatever the timing: step k + depth is read once the caller has
+    taken step k, so a caller that stops after taking k steps has had k + depth read (at most
+    `depth` steps wait in memory). A failure in a step is raised in the caller."""
     wrapper = connections[alias]
     wrapper.inc_thread_sharing()
-    handoff: queue.SimpleQueue = queue.SimpleQueue()  # holds at most one step
+    handoff: queue.SimpleQueue = queue.SimpleQueue()  # holds at most `depth` steps
     state = threading.Condition()
-    wanted = [1, False]  # steps asked for, the caller stopped
+    wanted = [depth, False]  # steps asked for, the caller stopped
     end = object()
 
     def run() -> None:

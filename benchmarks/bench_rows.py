@@ -1,0 +1,142 @@
+"""Benchmark: does `core/rows.py`'s hand-written INSERT builder buy 10% on the path it serves?
+
+Its writers serve one user path: a judgement submitted without a draft (an API client's submit,
+`grade_submit`), which inserts the grade with its place in the expert's count in one statement
+(`annotation.services.progress.grade_insert_counted`, `core.rows.model_insert`) and, since each
+item here needs one judgement, writes the item's final label in the same transaction
+(`adjudication.services.labels.label_write`, `core.rows.row_upsert`). The other way is the ORM's
+bulk operations: the count's upsert in its own statement then `Grade.objects.bulk_create`, and
+`FinalLabel.objects.bulk_create(update_conflicts=True)`.
+
+The real `grade_submit` runs both ways, in alternating rounds (A B A B ...) of ROUNDS x N
+submissions, each on fresh items of its own campaign, one thread, in a fresh database
+(bench_<name>, dropped at the end; real data is never touched). Prints the median time of a
+submission each way and the difference.
+
+    DATABASE_URL=postgres://... .venv/bin/python benchmarks/bench_rows.py [--rounds 6] [--n 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DEBUG", "false")
+os.environ.setdefault("SECRET_KEY", "benchmark-only")
+
+import django  # noqa: E402
+
+django.setup()
+
+from bench_assignment import experts, make_corpus  # noqa: E402
+from benchdb import machine_line  # noqa: E402
+from django.db import connection, connections  # noqa: E402
+
+
+def _orm_grade_insert_counted(*, grade) -> None:
+    """The ORM's way of `grade_insert_counted`: the count, then the grade by bulk_create."""
+    from annotation.models import Grade
+    from annotation.services.progress import expert_progress_count
+
+    grade.sequence = expert_progress_count(
+        campaign_id=grade.item.campaign_id, expert_id=grade.expert_id
+    )
+    Grade.objects.bulk_create([grade])
+
+
+def _orm_row_upsert(model, *, unique: str, replaced: tuple[str, ...], values: dict) -> int:
+    """The ORM's way of `row_upsert`: bulk_create with update_conflicts."""
+    (row,) = model.objects.bulk_create(
+        [model(**values)], update_conflicts=True, unique_fields=[unique], update_fields=replaced
+    )
+    return row.pk
+
+
+def use(way: str) -> None:
+    """Points the two callers at `core.rows` ("rows") or at the ORM ("orm")."""
+    from adjudication.services import labels
+    from annotation.services import grading, progress
+    from core import rows
+
+    if way == "rows":
+        grading.grade_insert_counted = progress.grade_insert_counted
+        labels.row_upsert = rows.row_upsert
+    else:
+        grading.grade_insert_counted = _orm_grade_insert_counted
+        labels.row_upsert = _orm_row_upsert
+
+
+def one_round(way: str, index: int, n: int) -> list[float]:
+    from django.utils import timezone
+
+    from annotation.models import Assignment, Campaign, Grade, Item
+    from annotation.services import GradeInput, grade_submit
+
+    slug = f"bench-rows-{way}-{index}"
+    campaign = Campaign.objects.create(slug=slug, name=slug)
+    proofs = make_corpus(n, text="We have x > 1. Hence the claim.")
+    items = Item.objects.bulk_create(Item(campaign=campaign, proof=p) for p in proofs)
+    user = experts(slug, campaign)[0]
+    until = timezone.now() + timedelta(hours=2)
+    Assignment.objects.bulk_create(
+        Assignment(item=item, expert=user, leased_until=until) for item in items
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    data = {
+        "score": "3",
+        "comment": "Partial progress.",
+        "spans": [{"start": 15, "end": 20, "quote": "Hence", "category": "skipped_steps"}],
+    }
+    use(way)
+    times = []
+    for item in items:
+        start = time.perf_counter()
+        grade_submit(item=item, expert=user, data=GradeInput.from_data(data))
+        times.append(time.perf_counter() - start)
+    grades = Grade.objects.filter(item__campaign=campaign).order_by("sequence")
+    assert list(grades.values_list("sequence", flat=True)) == list(range(1, n + 1))
+    assert Item.objects.filter(campaign=campaign, final_label__isnull=False).count() == n
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=6, help="rounds each way (alternating)")
+    parser.add_argument("--n", type=int, default=300, help="submissions a round")
+    args = parser.parse_args()
+    original = connection.settings_dict["NAME"]
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_{original}"
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
+    medians: dict[str, list[float]] = {"rows": [], "orm": []}
+    try:
+        one_round("rows", -1, 50)  # warm-up: caches, the statements' first plans
+        one_round("orm", -1, 50)
+        for index in range(args.rounds):
+            for way in ("rows", "orm") if index % 2 == 0 else ("orm", "rows"):
+                median = statistics.median(one_round(way, index, args.n)) * 1000
+                medians[way].append(median)
+                print(f"round {index} {way}: {median:.3f} ms a submission", flush=True)
+    finally:
+        use("rows")
+        connections.close_all()
+        connection.creation.destroy_test_db(original, verbosity=0)
+    rows_ms, orm_ms = statistics.median(medians["rows"]), statistics.median(medians["orm"])
+    print(machine_line())
+    print(
+        f"submission without a draft, median of {args.rounds} rounds x {args.n}: "
+        f"core.rows {rows_ms:.3f} ms, ORM bulk_create {orm_ms:.3f} ms; "
+        f"core.rows saves {100 * (orm_ms - rows_ms) / orm_ms:.1f}%"
+    )
+
+
+if __name__ == "__main__":
+    main()
