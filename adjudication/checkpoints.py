@@ -23,13 +23,10 @@ ProofBench's scheme refinement needs).
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-
-from django.core.cache import cache
 
 from adjudication.agreement import _unit_coincidences, krippendorff_alpha_ordinal, spearman
 from adjudication.models import FinalLabel
@@ -342,19 +339,10 @@ def campaign_checkpoint_figures(
 
 def campaign_checkpoint_figures_cached(campaign: Campaign) -> list[SchemeFigures]:
     """`campaign_checkpoint_figures`, kept in the cache until a grade or a label of the campaign
-    changes (the bootstraps take seconds on a campaign of many problems), as the agreement
-    figures are (adjudication.metrics)."""
-    from adjudication.metrics import _fingerprint
+    changes, as the agreement figures are (`adjudication.metrics.campaign_figures_cached`)."""
+    from adjudication.metrics import campaign_figures_cached
 
-    key = (
-        f"adjudication:checkpoints:{campaign.pk}:"
-        + hashlib.sha256(_fingerprint(campaign).encode()).hexdigest()
-    )
-    found = cache.get(key)
-    if found is None:
-        found = campaign_checkpoint_figures(campaign)
-        cache.set(key, found, timeout=24 * 3600)
-    return found
+    return campaign_figures_cached(campaign, "checkpoints", campaign_checkpoint_figures)
 
 
 # The CSV's columns, each explained (the page shows the same list).

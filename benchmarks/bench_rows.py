@@ -8,12 +8,13 @@ item here needs one judgement, writes the item's final label in the same transac
 bulk operations: the count's upsert in its own statement then `Grade.objects.bulk_create`, and
 `FinalLabel.objects.bulk_create(update_conflicts=True)`.
 
-The real `grade_submit` runs both ways, in alternating rounds (A B A B ...) of ROUNDS x N
-submissions, each on fresh items of its own campaign, one thread, in a fresh database
-(bench_<name>, dropped at the end; real data is never touched). Prints the median time of a
-submission each way and the difference.
+The real `grade_submit` runs both ways, interleaved one submission at a time (A B A B ..., the
+order flipped every other round, so that the load of a shared machine weighs on both alike), N
+submissions each way a round on fresh items of a campaign of its own, one thread, in a fresh
+database (bench_<name>, dropped at the end; real data is never touched). Prints each round's
+median time of a submission each way, then the median of the rounds and the difference.
 
-    DATABASE_URL=postgres://... .venv/bin/python benchmarks/bench_rows.py [--rounds 6] [--n 300]
+    DATABASE_URL=postgres://... .venv/bin/python benchmarks/bench_rows.py [--rounds 6] [--n 150]
 """
 
 from __future__ import annotations
@@ -74,21 +75,27 @@ def use(way: str) -> None:
         labels.row_upsert = _orm_row_upsert
 
 
-def one_round(way: str, index: int, n: int) -> list[float]:
+def one_round(index: int, n: int) -> dict[str, list[float]]:
+    """`n` submissions each way, interleaved one by one (rows, orm, rows, ...; the order flipped
+    on odd rounds), so that the machine's load weighs on both ways alike; each way on items of
+    its own campaign, graded by an expert of its own."""
     from django.utils import timezone
 
     from annotation.models import Assignment, Campaign, Grade, Item
     from annotation.services import GradeInput, grade_submit
 
-    slug = f"bench-rows-{way}-{index}"
-    campaign = Campaign.objects.create(slug=slug, name=slug)
-    proofs = make_corpus(n, text="We have x > 1. Hence the claim.")
-    items = Item.objects.bulk_create(Item(campaign=campaign, proof=p) for p in proofs)
-    user = experts(slug, campaign)[0]
+    work = {}
     until = timezone.now() + timedelta(hours=2)
-    Assignment.objects.bulk_create(
-        Assignment(item=item, expert=user, leased_until=until) for item in items
-    )
+    for way in WAYS:
+        slug = f"bench-rows-{way}-{index}"
+        campaign = Campaign.objects.create(slug=slug, name=slug)
+        proofs = make_corpus(n, text="We have x > 1. Hence the claim.")
+        items = Item.objects.bulk_create(Item(campaign=campaign, proof=p) for p in proofs)
+        user = experts(slug, campaign)[0]
+        Assignment.objects.bulk_create(
+            Assignment(item=item, expert=user, leased_until=until) for item in items
+        )
+        work[way] = (campaign, user, items)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     data = {
@@ -96,35 +103,45 @@ def one_round(way: str, index: int, n: int) -> list[float]:
         "comment": "Partial progress.",
         "spans": [{"start": 15, "end": 20, "quote": "Hence", "category": "skipped_steps"}],
     }
-    use(way)
-    times = []
-    for item in items:
-        start = time.perf_counter()
-        grade_submit(item=item, expert=user, data=GradeInput.from_data(data))
-        times.append(time.perf_counter() - start)
-    grades = Grade.objects.filter(item__campaign=campaign).order_by("sequence")
-    assert list(grades.values_list("sequence", flat=True)) == list(range(1, n + 1))
-    assert Item.objects.filter(campaign=campaign, final_label__isnull=False).count() == n
+    order = WAYS if index % 2 == 0 else WAYS[::-1]
+    times: dict[str, list[float]] = {way: [] for way in WAYS}
+    for k in range(n):
+        for way in order:
+            campaign, user, items = work[way]
+            use(way)
+            start = time.perf_counter()
+            grade_submit(item=items[k], expert=user, data=GradeInput.from_data(data))
+            times[way].append(time.perf_counter() - start)
+    for way, (campaign, _, _) in work.items():  # both ways wrote the same rows
+        grades = Grade.objects.filter(item__campaign=campaign).order_by("sequence")
+        assert list(grades.values_list("sequence", flat=True)) == list(range(1, n + 1)), way
+        assert Item.objects.filter(campaign=campaign, final_label__isnull=False).count() == n
     return times
+
+
+WAYS = ("rows", "orm")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=6, help="rounds each way (alternating)")
-    parser.add_argument("--n", type=int, default=300, help="submissions a round")
+    parser.add_argument("--rounds", type=int, default=6, help="rounds (each interleaves both)")
+    parser.add_argument("--n", type=int, default=150, help="submissions each way a round")
     args = parser.parse_args()
     original = connection.settings_dict["NAME"]
     connection.settings_dict.setdefault("TEST", {})["NAME"] = f"bench_{original}"
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
-    medians: dict[str, list[float]] = {"rows": [], "orm": []}
+    medians: dict[str, list[float]] = {way: [] for way in WAYS}
     try:
-        one_round("rows", -1, 50)  # warm-up: caches, the statements' first plans
-        one_round("orm", -1, 50)
+        one_round(-1, 30)  # warm-up: caches, the statements' first plans
         for index in range(args.rounds):
-            for way in ("rows", "orm") if index % 2 == 0 else ("orm", "rows"):
-                median = statistics.median(one_round(way, index, args.n)) * 1000
-                medians[way].append(median)
-                print(f"round {index} {way}: {median:.3f} ms a submission", flush=True)
+            times = one_round(index, args.n)
+            for way in WAYS:
+                medians[way].append(statistics.median(times[way]) * 1000)
+            print(
+                f"round {index}: core.rows {medians['rows'][-1]:.3f} ms, "
+                f"ORM {medians['orm'][-1]:.3f} ms a submission",
+                flush=True,
+            )
     finally:
         use("rows")
         connections.close_all()
@@ -132,7 +149,7 @@ def main() -> None:
     rows_ms, orm_ms = statistics.median(medians["rows"]), statistics.median(medians["orm"])
     print(machine_line())
     print(
-        f"submission without a draft, median of {args.rounds} rounds x {args.n}: "
+        f"submission without a draft, median of {args.rounds} rounds x {args.n} each way: "
         f"core.rows {rows_ms:.3f} ms, ORM bulk_create {orm_ms:.3f} ms; "
         f"core.rows saves {100 * (orm_ms - rows_ms) / orm_ms:.1f}%"
     )

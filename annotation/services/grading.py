@@ -90,12 +90,9 @@ def _replace_spans(grade: Grade, spans: list[SpanInput], *, fresh: bool = False)
         if spans
         else []
     )
-    # the spans as written are the grade's spans (in the model's order): reading them back
-    # costs no query
-    cached = grade.spans.all()
-    cached._result_cache = sorted(written, key=lambda span: (span.start, span.end, span.pk))
-    cached._prefetch_done = True
-    grade._prefetched_objects_cache = {"spans": cached}
+    # the spans as written are the grade's spans (in the model's order, `Grade.span_list`):
+    # reading them back costs no query
+    grade.written_spans = sorted(written, key=lambda span: (span.start, span.end, span.pk))
 
 
 def _lock_item(item: Item) -> Item:
