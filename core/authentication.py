@@ -12,8 +12,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
 from core.roles import remember_roles
-from core.rows import columns, model_from_row
-from core.sql import Table
+from core.sql import Table, columns, model_from_row
 from core.throttles import failed_authentication_count
 
 User = get_user_model()

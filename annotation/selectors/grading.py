@@ -29,8 +29,7 @@ from annotation.models import (
 )
 from annotation.slots import lease_live, open_work_sql
 from core.roles import Role, has_role
-from core.rows import columns, model_from_row
-from core.sql import Table
+from core.sql import Table, columns, model_from_row
 from core.visibility import blind_to_proof
 from problems.models import Problem, Proof, ReferenceSolution
 from rubrics.models import MarkingScheme

@@ -48,7 +48,7 @@ from annotation.services.grade_checks import (
     submitted_conflict,
     written_here,
 )
-from annotation.services.progress import expert_progress_count, grade_insert_counted
+from annotation.services.progress import expert_progress_count
 from annotation.signals import item_judged, judgement_submitted
 from annotation.slots import lease_live_sql
 from core.sql import Table
@@ -365,10 +365,10 @@ def grade_submit(
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
     grade.submit_key = submit_key[:64]
-    if target.grade_id is None:  # the judgement without a draft: one INSERT, no query compiler
-        grade_insert_counted(grade=grade)
+    grade.sequence = expert_progress_count(campaign_id=item.campaign_id, expert_id=expert.pk)
+    if target.grade_id is None:  # the judgement without a draft
+        Grade.objects.bulk_create([grade])
     else:
-        grade.sequence = expert_progress_count(campaign_id=item.campaign_id, expert_id=expert.pk)
         grade.save()
     _replace_spans(grade, data.spans, fresh=target.grade_id is None)
     if target.scheme_status == SchemeStatus.APPROVED:

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from django.db import connection
 
-from annotation.models import ExpertProgress, Grade
-from core.rows import model_insert
+from annotation.models import ExpertProgress
 from core.sql import Table
 
 # One statement: the row's
@@ -21,11 +20,6 @@ RETURNING {_P.submitted}
 """
 
 
-# The count as a WITH clause (PostgreSQL) of the statement that writes the grade too.
-_COUNT_WITH = f"WITH progress AS ({_COUNT_SQL}) "
-_COUNTED = f"(SELECT {_P.submitted} FROM progress)"
-
-
 def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
     """Counts one more submitted grade of the expert in the campaign and returns its place
     (1 = the first): the caller, submitting the grade, stores it as the grade's sequence. One
@@ -33,15 +27,3 @@ def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_COUNT_SQL, [campaign_id, expert_id])
         return cursor.fetchone()[0]
-
-
-def grade_insert_counted(*, grade: Grade) -> None:
-    """Inserts a new submitted `grade` (`core.rows.model_insert`) with its place in its
-    expert's count in one statement: the count's upsert a data-modifying WITH whose result is
-    the grade's sequence."""
-    model_insert(
-        grade,
-        computed={"sequence": _COUNTED},
-        with_sql=_COUNT_WITH,
-        with_params=[grade.item.campaign_id, grade.expert_id],
-    )

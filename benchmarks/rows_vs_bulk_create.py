@@ -1,4 +1,13 @@
-"""Benchmark: does `core/rows.py`'s hand-written INSERT builder buy 10% on the path it serves?
+"""Benchmark: did `core/rows.py`'s hand-written INSERT builder buy 10% on the path it served?
+
+A one-off measurement (not in `make bench`): it answered no (9.9%, below), so core/rows.py's
+writers were replaced by the ORM's bulk_create and removed. It runs on the tree of commit 5c089ee,
+the last with core/rows.py (`git worktree add /tmp/rows 5c089ee`, then run it there).
+
+Measured on 2026-12-02 (2 cores shared with four other sessions, load average 8-9), 6 rounds x
+150 submissions each way: core.rows 44.4 ms, ORM bulk_create 49.3 ms a submission (median of the
+rounds' medians; the machine's load made a submission about ten times its quiet cost): core.rows
+saved 9.9% (5.5% to 11.1% by round, under 10% in 5 of 6 rounds).
 
 Its writers serve one user path: a judgement submitted without a draft (an API client's submit,
 `grade_submit`), which inserts the grade with its place in the expert's count in one statement
@@ -14,7 +23,7 @@ submissions each way a round on fresh items of a campaign of its own, one thread
 database (bench_<name>, dropped at the end; real data is never touched). Prints each round's
 median time of a submission each way, then the median of the rounds and the difference.
 
-    DATABASE_URL=postgres://... .venv/bin/python benchmarks/bench_rows.py [--rounds 6] [--n 150]
+    DATABASE_URL=postgres://... .venv/bin/python benchmarks/rows_vs_bulk_create.py [--rounds 6] [--n 150]
 """
 
 from __future__ import annotations
