@@ -1,4 +1,4 @@
-"""core.queries.read_ahead: a reader of batches run `depth` steps ahead in a thread, on the
+"""core.threads.read_ahead: a reader of batches run `depth` steps ahead in a thread, on the
 caller's connection."""
 
 import time
@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from core.queries import read_ahead
+from core.threads import read_ahead
 from problems.models import Problem
 
 pytestmark = pytest.mark.django_db

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from django.db import DatabaseError, transaction
 
-from core.queries import read_ahead
+from core.threads import read_ahead
 from problems.importers import (
     Issue,
     Progress,
