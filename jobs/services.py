@@ -65,11 +65,11 @@ def _heartbeat_start(kind: JobKind, pk: int) -> Callable[[], None]:
         except DatabaseError as exc:  # e.g. a lock timeout: the next beat tries again
             logger.warning("%s %s: heartbeat not saved: %s", kind.name, pk, exc)
 
+    def last() -> None:  # the heartbeat thread's own connection, looked up in that thread
+        connection.close()
+
     return every(
-        settings.JOB_HEARTBEAT_SECONDS,
-        beat,
-        name=f"heartbeat {kind.name} {pk}",
-        last=connection.close,
+        settings.JOB_HEARTBEAT_SECONDS, beat, name=f"heartbeat {kind.name} {pk}", last=last
     )
 
 
