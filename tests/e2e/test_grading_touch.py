@@ -61,8 +61,8 @@ def test_a_checklist_item_on_a_phone_the_panel_opens_closes_and_submits(
     touch,
     live_server,
     login,
-    graded_setup,
-    screenshot_dir,  # noqa: F811
+    graded_setup,  # noqa: F811 (the fixture imported above)
+    screenshot_dir,
 ):
     campaign, item, expert = graded_setup
     item.proof.text = LONG_PROOF
@@ -98,8 +98,8 @@ def test_a_checklist_item_on_a_tablet_every_control_is_a_24px_target(
     touch,
     live_server,
     login,
-    graded_setup,
-    screenshot_dir,  # noqa: F811
+    graded_setup,  # noqa: F811 (the fixture imported above)
+    screenshot_dir,
 ):
     campaign, item, expert = graded_setup
     page = open_on(touch, TABLET, live_server, login, campaign, expert)
@@ -120,9 +120,9 @@ def test_a_band_item_is_graded_by_touch(
     touch,
     live_server,
     login,
-    band_setup,
+    band_setup,  # noqa: F811 (the fixture imported above)
     screenshot_dir,
-    size,  # noqa: F811
+    size,
 ):
     campaign, item, expert = band_setup
     page = open_on(touch, size, live_server, login, campaign, expert)
