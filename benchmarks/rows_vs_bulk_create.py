@@ -29,25 +29,15 @@ median time of a submission each way, then the median of the rounds and the diff
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import time
 from datetime import timedelta
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-os.environ.setdefault("DEBUG", "false")
-os.environ.setdefault("SECRET_KEY", "benchmark-only")
+from benchdb import machine_line, setup_django
 
-import django  # noqa: E402
-
-django.setup()
+setup_django()
 
 from bench_assignment import experts, make_corpus  # noqa: E402
-from benchdb import machine_line  # noqa: E402
 from django.db import connection, connections  # noqa: E402
 
 

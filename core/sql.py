@@ -42,16 +42,24 @@ class Table:
         return f"{self._alias}.{quoted}" if self._alias else quoted
 
 
+@cache
+def _stored_fields(model) -> tuple:
+    """The fields of `model` that are columns of its table, in the model's order (the public
+    `_meta.get_fields()`, narrowed to the concrete ones but many-to-many: the order
+    `Model.from_db` takes)."""
+    return tuple(f for f in model._meta.get_fields() if f.concrete and not f.many_to_many)
+
+
 def _in_model_order(model, attnames) -> tuple[str, ...]:
     wanted = set(attnames)
-    return tuple(f.attname for f in model._meta.concrete_fields if f.attname in wanted)
+    return tuple(f.attname for f in _stored_fields(model) if f.attname in wanted)
 
 
 @cache
 def columns(model, alias: str, attnames: tuple[str, ...] | None = None) -> tuple[tuple, str]:
     """The attnames of `model` in the model's order (all its concrete columns unless given) and
     the SQL list that selects them from the table aliased `alias`, in that order."""
-    fields = model._meta.concrete_fields
+    fields = _stored_fields(model)
     names = _in_model_order(model, attnames or [f.attname for f in fields])
     column = {f.attname: f.column for f in fields}
     return names, ", ".join(f"{alias}.{connection.ops.quote_name(column[n])}" for n in names)
@@ -60,7 +68,7 @@ def columns(model, alias: str, attnames: tuple[str, ...] | None = None) -> tuple
 @cache
 def _converters(model, attnames: tuple[str, ...]) -> list[tuple]:
     """Per column: the backend's and the field's converters, as the SQL compiler applies them."""
-    by_attname = {f.attname: f for f in model._meta.concrete_fields}
+    by_attname = {f.attname: f for f in _stored_fields(model)}
     found = []
     for name in attnames:
         column = by_attname[name].get_col(model._meta.db_table)

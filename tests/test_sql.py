@@ -53,3 +53,13 @@ def test_some_columns_in_any_order_and_the_rest_deferred():
     assert got.required_judgements == 2
     assert "created_at" in got.get_deferred_fields()
     assert got.created_at == item.created_at  # loaded on first use
+
+
+def test_the_columns_of_every_model_are_the_ones_from_db_takes_in_its_order():
+    """`columns` lists a model's stored fields through the public `_meta.get_fields()`: the
+    order `Model.from_db` takes (its concrete fields), for every model of the project."""
+    from django.apps import apps
+
+    for model in apps.get_models():
+        names, _ = columns(model, "t")
+        assert names == tuple(f.attname for f in model._meta.concrete_fields), model
