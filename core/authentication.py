@@ -21,7 +21,7 @@ User = get_user_model()
 _USER_FIELDS, _ = columns(User, "u", ("id", "username", "is_active", "is_superuser"))
 # the tables of a user's groups, under the aliases both reads use
 _u, _g, _t = Table(User, "u"), Table(Group, "g"), Table(Token, "t")
-_ug = Table(User._meta.get_field("groups").remote_field.through, "ug")
+_ug = Table(User.groups.through, "ug")
 _GROUPS_JOIN = f"""LEFT JOIN {_ug} ON {_ug.user_id} = {_u.id}
 LEFT JOIN {_g} ON {_g.id} = {_ug.group_id}"""
 
