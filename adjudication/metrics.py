@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from itertools import combinations
+from typing import TypeVar
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
@@ -24,6 +26,8 @@ from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from adjudication.services.detection import effective_tolerance
 from annotation.models import Campaign, DoubleDesign, Grade, GradeStatus, Item, SecondOpinion
 from annotation.scales import comparison_scale, on_scale, scale_spec
+
+T = TypeVar("T")
 
 REFERENCE_SOURCES = {LabelSource.AGREEMENT, LabelSource.ADJUDICATION, LabelSource.IMPORTED}
 FIGURES = ("exact", "within", "mad", "kappa")
@@ -181,7 +185,7 @@ def campaign_judgements(campaign: Campaign) -> list[Judgement]:
     ]
 
 
-def item_pairs(judgements: list[Judgement]) -> list[PairRow]:
+def judgement_pairs(judgements: list[Judgement]) -> list[PairRow]:
     by_item: dict[int, list[Judgement]] = defaultdict(list)
     for judgement in judgements:
         by_item[judgement.item_id].append(judgement)
@@ -199,7 +203,7 @@ def campaign_agreement(
     labels = [float(v) for v in spec.values]
     tolerance = effective_tolerance(scale=campaign.scale, tolerance=campaign.tolerance)
     judgements = campaign_judgements(campaign)
-    pairs = item_pairs(judgements)
+    pairs = judgement_pairs(judgements)
     weights, weighting = agreement_weights({p.item_id for p in pairs})
     overall = pair_figures(
         pairs, labels, tolerance, n_resamples=n_resamples, seed=seed, weights=weights
@@ -398,18 +402,24 @@ def _fingerprint(campaign: Campaign) -> str:
     )
 
 
-def campaign_agreement_cached(campaign: Campaign) -> CampaignAgreement:
-    """`campaign_agreement`, kept in the cache until a grade, a label or a gold mark changes
-    (the bootstrap takes a few seconds on thousands of items)."""
+def campaign_figures_cached(campaign: Campaign, kind: str, compute: Callable[[Campaign], T]) -> T:
+    """`compute(campaign)`, kept in the cache under `kind` until a grade, a label or a gold mark
+    of the campaign changes (its fingerprint): the bootstraps behind the agreement and checkpoint
+    figures take seconds on a large campaign."""
     key = (
-        f"adjudication:agreement:{campaign.pk}:"
+        f"adjudication:{kind}:{campaign.pk}:"
         + hashlib.sha256(_fingerprint(campaign).encode()).hexdigest()
     )
     found = cache.get(key)
     if found is None:
-        found = campaign_agreement(campaign)
+        found = compute(campaign)
         cache.set(key, found, timeout=24 * 3600)
     return found
+
+
+def campaign_agreement_cached(campaign: Campaign) -> CampaignAgreement:
+    """`campaign_agreement`, kept in the cache (`campaign_figures_cached`)."""
+    return campaign_figures_cached(campaign, "agreement", campaign_agreement)
 
 
 @dataclass

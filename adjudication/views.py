@@ -22,7 +22,7 @@ from adjudication.checkpoints import (
     CSV_COLUMNS,
     MIN_PROOFS,
     campaign_checkpoint_figures_cached,
-    csv_rows,
+    checkpoint_csv_rows,
 )
 from adjudication.metrics import (
     campaign_agreement_cached,
@@ -344,7 +344,7 @@ def checkpoints_csv(request: HttpRequest, slug: str) -> HttpResponse:
     response["Content-Disposition"] = f'attachment; filename="{slug}-checkpoints.csv"'
     writer = csv.writer(response)
     writer.writerow([name for name, _ in CSV_COLUMNS])
-    for row in csv_rows(campaign_checkpoint_figures_cached(campaign)):
+    for row in checkpoint_csv_rows(campaign_checkpoint_figures_cached(campaign)):
         writer.writerow([csv_safe(cell) if isinstance(cell, str) else cell for cell in row])
     return response
 

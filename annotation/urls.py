@@ -6,7 +6,7 @@ app_name = "annotation"
 
 urlpatterns = [
     path("", campaigns.campaign_list, name="campaigns"),
-    path("new/", campaigns.campaign_create, name="campaign-create"),
+    path("new/", campaigns.campaign_create_view, name="campaign-create"),
     path("items/<id:item_id>/", grading.item_page, name="item"),
     path("items/<id:item_id>/skip/", grading.item_skip, name="item-skip"),
     path(

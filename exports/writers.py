@@ -12,8 +12,6 @@ import csv
 import hashlib
 import io
 import os
-import queue
-import threading
 import uuid
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -24,6 +22,7 @@ from pathlib import Path
 
 import orjson
 
+from core.threads import Behind
 from core.values import csv_safe
 
 SCHEMA_VERSION = 1
@@ -109,44 +108,8 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-class _Behind:
-    """Work done by a thread of its own, a bounded queue behind the caller: `put` hands it an
-    item (raising the failure of an earlier one), `close` lets it finish, `check` raises its
-    failure. Hashing, file writes and Arrow release the interpreter lock, so on a second core the
-    work overlaps the caller's encoding; the queue's bound keeps memory flat. After a failure the
-    rest is taken and dropped, so the caller never waits on a full queue."""
-
-    def __init__(self, work: Callable[[object], object], *, bound: int, name: str):
-        self.work = work
-        self.items: queue.Queue = queue.Queue(maxsize=bound)
-        self.failure: BaseException | None = None
-        self.thread = threading.Thread(target=self._drain, name=name, daemon=True)
-        self.thread.start()
-
-    def _drain(self) -> None:
-        while (item := self.items.get()) is not None:
-            if self.failure is None:
-                try:
-                    self.work(item)
-                except BaseException as exc:  # handed to the caller by put() or check()
-                    self.failure = exc
-
-    def check(self) -> None:
-        if self.failure is not None:
-            raise self.failure
-
-    def put(self, item: object) -> None:
-        self.check()
-        self.items.put(item)
-
-    def close(self) -> None:
-        if self.thread.is_alive():
-            self.items.put(None)
-            self.thread.join()
-
-
 class _HashingFile(io.RawIOBase):
-    """A file written and hashed a few MiB behind the caller (`_Behind`): the SHA-256 of a large
+    """A file written and hashed a few MiB behind the caller (`core.threads.Behind`): the SHA-256 of a large
     JSONL export cost as much CPU as writing it. Used under an io.BufferedWriter (1 MiB
     writes)."""
 
@@ -154,7 +117,7 @@ class _HashingFile(io.RawIOBase):
         super().__init__()
         self.handle = path.open("wb", buffering=0)
         self.digest = hashlib.sha256()
-        self.behind = _Behind(self._write, bound=4, name="export-writer")
+        self.behind = Behind(self._write, bound=4, name="export-writer")
 
     def _write(self, chunk: bytes) -> None:
         self.handle.write(chunk)
@@ -365,7 +328,7 @@ def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
             grouped = pending_bytes = 0
 
     with pq.ParquetWriter(temp, schema, compression="snappy", memory_pool=pool) as writer:
-        behind = _Behind(
+        behind = Behind(
             lambda group: writer.write_table(table_of(*group)), bound=2, name="export-parquet"
         )
         try:

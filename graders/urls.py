@@ -7,7 +7,7 @@ from graders import views
 
 urlpatterns = [
     path("evaluations/", views.evaluation_list, name="evaluations"),
-    path("evaluations/run/", views.evaluation_run, name="evaluation_run"),
+    path("evaluations/run/", views.evaluation_run_view, name="evaluation_run"),
     path("evaluations/<id:evaluation_id>/", views.evaluation_detail, name="evaluation"),
     path(
         "evaluations/<id:evaluation_id>/retry/",

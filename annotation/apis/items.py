@@ -50,7 +50,7 @@ class GradeOutput(SharedFields, serializers.Serializer):
     submitted_at = serializers.DateTimeField(allow_null=True)
     updated_at = serializers.DateTimeField()
     scheme = serializers.IntegerField(source="scheme_id", allow_null=True)
-    spans = GradeSpanOutput(many=True, source="spans.all")
+    spans = GradeSpanOutput(many=True, source="span_list")
     submit_key = serializers.CharField(
         help_text="The idempotency key of the submission that was stored (a page that lost an "
         "answer finds its own submission by it)."

@@ -113,6 +113,13 @@ class Grade(models.Model):
     def is_submitted(self) -> bool:
         return self.status == GradeStatus.SUBMITTED
 
+    @property
+    def span_list(self) -> list:
+        """The grade's error spans in their order: as the write that just made them left them
+        on this instance (`written_spans`, no query), else read (from a prefetch if any)."""
+        written = self.__dict__.get("written_spans")
+        return list(self.spans.all()) if written is None else written
+
 
 class ErrorSpan(models.Model):
     grade = models.ForeignKey(Grade, on_delete=models.CASCADE, related_name="spans")

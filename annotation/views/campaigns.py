@@ -35,7 +35,7 @@ def campaign_list(request):
 
 
 @role_required(Role.ADMIN)
-def campaign_create(request):
+def campaign_create_view(request):
     form = CampaignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)

@@ -30,7 +30,8 @@ from django.db.models.functions import Coalesce, NullIf
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
 from annotation.scales import DEFAULT_CUTS, SCALES
-from core.queries import of_ids, read_ahead
+from core.queries import of_ids
+from core.threads import read_ahead
 from exports.writers import Field
 from problems.models import Problem
 from problems.selectors import first_references

@@ -24,7 +24,7 @@ def _filters_from(request) -> selectors.ProblemFilters:
 
 
 @role_required(*ALL_ROLES)
-def problem_list(request):
+def problem_list_page(request):
     filters = _filters_from(request)
     paginator = Paginator(selectors.problem_list(filters=filters), PAGE_SIZE)
     page = paginator.get_page(request.GET.get("page"))
@@ -42,7 +42,7 @@ def problem_list(request):
 
 
 @role_required(*ALL_ROLES)
-def problem_detail(request, external_id):
+def problem_detail_page(request, external_id):
     problem = selectors.problem_detail(
         external_id=external_id, blind=holds_blind_work(request.user)
     )
@@ -57,7 +57,7 @@ def problem_detail(request, external_id):
 
 
 @role_required(*ALL_ROLES)
-def proof_detail(request, proof_id):
+def proof_detail_page(request, proof_id):
     proof = selectors.proof_detail(proof_id=proof_id)
     previous_id, next_id = selectors.proof_siblings(
         proof=proof, blind=holds_blind_work(request.user)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from adjudication.agreement import krippendorff_alpha_ordinal
+from adjudication.agreement import krippendorff_alpha_ordinal, spearman
 from adjudication.checkpoints import (
     CSV_COLUMNS,
     TOO_FEW_DOUBLE,
@@ -24,7 +24,6 @@ from adjudication.checkpoints import (
     coincidence_rows,
     ordinal_alpha_rows,
     percent_agreement,
-    spearman,
 )
 from annotation.models import Campaign, Item
 from tests.annotation.factories import approved_scheme
