@@ -29,7 +29,7 @@ from django.db.models.functions import Coalesce, NullIf
 
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
-from annotation.scales import DEFAULT_CUTS, SCALES
+from annotation.scales import DEFAULT_CUTS, scale_spec
 from core.queries import of_ids, read_ahead
 from exports.writers import Field
 from problems.models import Problem, ProblemStatement
@@ -302,7 +302,7 @@ def _with_agreement(qs: QuerySet, campaign: Campaign, minimum: float, item_ref: 
         .annotate(n=Count("id"))
         .values("n")
     )
-    spec = SCALES[campaign.scale]
+    spec = scale_spec(campaign.scale)
     scale_range = spec.max - spec.min
     allowed = (Decimal(1) - Decimal(str(minimum))) * scale_range
     return qs.annotate(_spread=Subquery(spread), _n=Subquery(count)).filter(

@@ -58,6 +58,7 @@ COLUMNS = (
     "route_uncertainty",
     "label_confidence",
     "statement_version",
+    "native_rating",
     # how the export's item was chosen (exports' sampling design columns)
     "chosen_by",
     "inclusion_probability",
