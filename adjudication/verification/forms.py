@@ -6,7 +6,7 @@ from decimal import Decimal
 from django import forms
 
 from adjudication.verification import selectors as loop_selectors
-from annotation.selectors_campaign import proof_selection
+from annotation.selectors import proof_selection
 from core.forms import OneChoicePreselected
 
 

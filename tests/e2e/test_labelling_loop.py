@@ -87,7 +87,7 @@ def test_admin_runs_the_loop_and_audits_it(
     page.wait_for_selector("#run-progress[data-status=succeeded]", timeout=90_000)
     runs = list(LabellingRun.objects.order_by("pk"))
     assert len(runs) == 2 and runs[0].auto_campaign_id == runs[1].auto_campaign_id
-    labelled = LabellingOutcome.objects.filter(outcome="labelled").values_list("proof_id")
+    labelled = LabellingOutcome.objects.filter(decision="labelled").values_list("proof_id")
     # a proof labelled twice keeps one item, with the later label
     assert Item.objects.filter(campaign_id=runs[0].auto_campaign_id).count() == len(set(labelled))
     page.goto(first_run)
