@@ -4,7 +4,7 @@ between them (no database), and the scales a grader's predictions come on (`Pred
 - "0-7": integers 0..7 (ProofBench, MathArena).
 - "0-0.5-1": DeepSeekMath-V2's verification and meta-verification scores.
 - "1-4": RefGrader's scale, mapped onto 0-7 by m(x) = 2x - 1.
-- any other integer range "a-b" (0 <= a < b <= 100; "0-10" Putnam's, "0-21" CMO's, the two
+- any other integer range "a-b" (0 <= a < b <= 50; "0-10" Putnam's, "0-21" CMO's, the two
   offered by name): its integers, mapped onto 0-7 linearly, x -> 7 (x - a) / (b - a), and onto
   0 / 0.5 / 1 by the nearest value of the range and the cut points scaled onto it (with the
   default cuts 5 and 7: 0-10 has 10 -> 1, 8-9 -> 0.5, 0-7 -> 0; 0-21 has 21 -> 1, 15-20 -> 0.5,
@@ -53,7 +53,7 @@ class Scale(TextChoices):
 
 
 RANGE_RE = re.compile(r"^(\d{1,3})-(\d{1,3})$")
-RANGE_MAX = 100  # the widest range a campaign may use (0-100)
+RANGE_MAX = 50  # the widest range a campaign may use (0-50: the scores fit the tables' columns)
 
 
 class PredictionScale(TextChoices):

@@ -6,6 +6,7 @@ import csv
 import json
 
 import pytest
+from django.urls import reverse
 
 from problems.models import Problem, ProblemStatement, Proof
 from problems.services import corpus_import
@@ -147,3 +148,24 @@ def test_admins_see_the_earlier_and_alternative_statements_and_a_proof_its_own(t
 
     client.force_login(expert)
     assert 'id="statement-history"' not in client.get("/problems/PB-Advanced-005/").content.decode()
+
+
+def test_the_grading_page_and_the_api_show_the_statement_the_proof_was_rated_against(
+    tmp_path, client
+):
+    from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
+
+    corpus_import(path=deepseek_outputs(tmp_path), fmt="deepseek")
+    corpus_import(path=proofbench_csv(tmp_path), fmt="imobench")
+    proof = Proof.objects.get(problem__external_id="PB-Advanced-005")
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, proof=proof)
+    expert = expert_in(campaign)
+    client.force_login(expert)
+    page_url = client.post(reverse("annotation:next", args=[campaign.slug])).url
+    html = client.get(page_url).content.decode()
+    pane = html[html.index('id="pane-problem"') :][:1500]
+    assert "(0, \\pi)" in pane and "2\\pi" not in pane
+    assert "statement version 1, the one this proof was rated against" in pane
+    body = client.get(f"/api/v1/items/{item.pk}/").json()
+    assert body["item"]["statement"] == CORRECTED and body["item"]["statement_version"] == 1
