@@ -12,7 +12,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('problems', '0008_verdict_only_from_a_kept_contract'),
+        ('problems', '0009_picture'),
     ]
 
     operations = [
