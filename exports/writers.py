@@ -415,6 +415,9 @@ def render_card(
         out.write("None: every final label of the campaign.\n")
     out.write("\n## Scale and conversions\n\n")
     out.write(f"Campaign scale: {manifest.get('scale')}.\n")
+    maps = manifest.get("scale_maps") or {}
+    if maps:
+        out.write(f"\n- Onto 0-7: {maps['to_0_7']}.\n- Onto 0 / 0.5 / 1: {maps['to_ternary']}.\n\n")
     conversions = manifest.get("conversions") or []
     if conversions:
         for conversion in conversions:

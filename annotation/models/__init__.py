@@ -2,8 +2,8 @@
 
 Writes go through annotation.services; reads through annotation.selectors. The invariants that a
 database can hold are constraints here: one grade per (item, expert), one assignment per (item,
-expert), one item per (campaign, proof, analysis), scores within 0-7 (every campaign scale lies
-inside it), span offsets ordered.
+expert), one item per (campaign, proof, analysis), scores within 0-50 (every campaign scale lies
+inside it: annotation.scales.RANGE_MAX), span offsets ordered.
 
 A package by sub-domain: `campaigns` (campaigns, members, items), `assignment`, `grading`
 (grades, spans, revisions, progress), `review` (analysis review), `second_opinion`; every model

@@ -134,10 +134,12 @@ def _solutions(*, problem_id: int) -> list[ReferenceSolution]:
         return [model_from_row(ReferenceSolution, names, row) for row in cursor.fetchall()]
 
 
-_PROOF = ("id", "problem_id", "text")
+# statement_id: the statement the proof was rated against, when not its problem's current
+# one (problems.models.Proof.statement_text reads it only then)
+_PROOF = ("id", "problem_id", "text", "statement_id")
 
 
-_PROBLEM = ("id", "external_id", "statement")
+_PROBLEM = ("id", "external_id", "statement", "statement_version")
 
 
 _SCHEME = ("id", "version", "structure")

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import Campaign, Item
+from annotation.scales import conversions as scale_conversions
 from core.broker import broker_require
 from core.files import stored_file_put, stored_folder_delete
 from core.roles import Role, has_role
@@ -90,6 +91,9 @@ def dataset_write(
         "file_type": file_type,
         "campaign": campaign.slug,
         "scale": campaign.scale,
+        # the campaign scale's maps onto 0-7 and onto 0 / 0.5 / 1 (with the export's cut
+        # points), whether or not this format applies them: `conversions` lists those it did
+        "scale_maps": scale_conversions(campaign.scale, options.cuts),
         "task_kind": campaign.task_kind,
         "created_at": timezone.now().isoformat(),
         "filters": options.to_dict(),

@@ -5,7 +5,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 
 from core.http import page_or_fragment, wants_fragment
-from core.roles import ALL_ROLES, role_required
+from core.roles import ALL_ROLES, Role, has_role, role_required
 from core.visibility import blind_among, blind_to_evaluations, blind_to_proof, holds_blind_work
 from problems import selectors
 
@@ -49,11 +49,10 @@ def problem_detail_page(request, external_id):
     held = blind_among(request.user, [proof.pk for proof in problem.proofs.all()])
     for proof in problem.proofs.all():
         proof.held_blind = proof.pk in held
-    return render(
-        request,
-        "problems/problem_detail.html",
-        {"problem": problem, "blind": blind_to_evaluations(request.user)},
-    )
+    context = {"problem": problem, "blind": blind_to_evaluations(request.user)}
+    if has_role(request.user, Role.ADMIN):
+        context["statements"] = selectors.problem_statements(problem=problem)
+    return render(request, "problems/problem_detail.html", context)
 
 
 @role_required(*ALL_ROLES)
