@@ -14,10 +14,13 @@ from django.urls import reverse
 from adjudication.models import FinalLabel
 from adjudication.services.labels import final_label_set
 from annotation.models import Item
-from estimation.models import RaterModelFit
+from estimation.models import RaterModelFit, RaterModelRefit
 from estimation.routing.services import campaign_routing_set
 from estimation.services.confidence import campaign_rater_model_fit, rater_model_store
 from estimation.services.intervals import campaign_score_intervals
+from estimation.services.refit import rater_model_refit_run
+from jobs.models import JobStatus
+from jobs.services import task_by_name
 from tests.annotation.factories import CampaignFactory, ItemFactory
 from tests.exports.factories import graded_by_experts_and_graders
 from tests.factories import UserFactory
@@ -90,9 +93,9 @@ def test_agreement_page_and_api_show_the_confidence_and_each_raters_matrix(
     client.force_login(admin)
     page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
     assert "No rater model fitted yet" in page
-    response = client.post(reverse("exports:rater_model_fit", args=[campaign.slug]), follow=True)
-    page = response.content.decode()
-    assert "Rater model fitted over" in page and 'id="rater-confusions"' in page
+    campaign_rater_model_fit(campaign_id=campaign.pk)  # what the queued refit does, in a worker
+    page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
+    assert 'id="rater-confusions"' in page
     assert page.count('rater-confusion"') == 3 and "overconfident" in page
     labels = client.get(reverse("adjudication:labels", args=[campaign.slug])).content.decode()
     assert "Confidence" in labels
@@ -100,8 +103,71 @@ def test_agreement_page_and_api_show_the_confidence_and_each_raters_matrix(
     model = body["rater_model"]
     assert model["with_confidence"] == 24 and len(model["raters"]) == 3
     assert len(model["raters"][0]["confusion"]) == 3
-    refit = api_client_for(admin).post(reverse("api-rater-model-fit", args=[campaign.slug]))
-    assert refit.status_code == 200 and refit.json()["labels"] == 24
+
+
+def _refit_messages(monkeypatch) -> list:
+    """The refit task's messages, recorded instead of sent (no worker here): [(args, countdown)]."""
+    found = []
+    task = type(task_by_name("estimation.rater_model_refit"))
+    monkeypatch.setattr(
+        task,
+        "apply_async",
+        lambda self, args, countdown=None, **kw: found.append((args, countdown)),
+    )
+    return found
+
+
+def test_the_fit_button_and_api_queue_the_debounced_refit_and_never_fit_in_the_request(
+    client, api_client_for, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    settings.RATER_MODEL_REFIT_DEBOUNCE_SECONDS = 7
+    sent = _refit_messages(monkeypatch)
+    campaign = graded_by_experts_and_graders()
+    RaterModelRefit.objects.filter(campaign=campaign).delete()  # the factory's own changes
+    admin = UserFactory(roles=["admin"])
+    client.force_login(admin)
+    url = reverse("exports:rater_model_fit", args=[campaign.slug])
+    dashboard = reverse("adjudication:dashboard", args=[campaign.slug])
+
+    # a plain form post: queued, back to the page, which says so and polls
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, follow=True)
+    page = response.content.decode()
+    assert "Refit queued: it runs in the background" in page
+    assert not RaterModelFit.objects.filter(campaign=campaign).exists()  # nothing fitted here
+    refit = RaterModelRefit.objects.get(campaign=campaign)
+    assert (refit.status, refit.reason) == (JobStatus.PENDING, "asked by an admin")
+    assert sent == [((refit.pk,), 7)]  # the same debounced job a change queues
+    assert 'data-state="queued"' in page and 'hx-trigger="every 2s"' in page
+    assert "Refit queued</button>" in page and "disabled" in page
+
+    # htmx: the button's answer is the fit's state alone; a second press joins the waiting refit
+    with django_capture_on_commit_callbacks(execute=True):
+        fragment = client.post(url, headers={"HX-Request": "true"})
+    body = fragment.content.decode()
+    assert fragment.status_code == 200 and body.startswith('<div id="fit-status"')
+    assert "refit queued" in body and "<h2" not in body
+    assert RaterModelRefit.objects.get(campaign=campaign).changes == 2 and len(sent) == 1
+
+    # the poll while it runs, then after it landed: htmx is asked to reload the page
+    RaterModelRefit.objects.filter(pk=refit.pk).update(status=JobStatus.RUNNING)
+    poll = client.get(dashboard, {"fit_status": "1"}, headers={"HX-Request": "true"})
+    assert 'data-state="running"' in poll.content.decode() and "HX-Refresh" not in poll
+    assert "Fitting" in poll.content.decode()
+    rater_model_refit_run(refit_id=refit.pk)
+    poll = client.get(dashboard, {"fit_status": "1"}, headers={"HX-Request": "true"})
+    assert poll["HX-Refresh"] == "true" and 'data-state="current"' in poll.content.decode()
+    assert "hx-trigger" not in poll.content.decode()
+    assert client.get(dashboard, {"fit_status": "maybe"}).status_code == 400
+
+    # the API: 202 with the refit's state, no fit in the request
+    fitted_at = RaterModelFit.objects.get(campaign=campaign).fitted_at
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api_client_for(admin).post(reverse("api-rater-model-fit", args=[campaign.slug]))
+    assert answer.status_code == 202
+    assert answer.json()["state"] == "queued" and answer.json()["refit"] is not None
+    assert "refit queued" in answer.json()["fit_age"]
+    assert RaterModelFit.objects.get(campaign=campaign).fitted_at == fitted_at
     expert = UserFactory(roles=["expert"])
     assert (
         api_client_for(expert)
