@@ -335,3 +335,28 @@ def test_a_fit_made_before_calibration_was_measured_says_so(campaign, client):
     client.force_login(UserFactory(roles=["admin"]))
     page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
     assert "made before calibration was measured" in page
+
+
+def test_the_automatic_posteriors_routing_reads_are_tempered_as_the_labels_are(campaign):
+    """Routing and adaptive double-scoring read a proof's posterior from its automatic
+    judgements alone; a fit that softened (or sharpened) its posteriors by a temperature
+    softens these too, so routing reads the same confidence the labels state."""
+    import numpy as np
+
+    from estimation.services.confidence import automatic_posteriors
+
+    campaign_rater_model_fit(campaign_id=campaign.pk)
+    proof_ids = list(Item.objects.filter(campaign=campaign).values_list("proof_id", flat=True))
+    RaterModelFit.objects.filter(campaign=campaign).update(temperature=1.0)
+    plain = automatic_posteriors(campaign, proof_ids)
+    assert plain
+    RaterModelFit.objects.filter(campaign=campaign).update(temperature=2.0)
+    soft = automatic_posteriors(campaign, proof_ids)
+    assert soft.keys() == plain.keys()
+    for proof_id, found in plain.items():
+        expected = np.sqrt(np.clip(found.posterior, 1e-10, None))  # posterior^(1/2), normalised
+        expected /= expected.sum()
+        np.testing.assert_allclose(soft[proof_id].posterior, expected, atol=1e-9)
+        assert soft[proof_id].verifier_class == found.verifier_class
+    sharp = plain[next(iter(plain))].posterior
+    assert max(soft[next(iter(plain))].posterior) <= max(sharp) + 1e-12
