@@ -37,6 +37,9 @@ class ScoreIntervalOutput(serializers.Serializer):
     lam = serializers.FloatField(
         required=False, help_text="Active PPI: the weight on the automatic scores (0-1)."
     )
+    clipped = serializers.BooleanField(
+        help_text="Cut to the scale's range (it reached past an end; the cut keeps coverage)."
+    )
 
 
 class GeneratorScoreOutput(serializers.Serializer):
