@@ -423,7 +423,7 @@ def campaign_agreement_cached(campaign: Campaign) -> CampaignAgreement:
     """`campaign_agreement`, kept in the cache until a grade, a label or a gold mark changes
     (the bootstrap takes a few seconds on thousands of items)."""
     key = (
-        f"adjudication:agreement:{campaign.pk}:"
+        f"adjudication:agreement:v2:{campaign.pk}:"  # v2: per pair and week weighted
         + hashlib.sha256(_fingerprint(campaign).encode()).hexdigest()
     )
     found = cache.get(key)
