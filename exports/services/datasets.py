@@ -104,6 +104,7 @@ def dataset_write(
         ],
         "files": {out.name: {"rows": data.rows, "size": data.size, "sha256": data.sha256}},
     }
+    manifest["label_confidence"] = label_confidence_manifest(campaign)
     title = f"{campaign.name}: {fmt} dataset"
     card = render_card(
         title=title,
@@ -121,6 +122,34 @@ def dataset_write(
     with_manifest = manifest_bytes(manifest)
     write_text_atomic(manifest_path, with_manifest.decode("utf-8"))
     return manifest
+
+
+def label_confidence_manifest(campaign: Campaign) -> dict | None:
+    """What the rows' `label_confidence` rests on: the fit (model, when), the calibration
+    measured on its held-out cases and whether that backs the confidences (`checked`; when not,
+    the `caveat` the card states). None before any fit."""
+    from estimation.models import RaterModelFit
+    from estimation.selectors import confidence_standing
+
+    fit = RaterModelFit.objects.filter(campaign=campaign).first()
+    if fit is None:
+        return None
+    calibration = fit.calibration or {}
+    checked, caveat = confidence_standing(calibration)
+    return {
+        "model": fit.model,
+        "fitted_at": fit.fitted_at.isoformat(),
+        "temperature": fit.temperature,
+        "heldout_cases": calibration.get("cases", 0),
+        "ece": calibration.get("ece"),
+        "ece_interval": (
+            [calibration.get("ece_low"), calibration.get("ece_high")]
+            if calibration.get("ece") is not None
+            else None
+        ),
+        "checked": checked,
+        "caveat": caveat,
+    }
 
 
 def _shorten(row: dict, limit: int = 160) -> dict:

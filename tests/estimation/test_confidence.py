@@ -360,3 +360,54 @@ def test_the_automatic_posteriors_routing_reads_are_tempered_as_the_labels_are(c
         assert soft[proof_id].verifier_class == found.verifier_class
     sharp = plain[next(iter(plain))].posterior
     assert max(soft[next(iter(plain))].posterior) <= max(sharp) + 1e-12
+
+
+def test_confidences_too_few_cases_back_are_marked_unchecked_on_pages_api_and_card(
+    campaign, client, api_client_for, tmp_path
+):
+    """Six held-out cases cannot measure a calibration: the agreement, labels and case pages,
+    the API and the export's manifest and card state the caveat beside the confidences; once
+    enough cases back them, none of them does."""
+    import json
+
+    from exports.formats import ExportOptions
+    from exports.services import dataset_write
+    from exports.services.datasets import companion_paths
+
+    campaign_rater_model_fit(campaign_id=campaign.pk)
+    fit = RaterModelFit.objects.get(campaign=campaign)
+    assert not fit.calibration["enough"] and fit.calibration["cases"] == 6
+    admin = UserFactory(roles=["admin"])
+    client.force_login(admin)
+    agreement = reverse("adjudication:dashboard", args=[campaign.slug])
+    labels = reverse("adjudication:labels", args=[campaign.slug])
+    for url in (agreement, labels):
+        page = client.get(url).content.decode()
+        assert 'id="confidence-caveat"' in page and "Unchecked: 6 held-out cases" in page
+        assert ">unchecked</span>" in page
+    body = api_client_for(admin).get(reverse("api-campaign-agreement", args=[campaign.slug]))
+    model = body.json()["rater_model"]
+    assert model["confidence_checked"] is False
+    assert "not as probabilities" in model["confidence_caveat"]
+    out = tmp_path / "dv.jsonl"
+    manifest = dataset_write(
+        campaign=campaign, fmt="dv", file_type="jsonl", options=ExportOptions(), out=out
+    )
+    found = manifest["label_confidence"]
+    assert found["checked"] is False and found["heldout_cases"] == 6 and found["ece"] is None
+    manifest_path, card_path = companion_paths(out)
+    assert json.loads(manifest_path.read_text())["label_confidence"]["caveat"] == found["caveat"]
+    card = card_path.read_text()
+    assert "## Label confidence" in card and "**Unchecked: 6 held-out cases" in card
+
+    # enough held-out cases (as a larger campaign has): checked, and no caveat anywhere
+    calibration = dict(fit.calibration, enough=True, cases=40, ece=0.031, ece_low=0.01)
+    RaterModelFit.objects.filter(pk=fit.pk).update(calibration=dict(calibration, ece_high=0.06))
+    for url in (agreement, labels):
+        page = client.get(url).content.decode()
+        assert 'id="confidence-caveat"' not in page and ">unchecked</span>" not in page
+    body = api_client_for(admin).get(reverse("api-campaign-agreement", args=[campaign.slug]))
+    assert body.json()["rater_model"]["confidence_checked"] is True
+    dataset_write(campaign=campaign, fmt="dv", file_type="jsonl", options=ExportOptions(), out=out)
+    card = companion_paths(out)[1].read_text()
+    assert "Expected calibration error 0.031 [0.010, 0.060]" in card and "Unchecked" not in card
