@@ -420,6 +420,28 @@ whole campaign's agreement when double-scoring was adaptive.
 """
 
 
+def checkpoints_card(found: dict | None) -> str:
+    """The card's section on the checkpoints file (or why there is none)."""
+    from adjudication.checkpoints import CSV_COLUMNS
+
+    if not found:
+        return (
+            "\n## Checkpoints\n\nNo checkpoints file: no grade of the campaign used a marking "
+            "scheme's checklist.\n"
+        )
+    lines = [
+        "\n## Checkpoints\n",
+        f"`{found['file']}` ({found['rows']} rows, sha256 `{found['sha256']}`): one row per "
+        "checkpoint of each marking scheme version the grades used: how well double-scorers "
+        "agree on its award and how well its award separates proofs by their final label, each "
+        "with a 95% bootstrap interval over the scheme's proofs (the checkpoints page's CSV). "
+        "A figure below its minimum of proofs is empty and `note` says why.\n",
+        "| column | meaning |\n|---|---|",
+    ]
+    lines += [f"| `{name}` | {meaning} |" for name, meaning in CSV_COLUMNS]
+    return "\n".join(lines) + "\n"
+
+
 def confidence_card(found: dict | None) -> str:
     """The card's section on `label_confidence`: what it is, the fit and its measured
     calibration, and the caveat where too few held-out cases back it."""
@@ -466,6 +488,7 @@ def render_card(
         out.write(DESIGN_CARD)
     if any(f.name == "label_confidence" for f in fields):
         out.write(confidence_card(manifest.get("label_confidence")))
+    out.write(checkpoints_card(manifest.get("checkpoints")))
     out.write("\n## Counts\n\n")
     for key, value in manifest.get("counts", {}).items():
         out.write(f"- {key}: {value}\n")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import tempfile
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from annotation.models import Campaign, Item
 from core.broker import broker_require
 from core.files import stored_file_put, stored_folder_delete
 from core.roles import Role, has_role
+from core.values import csv_safe
 from core.visibility import ensure_not_blind
 from exports.formats import ExportError, ExportOptions, plan_for
 from exports.models import ExportJob, FileType, JobStatus
@@ -42,6 +44,37 @@ def companion_paths(data_path: PurePath) -> tuple[PurePath, PurePath]:
         data_path.with_name(f"{data_path.name}.manifest.json"),
         data_path.with_name(f"{data_path.name}.README.md"),
     )
+
+
+def checkpoints_path(data_path: PurePath) -> PurePath:
+    """The checkpoint figures that go beside a data file (`x.jsonl.checkpoints.csv`), written
+    when the campaign's grades used a marking scheme's checklist."""
+    return data_path.with_name(f"{data_path.name}.checkpoints.csv")
+
+
+def export_paths(data_path: PurePath) -> tuple[PurePath, ...]:
+    """Every file an export may write: the data, its manifest and card, and its checkpoints."""
+    return (data_path, *companion_paths(data_path), checkpoints_path(data_path))
+
+
+def checkpoints_write(*, campaign: Campaign, path: Path) -> dict | None:
+    """Writes the campaign's checkpoint figures (adjudication.checkpoints: agreement on each
+    checkpoint's award and its discrimination, with intervals; the same rows as the checkpoints
+    page's CSV) to `path`, and returns its manifest entry; None (and no file) when no grade used
+    a scheme's checklist."""
+    import csv
+
+    from adjudication.checkpoints import CSV_COLUMNS, campaign_checkpoint_figures_cached, csv_rows
+
+    rows = csv_rows(campaign_checkpoint_figures_cached(campaign))
+    if not rows:
+        return None
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow([name for name, _ in CSV_COLUMNS])
+    writer.writerows([csv_safe(c) if isinstance(c, str) else c for c in row] for row in rows)
+    result = write_text_atomic(path, text.getvalue())
+    return {"rows": len(rows), "size": result.size, "sha256": result.sha256}
 
 
 def dataset_write(
@@ -105,6 +138,11 @@ def dataset_write(
         "files": {out.name: {"rows": data.rows, "size": data.size, "sha256": data.sha256}},
     }
     manifest["label_confidence"] = label_confidence_manifest(campaign)
+    checkpoints = checkpoints_path(out)
+    found = checkpoints_write(campaign=campaign, path=checkpoints)
+    manifest["checkpoints"] = None if found is None else {"file": checkpoints.name, **found}
+    if found is not None:
+        manifest["files"][checkpoints.name] = found
     title = f"{campaign.name}: {fmt} dataset"
     card = render_card(
         title=title,
@@ -268,8 +306,9 @@ def export_run(*, job_id: int) -> ExportJob:
                 on_total=on_total,
                 on_progress=on_progress,
             )
-            for local in (out, *companion_paths(out)):
-                stored_file_put(local, str(stored / local.name))
+            for local in export_paths(out):
+                if local.exists():  # the checkpoints file only where schemes were used
+                    stored_file_put(local, str(stored / local.name))
     except _Superseded:
         logger.warning("export %s: taken over by a later run, this one stops", job.pk)
         return ExportJob.objects.get(pk=job.pk)
@@ -311,7 +350,9 @@ def export_file_open(job: ExportJob, part: str) -> tuple[IO[bytes], str]:
         raise ExportError("this export has no file yet")
     data = PurePosixPath(job.file)
     manifest, card = companion_paths(data)
-    name = str({"data": data, "manifest": manifest, "card": card}[part])
+    parts = {"data": data, "manifest": manifest, "card": card}
+    parts["checkpoints"] = checkpoints_path(data)
+    name = str(parts[part])
     if part != "data" and not default_storage.exists(name):
         # jobs finished before companions took the data file's whole name: STEM.manifest.json
         stem = data.name.rsplit(".", 1)[0]
