@@ -21,6 +21,7 @@ from adjudication.checkpoints import (
     AMBIGUOUS_ALPHA,
     CSV_COLUMNS,
     MIN_PROOFS,
+    ROUGH_BELOW,
     campaign_checkpoint_figures_cached,
     csv_rows,
 )
@@ -355,6 +356,7 @@ def checkpoints(request: HttpRequest, slug: str) -> HttpResponse:
         "columns": CSV_COLUMNS,
         "min_proofs": MIN_PROOFS,
         "ambiguous_alpha": AMBIGUOUS_ALPHA,
+        "rough_below": ROUGH_BELOW,
     }
     return render(request, "adjudication/checkpoints.html", context)
 
