@@ -39,9 +39,8 @@ class AdjudicationConfig(AppConfig):
                 "labelling",
                 "adjudication.LabellingOutcome",
                 "adjudication.tasks.labelling_outcome_job",
-                (JobStatus.PENDING,),
+                (JobStatus.PENDING, JobStatus.RETRYING),
                 fail=_labelling_fail,
-                status_field="outcome",
             )
         )
 

@@ -390,22 +390,21 @@ class LabellingRun(models.Model):
         )
 
 
-class LoopOutcome(models.TextChoices):
-    PENDING = "pending", "Waiting"
-    RUNNING = "running", "Running"
+class LoopDecision(models.TextChoices):
+    """What the loop decided for a proof whose job succeeded."""
+
     LABELLED = "labelled", "Labelled automatically"
     ROUTED = "routed", "Routed to experts"
-    FAILED = "failed", "Failed"
 
 
 class LabellingOutcome(JobLiveness):
-    """What the loop decided for one proof of a run, and why."""
+    """What the loop decided for one proof of a run, and why: a job like every other (its state
+    the one JobStatus), whose success carries a decision."""
 
     run = models.ForeignKey(LabellingRun, on_delete=models.CASCADE, related_name="outcomes")
     proof = models.ForeignKey("problems.Proof", on_delete=models.CASCADE, related_name="+")
-    outcome = models.CharField(
-        max_length=10, choices=LoopOutcome.choices, default=LoopOutcome.PENDING
-    )
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.PENDING)
+    decision = models.CharField(max_length=10, choices=LoopDecision.choices, blank=True)
     label = models.DecimalField(max_digits=2, decimal_places=1, null=True, blank=True)
     reason = models.TextField(blank=True)
     item = models.ForeignKey(
@@ -426,8 +425,21 @@ class LabellingOutcome(JobLiveness):
     class Meta:
         ordering = ["run_id", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "proof"], name="labelling_outcome_unique")
+            models.UniqueConstraint(fields=["run", "proof"], name="labelling_outcome_unique"),
+            models.CheckConstraint(
+                condition=Q(status=JobStatus.SUCCEEDED, decision__in=LoopDecision.values)
+                | (~Q(status=JobStatus.SUCCEEDED) & Q(decision="")),
+                name="labelling_outcome_decided_when_succeeded",
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.outcome} for proof {self.proof_id} in run {self.run_id}"
+        return f"{self.state} for proof {self.proof_id} in run {self.run_id}"
+
+    @property
+    def state(self) -> str:
+        """The decision once made, else the job's state (pending, running, retrying, failed)."""
+        return self.decision or self.status
+
+    def get_state_display(self) -> str:
+        return self.get_decision_display() if self.decision else self.get_status_display()

@@ -3,7 +3,7 @@ is submitted (done) or actively leased until later than now; an item "next" coul
 (needing a judgement, not final, not gold, not held back by a routing budget).
 
 The hot statements of assignment (annotation/services/assignment.py) and of the expert's
-position (annotation/selectors_flow.py) are hand-written SQL; they take these fragments instead
+position (annotation/selectors/assignment.py) are hand-written SQL; they take these fragments instead
 of spelling the rule again, and the ORM paths (counts, lists) take the Q objects.
 tests/annotation/test_slots.py checks that both forms agree.
 """

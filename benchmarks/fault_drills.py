@@ -6,7 +6,7 @@ or `DATABASE_URL=... CELERY_BROKER_URL=redis://... .venv/bin/python benchmarks/f
 Drills: a password spray from one address over 40 names; 30 guesses at one name from 30
 addresses (behind a trusted proxy); a YAML alias bomb in a MathArena upload; an upload declaring
 2 GB; JSON Lines nested 200 deep; a 15 s lock on the assignments table while an expert asks for
-work; readiness while the database refuses new connections."""
+work; readiness while the database refuses new connections, then takes them again."""
 
 from __future__ import annotations
 
@@ -200,6 +200,24 @@ def main() -> None:
         )
         status, _, _ = raw("GET", "/readyz", {})
         print(f"{'/readyz with the database up':<58} {status}")
+
+        # The database refuses every new connection (as when its connections are used up); the
+        # web workers' kept connections still serve, so only a new connection tells the truth.
+        admin_db = psycopg.connect(**{**params, "dbname": "postgres"}, autocommit=True)
+        name = connection.settings_dict["NAME"]
+        admin_db.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        try:
+            seen = []
+            for path in ("/readyz", "/healthz", "/readyz"):
+                t0 = time.monotonic()
+                status, _, _ = raw("GET", path, {})
+                seen.append(f"{path} {status} in {time.monotonic() - t0:.2f} s")
+        finally:
+            admin_db.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+            admin_db.close()
+        print(f"{'the database refuses new connections':<58} " + ", ".join(seen))
+        status, _, _ = raw("GET", "/readyz", {})
+        print(f"{'  then it takes them again: /readyz':<58} {status}")
     finally:
         server.stop()
         os.environ.clear()

@@ -47,11 +47,19 @@ def check_upload(upload: UploadedFile) -> list[str]:
     return problems
 
 
-def sniff_upload(upload: UploadedFile, fmt: str) -> list[str]:
+SKIP_UNSTORABLE_HELP = (
+    "Import the rest of a file whose lines hold characters the database cannot store (a NUL, "
+    "bytes that are not UTF-8): those records fail alone, each named in the report. Unticked, "
+    "such a file is refused with its lines."
+)
+
+
+def sniff_upload(upload: UploadedFile, fmt: str, *, skip_unstorable: bool = False) -> list[str]:
     """What the start of an upload shows to be wrong (problems.importers.sniff), so that an
     obviously wrong file is refused at once rather than failing in its job; read for `fmt` (blank:
-    detect). Shared by the page and the API, once the size and name are right."""
-    problem = sniff(upload.file, upload.name, upload.size, fmt)
+    detect); its lines the database cannot store refused unless `skip_unstorable`. Shared by the
+    page and the API, once the size and name are right."""
+    problem = sniff(upload.file, upload.name, upload.size, fmt, unstorable_ok=skip_unstorable)
     return [f"{Path(upload.name).name}: {problem}"] if problem else []
 
 
@@ -69,6 +77,11 @@ class ImportUploadForm(forms.Form):
     dry_run = forms.BooleanField(
         required=False, label="Dry run: report what would change, write nothing"
     )
+    skip_unstorable = forms.BooleanField(
+        required=False,
+        label="Import the rest if some lines cannot be stored",
+        help_text=SKIP_UNSTORABLE_HELP,
+    )
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
@@ -80,7 +93,9 @@ class ImportUploadForm(forms.Form):
     def clean(self):
         data = super().clean()
         if data.get("file") is not None and "format" in data:
-            problems = sniff_upload(data["file"], data["format"])
+            problems = sniff_upload(
+                data["file"], data["format"], skip_unstorable=data.get("skip_unstorable", False)
+            )
             if problems:
                 self.add_error("file", problems)
         return data

@@ -2,7 +2,8 @@
 
 import threading
 
-from annotation.apis import GradeSubmitInput, ItemOutput
+from annotation.apis.grading import GradeSubmitInput
+from annotation.apis.items import ItemOutput
 
 
 def test_one_validation_leaves_nothing_for_the_next():

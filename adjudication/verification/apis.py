@@ -8,14 +8,15 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from adjudication.models import VerifierRunKind
+from adjudication.models import LoopDecision, VerifierRunKind
 from adjudication.verification import labelling, verifier_runs
 from adjudication.verification import selectors as loop_selectors
 from annotation.models import Campaign
-from annotation.selectors_campaign import proof_selection
+from annotation.selectors import proof_selection
 from core.api import ListApi, RunStatusOutput
 from core.roles import Role, api_permission
 from core.values import ID_MAX
+from jobs.models import JobStatus
 from problems.models import Proof
 from rubrics.models import LLMEndpoint
 
@@ -116,7 +117,11 @@ class VerifierRunDetailApi(APIView):
 
 class LabellingOutcomeOutput(serializers.Serializer):
     proof_id = serializers.IntegerField()
-    outcome = serializers.CharField()
+    status = serializers.ChoiceField(choices=JobStatus.choices, help_text="The job's state.")
+    decision = serializers.ChoiceField(
+        choices=[("", "not decided"), *LoopDecision.choices],
+        help_text="What the loop decided, once the job succeeded: labelled or routed.",
+    )
     label = serializers.DecimalField(max_digits=2, decimal_places=1, allow_null=True)
     reason = serializers.CharField()
     item_id = serializers.IntegerField(allow_null=True)

@@ -33,7 +33,7 @@ from adjudication.models import (
     LabellingOutcome,
     LabellingRun,
     LabelSource,
-    LoopOutcome,
+    LoopDecision,
     MetaVerification,
 )
 from adjudication.services.labels import final_label_set
@@ -55,7 +55,7 @@ from problems.models import Proof, VerifierAnalysis
 from rubrics.models import LLMEndpoint
 
 TERNARY_LABELS = [Decimal("0"), Decimal("0.5"), Decimal("1")]
-FINAL_OUTCOMES = {LoopOutcome.LABELLED, LoopOutcome.ROUTED, LoopOutcome.FAILED}
+FINISHED = {JobStatus.SUCCEEDED, JobStatus.FAILED}
 
 
 class LabellingError(ValueError):
@@ -160,11 +160,11 @@ def _configuration_campaign(
 def labelling_run_retry_failed(*, run: LabellingRun) -> int:
     """Sends every failed proof of the run through the loop again; returns how many."""
     failed = list(
-        LabellingOutcome.objects.select_for_update().filter(run=run, outcome=LoopOutcome.FAILED)
+        LabellingOutcome.objects.select_for_update().filter(run=run, status=JobStatus.FAILED)
     )
     for outcome in failed:
-        outcome.outcome = LoopOutcome.PENDING
-        outcome.save(update_fields=["outcome", "updated_at"])
+        outcome.status = JobStatus.PENDING
+        outcome.save(update_fields=["status", "updated_at"])
     if failed:
         _run_refresh(run.pk)
         job_send_on_commit("labelling", [outcome.pk for outcome in failed])
@@ -175,10 +175,10 @@ def _run_refresh(run_id: int) -> LabellingRun:
     """Recounts the run's outcomes and tokens under a lock on the run row."""
     run = LabellingRun.objects.select_for_update().get(pk=run_id)
     counts = run.outcomes.aggregate(
-        labelled=Count("id", filter=Q(outcome=LoopOutcome.LABELLED)),
-        routed=Count("id", filter=Q(outcome=LoopOutcome.ROUTED)),
-        failed=Count("id", filter=Q(outcome=LoopOutcome.FAILED)),
-        started=Count("id", filter=~Q(outcome=LoopOutcome.PENDING)),
+        labelled=Count("id", filter=Q(decision=LoopDecision.LABELLED)),
+        routed=Count("id", filter=Q(decision=LoopDecision.ROUTED)),
+        failed=Count("id", filter=Q(status=JobStatus.FAILED)),
+        started=Count("id", filter=~Q(status=JobStatus.PENDING)),
         total=Count("id"),
         prompt=Sum("prompt_tokens"),
         completion=Sum("completion_tokens"),
@@ -216,10 +216,10 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
     (unless this is the final attempt); any other failure decides "failed" with the reason."""
     with transaction.atomic():
         outcome = LabellingOutcome.objects.select_for_update().get(pk=outcome_id)
-        if outcome.outcome in FINAL_OUTCOMES:
+        if outcome.status in FINISHED:
             return outcome
-        outcome.outcome = LoopOutcome.RUNNING
-        outcome.save(update_fields=["outcome", "updated_at"])
+        outcome.status = JobStatus.RUNNING
+        outcome.save(update_fields=["status", "updated_at"])
         _run_refresh(outcome.run_id)
     outcome = LabellingOutcome.objects.select_related(
         "run__verifier", "run__meta_verifier", "proof__problem"
@@ -257,9 +257,9 @@ def labelling_outcome_execute(*, outcome_id: int, final_attempt: bool = True) ->
             chosen = slots_fill(meta_slots, generated.rows, prefix)
             results.append(AnalysisResult(analysis.score, tuple(_score(m) for m in chosen)))
     except (LLMError, prompts.PromptError) as exc:
-        return _record(outcome, LoopOutcome.FAILED, str(exc), usage, meta_usage)
+        return _record(outcome, JobStatus.FAILED, str(exc), usage, meta_usage)
     if transient is not None and not final_attempt:
-        _record(outcome, LoopOutcome.PENDING, f"retrying later: {transient}", usage, meta_usage)
+        _record(outcome, JobStatus.RETRYING, f"retrying later: {transient}", usage, meta_usage)
         raise transient
     decision = loop_decision(results, n=run.n, m=run.m, k=run.k, confirm_at=run.confirm_at)
     details = {
@@ -284,7 +284,7 @@ def labelling_outcome_fail(*, outcome_id: int, reason: str) -> LabellingOutcome:
     """Records a failure outside the loop's own decisions (a job that could not be queued, an
     unexpected error): the proof shows as failed, to retry."""
     outcome = LabellingOutcome.objects.get(pk=outcome_id)
-    return _record(outcome, LoopOutcome.FAILED, reason, Usage(), Usage())
+    return _record(outcome, JobStatus.FAILED, reason, Usage(), Usage())
 
 
 def _add_usage(outcome: LabellingOutcome, usage: Usage, meta_usage: Usage) -> None:
@@ -300,7 +300,7 @@ def _record(
     outcome: LabellingOutcome, state: str, reason: str, usage: Usage, meta_usage: Usage
 ) -> LabellingOutcome:
     outcome = LabellingOutcome.objects.select_for_update().get(pk=outcome.pk)
-    outcome.outcome = state
+    outcome.status = state
     outcome.reason = reason
     _add_usage(outcome, usage, meta_usage)
     outcome.save()
@@ -337,20 +337,22 @@ def _apply(
             f"confirm at {run.confirm_at.normalize():f}): {reason}",
             grade_ids=[],
         )
-        outcome.outcome, outcome.label, outcome.item = LoopOutcome.LABELLED, label, item
+        outcome.status, outcome.decision = JobStatus.SUCCEEDED, LoopDecision.LABELLED
+        outcome.label, outcome.item = label, item
         transaction.on_commit(
             lambda proof_id=outcome.proof_id: proof_labelled_by_loop.send(
                 sender=LabellingOutcome, proof_id=proof_id
             )
         )
     elif result == Outcome.ROUTED:
-        outcome.outcome, outcome.label = LoopOutcome.ROUTED, None
+        outcome.status, outcome.decision = JobStatus.SUCCEEDED, LoopDecision.ROUTED
+        outcome.label = None
         if run.route_campaign is not None:
             outcome.item = _item_for(run.route_campaign, outcome.proof, required=None)
         else:
             outcome.reason = f"{reason}; no human campaign was chosen for routed proofs"
     else:
-        outcome.outcome, outcome.label = LoopOutcome.FAILED, None
+        outcome.status, outcome.label = JobStatus.FAILED, None
     outcome.save()
     _run_refresh(run.pk)
     return outcome
@@ -378,7 +380,7 @@ def labelling_audit_send(
         raise LabellingError("size: send at least one proof")
     candidates = list(
         LabellingOutcome.objects.select_for_update(of=("self",))
-        .filter(run=run, outcome=LoopOutcome.LABELLED, audit_item__isnull=True)
+        .filter(run=run, decision=LoopDecision.LABELLED, audit_item__isnull=True)
         .select_related("proof__problem")
         .order_by("id")
     )

@@ -9,17 +9,17 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.apis import (
+from annotation.apis import Anyone
+from annotation.apis.grading import (
     ORIGIN_FIELDS,
-    Anyone,
     GradeConflictOutput,
     OriginFields,
-    _view,
     _written,
     base_version_field,
     conflict_body,
     request_origin,
 )
+from annotation.apis.items import _view
 from annotation.models import MetaReview
 from annotation.review_page import meta_reviews_for_user
 from annotation.services import GradeConflict, GradeError, Origin

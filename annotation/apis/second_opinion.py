@@ -1,6 +1,7 @@
 """The API of the AI second opinion (revealed only after the expert commits): read what was
 revealed for one's own submitted grade, and the one revision after it, with a reason. The
-submission's answer (annotation.apis.GradeSubmitApi) carries the reveal as `second_opinion`."""
+submission's answer (annotation.apis.grading.GradeSubmitApi) carries the reveal as
+`second_opinion`."""
 
 from __future__ import annotations
 
@@ -11,11 +12,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import opinions, selectors, services
+from annotation.apis import Anyone
 from annotation.models import Grade, SecondOpinion
 from core.api import DecimalInput
-from core.roles import ALL_ROLES, api_permission
 
-Anyone = api_permission(*ALL_ROLES)
 NOT_ENABLED = "This campaign shows no automatic second opinion."
 NOT_SUBMITTED = "Submit your grade first: the automatic opinion is shown only after you commit."
 

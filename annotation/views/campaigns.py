@@ -8,7 +8,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation import selectors, selectors_campaign, selectors_flow, services
+from annotation import selectors, services
 from annotation.calibration_gate import CalibrationRequired
 from annotation.forms import AssignForm, CampaignForm, MemberForm, MoveForm, SelectionForm
 from annotation.models import Assignment, CampaignMember, Item, TaskKind
@@ -84,10 +84,10 @@ def campaign_detail(request, slug):
             fragment="annotation/_own_grades.html",
             context=context,
         )
-    progress = selectors_campaign.campaign_progress(campaign)
+    progress = selectors.campaign_progress(campaign)
     spec = scale_spec(campaign.scale)
     blind = holds_blind_work(request.user)
-    assignable = selectors_campaign.items_for_hand_assignment(campaign, blind=blind)
+    assignable = selectors.items_for_hand_assignment(campaign, blind=blind)
     held = blind_among(request.user, [it.proof_id for _, items in assignable for it in items])
     # an admin grading in the campaign: its scores per model are theirs once they have graded
     grading = bool(blind and blind_count(request.user, campaign.items.all()))
@@ -99,27 +99,27 @@ def campaign_detail(request, slug):
             "progress": progress,
             "plot": scores_svg(progress.scores_by_generator, low=min(spec.min, 0), high=spec.max),
             "scale_values": spec.values,
-            "generator_rows": selectors_campaign.generator_score_rows(
+            "generator_rows": selectors.generator_score_rows(
                 progress.scores_by_generator, spec.values
             ),
             "members": selectors.campaign_members(campaign),
             "member_form": MemberForm(),
             "assign_form": AssignForm(),
-            "experts": selectors_campaign.experts_for_assignment(campaign),
+            "experts": selectors.experts_for_assignment(campaign),
             "assignable": assignable,
             "held": held,
             "grading_blind": grading,
-            "assignable_cap": selectors_campaign.HAND_ASSIGNABLE_SHOWN,
+            "assignable_cap": selectors.HAND_ASSIGNABLE_SHOWN,
             "revisions": [
                 (r, sorted(k for k in r.new if r.new.get(k) != r.old.get(k)))
                 # none of the items the admin holds as an expert, ungraded (core.visibility)
                 for r in without_blind_proofs(
                     request.user,
-                    selectors_campaign.revisions_for_campaign(campaign),
+                    selectors.revisions_for_campaign(campaign),
                     proof="grade__item__proof",
                 )[:50]
             ],
-            "older_pins": selectors_campaign.items_on_older_schemes(campaign),
+            "older_pins": selectors.items_on_older_schemes(campaign),
         },
     )
 
@@ -160,7 +160,7 @@ def items_create(request, slug):
         form.add_error("generator", BLIND_GENERATOR)
     if form.is_bound and form.is_valid():
         data = form.cleaned_data
-        proofs = selectors_campaign.proof_selection(
+        proofs = selectors.proof_selection(
             contest=data["contest"], year=data["year"], generator=data["generator"],
             problem=data["problem"], blind=blind,
         )  # fmt: skip
@@ -196,7 +196,7 @@ def items_create(request, slug):
         for proof in shown:
             proof.held_blind = proof.pk in held
         preview = {"count": proofs.count(), "proofs": shown}
-    choices = selectors_campaign.selection_choices()
+    choices = selectors.selection_choices()
     if blind:
         choices = {**choices, "generators": []}
     return render(
@@ -273,7 +273,7 @@ def lease_next(request, campaign, *, after_item_id: int | None = None):
         totals = selectors.expert_totals(campaign=campaign, expert=request.user)
         held = (
             after_item_id
-            if selectors_flow.expert_holds_item(expert=request.user, item_id=after_item_id)
+            if selectors.expert_holds_item(expert=request.user, item_id=after_item_id)
             else None
         )
         return render(

@@ -1,5 +1,5 @@
 """The grading page and skip. The page's script (static/js/grading.js, item-page.js) saves,
-submits, revises and renews the lease through the API's operations (annotation/apis.py), with
+submits, revises and renews the lease through the API's operations (annotation/apis/grading.py), with
 the session and its CSRF token: one door for the page and token clients."""
 
 from django.http import HttpResponseBadRequest
@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from annotation import selectors, selectors_flow, services
+from annotation import selectors, services
 from annotation.page import grading_page_context, page_texts, scale_parts
 from annotation.views.campaigns import lease_next
 from annotation.views.review import review_page
@@ -40,9 +40,9 @@ def _expert_flow(request, view: selectors.GradingView, editable: bool) -> dict:
     label and the adjudicator's rationale once the item is final."""
     item = view.item
     next_url = reverse("annotation:next", args=[item.campaign.slug]) + f"?after={item.pk}"
-    flow: dict = {"next_url": next_url, "final": selectors_flow.final_feedback(item=item)}
+    flow: dict = {"next_url": next_url, "final": selectors.final_feedback(item=item)}
     if view.assignment is not None:
-        flow["position"] = selectors_flow.expert_position(
+        flow["position"] = selectors.expert_position(
             item=item, expert=request.user, grade=view.grade
         )
     if view.grade is not None and view.grade.is_submitted:

@@ -54,7 +54,7 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from adjudication.estimators import pareto_sample, pps_probabilities
-from adjudication.models import LabellingOutcome, LabelSource, LoopOutcome, MetaVerification
+from adjudication.models import LabellingOutcome, LabelSource, LoopDecision, MetaVerification
 from adjudication.services.labels import final_label_set
 from annotation import scales
 from annotation.models import Assignment, Campaign, Item, ItemDesign, ItemOrder, TaskKind
@@ -128,7 +128,7 @@ def _loop_labels(proof_ids: list[int]) -> dict[int, tuple[Decimal, int]]:
     """Per proof, the label of its latest labelled outcome of the loop, and that run's id."""
     labels: dict[int, tuple[Decimal, int]] = {}
     for proof_id, label, run_id in (
-        LabellingOutcome.objects.filter(proof_id__in=proof_ids, outcome=LoopOutcome.LABELLED)
+        LabellingOutcome.objects.filter(proof_id__in=proof_ids, decision=LoopDecision.LABELLED)
         .order_by("pk")
         .values_list("proof_id", "label", "run_id")
     ):

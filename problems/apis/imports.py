@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from core.roles import Role, api_permission
 from problems import selectors
-from problems.forms import LICENCE_HELP, check_upload, sniff_upload
+from problems.forms import LICENCE_HELP, SKIP_UNSTORABLE_HELP, check_upload, sniff_upload
 from problems.importers import FORMATS
 from problems.services import import_job_create
 
@@ -49,6 +49,9 @@ class ImportCreateInput(serializers.Serializer):
         choices=[("", "detect"), *[(f, f) for f in FORMATS]], required=False, default=""
     )
     dry_run = serializers.BooleanField(required=False, default=False)
+    skip_unstorable = serializers.BooleanField(
+        required=False, default=False, help_text=SKIP_UNSTORABLE_HELP
+    )
     licence = serializers.CharField(
         max_length=100,
         required=False,
@@ -64,7 +67,9 @@ class ImportCreateInput(serializers.Serializer):
         return upload
 
     def validate(self, data):
-        problems = sniff_upload(data["file"], data["format"])
+        problems = sniff_upload(
+            data["file"], data["format"], skip_unstorable=data["skip_unstorable"]
+        )
         if problems:
             raise serializers.ValidationError({"file": problems})
         return data

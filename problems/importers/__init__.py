@@ -325,7 +325,57 @@ def too_deep(handle: IO[bytes]) -> str | None:
     return None
 
 
-def sniff(handle: IO[bytes], name: str, size: int, fmt: str = "") -> str | None:
+# A JSON escape the database cannot store once decoded: \u0000, or half of a surrogate pair
+# (not preceded by an escaped backslash; a whole pair is one character and stored).
+_UNSTORABLE_ESCAPE = re.compile(
+    rb"(?<!\\)(?:\\\\)*(\\u0000|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+UNSTORABLE_LISTED = 5  # lines named in the refusal; the rest are counted
+
+
+def _unstorable_in_line(line: bytes, json_text: bool) -> str | None:
+    """What on one line of an upload the database cannot store, in words; None when nothing."""
+    if b"\x00" in line or not line.isascii():
+        text = line.decode("utf-8", "surrogateescape")
+        if (at := unstorable_at(text)) is not None:
+            return unstorable_words(text.rstrip("\r\n"), at)
+    if json_text and b"\\u" in line and (found := _UNSTORABLE_ESCAPE.search(line)):
+        escape = found.group(1).decode()
+        what = "a NUL character" if escape == "\\u0000" else "half of a surrogate pair"
+        return (
+            f"holds the escape {escape}, character {found.start(1) + 1}: {what}, which the "
+            "database cannot store."
+        )
+    return None
+
+
+def unstorable_lines(handle: IO[bytes], json_text: bool) -> str | None:
+    """The lines of a text upload holding a character the database cannot store (a NUL, a byte
+    that is not UTF-8, a lone surrogate or its JSON escape), in words; None when none does. Read
+    whole at the door, a line at a time (the common line, ASCII with no escape, is passed at C
+    speed), so that such a file is refused with its lines instead of accepted and failed later."""
+    found, count = [], 0
+    try:
+        for number, line in enumerate(handle, start=1):
+            if (words := _unstorable_in_line(line, json_text)) is not None:
+                count += 1
+                if len(found) < UNSTORABLE_LISTED:
+                    found.append(f"line {number} {words.rstrip('.')}")
+    finally:
+        handle.seek(0)
+    if not found:
+        return None
+    more = f" ({count - len(found)} more line(s) like these)" if count > len(found) else ""
+    return (
+        "; ".join(found) + more + ". Fix the file, or choose to import the rest "
+        "(skip_unstorable): those records then fail alone, each named in the import's report."
+    )
+
+
+def sniff(
+    handle: IO[bytes], name: str, size: int, fmt: str = "", *, unstorable_ok: bool = False
+) -> str | None:
     """What is obviously wrong with an upload, read from its start before it is accepted: an
     archive that unpacks too much, a file that is not what its name says (Parquet, JSON, JSON
     Lines), UTF-16 or binary data, a CSV header that is not UTF-8, a first row no format reads;
@@ -355,11 +405,19 @@ def sniff(handle: IO[bytes], name: str, size: int, fmt: str = "") -> str | None:
     if suffix == ".json":
         if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"[", b"{")):
             return "Not JSON: a .json file starts with [ or {."
-        return too_deep(handle)
+        return too_deep(handle) or (
+            None if unstorable_ok else unstorable_lines(handle, json_text=True)
+        )
     if suffix == ".jsonl" and first and _json_object(first) is None:
         return "Not JSON Lines: the first line is not a JSON object."
     if suffix == ".jsonl" and (deep := too_deep(handle)):
         return deep
+    if (
+        not unstorable_ok
+        and suffix in (".csv", ".json", ".jsonl")
+        and (bad := unstorable_lines(handle, json_text=suffix != ".csv"))
+    ):
+        return bad
     if not fmt and first and _format_of_first_line(suffix, first) is None:
         return (
             f"Cannot tell the format from the first {'row' if suffix == '.csv' else 'line'}: "

@@ -9,8 +9,9 @@ import pytest
 from django.urls import reverse
 
 from adjudication.services import case_resolve
-from annotation import selectors_flow, services
+from annotation import services
 from annotation.models import Assignment
+from annotation.selectors import assignment as assignment_selectors
 from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
 from tests.factories import UserFactory
 from tests.problems.page_factories import ProblemFactory, ProofFactory
@@ -200,7 +201,7 @@ def test_position_counts_what_next_could_still_offer():
     items[4].save(update_fields=["route_held"])
     Assignment.objects.create(item=items[0], expert=expert, leased_until=now + timedelta(hours=1))
 
-    position = selectors_flow.expert_position(item=items[0], expert=expert)
+    position = assignment_selectors.expert_position(item=items[0], expert=expert)
     # items[0] held by the expert, items[2] (expired lease) and items[5] offerable
     assert (position.number, position.total, position.remaining) == (1, 3, 2)
     first = services.assignment_next(campaign=campaign, expert=other)
@@ -213,14 +214,14 @@ def test_expert_position_reads_a_fixed_number_of_queries(django_assert_num_queri
     expert = expert_in(campaign)
     services.assignment_next(campaign=campaign, expert=expert)
     with django_assert_num_queries(1):
-        position = selectors_flow.expert_position(item=items[0], expert=expert)
+        position = assignment_selectors.expert_position(item=items[0], expert=expert)
     assert (position.number, position.total, position.remaining) == (1, 5, 4)
 
 
 def test_past_the_bound_the_position_says_over(monkeypatch, client):
     """Past OFFERABLE_BOUND items that next could offer, the count stops: the page says "over"
     a number the true count exceeds; at the bound it is exact."""
-    monkeypatch.setattr(selectors_flow, "OFFERABLE_BOUND", 3)
+    monkeypatch.setattr(assignment_selectors, "OFFERABLE_BOUND", 3)
     campaign = CampaignFactory()
     items = [ItemFactory(campaign=campaign) for _ in range(5)]
     expert = expert_in(campaign)
@@ -231,7 +232,7 @@ def test_past_the_bound_the_position_says_over(monkeypatch, client):
     Assignment.objects.create(  # skipped: never offered to this expert again
         item=items[4], expert=expert, leased_until=items[0].created_at, status="released"
     )
-    position = selectors_flow.expert_position(item=items[0], expert=expert)
+    position = assignment_selectors.expert_position(item=items[0], expert=expert)
     assert (position.total, position.remaining, position.more) == (4, 3, False)
 
 

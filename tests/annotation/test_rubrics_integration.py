@@ -6,7 +6,7 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
-from annotation import selectors_campaign, services
+from annotation import selectors, services
 from annotation.models import Campaign, Item
 from rubrics.models import GeneratorConfig, MarkingScheme, SchemeStatus
 from rubrics.services import scheme_approve, scheme_edit, scheme_version_create
@@ -218,10 +218,10 @@ def test_approving_a_version_repins_the_items_waiting_for_it(admin_user):
     # approving the approved version again moves nothing
     assert scheme_approve(scheme=newer, user=admin_user).repinned_items == 0
 
-    (row,) = selectors_campaign.items_on_older_schemes(campaign)
+    (row,) = selectors.items_on_older_schemes(campaign)
     assert (row.item_id, row.pinned, row.current) == (graded.pk, old.version, newer.version)
     assert row.reason.startswith(f"graded under v{old.version} (1 submitted grade)")
-    (closed_row,) = selectors_campaign.items_on_older_schemes(closed)
+    (closed_row,) = selectors.items_on_older_schemes(closed)
     assert "the campaign is closed" in closed_row.reason
 
 
@@ -233,7 +233,7 @@ def test_the_first_approved_version_reaches_items_pinned_to_none(admin_user):
     draft = scheme_version_create(problem=problem, text=SCHEME_TEXT, method="manual")
     assert scheme_approve(scheme=draft, user=admin_user).repinned_items == 1
     assert Item.objects.get(pk=item.pk).scheme_id == draft.pk
-    assert selectors_campaign.items_on_older_schemes(campaign) == []
+    assert selectors.items_on_older_schemes(campaign) == []
     # the grade is made under the version the item now uses, which freezes it
     grade = submit(Item.objects.get(pk=item.pk), expert_in(campaign))
     draft.refresh_from_db()

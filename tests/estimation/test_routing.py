@@ -166,7 +166,9 @@ def loop_labelled(proof, label):
         meta_verifier=endpoint,
         auto_campaign=CampaignFactory(scale="0-0.5-1"),
     )
-    return LabellingOutcome.objects.create(run=run, proof=proof, outcome="labelled", label=label)
+    return LabellingOutcome.objects.create(
+        run=run, proof=proof, status="succeeded", decision="labelled", label=label
+    )
 
 
 def test_budget_serves_the_most_uncertain_and_labels_the_rest_where_the_loop_is_confident(
@@ -192,7 +194,7 @@ def test_budget_serves_the_most_uncertain_and_labels_the_rest_where_the_loop_is_
         None,  # the held and the auto-labelled items are never served
     ]
     # the dashboard counts the two held items apart from the waiting ones
-    from annotation.selectors_campaign import campaign_progress
+    from annotation.selectors import campaign_progress
 
     progress = campaign_progress(campaign)
     assert (progress.items, progress.in_progress, progress.held, progress.waiting) == (4, 2, 2, 0)
@@ -272,7 +274,7 @@ def test_the_loops_routed_proofs_enter_the_queue_ranked_by_their_uncertainty(
         user=UserFactory(roles=["admin"]),
     )
     outcome = labelling.labelling_outcome_execute(outcome_id=run.outcomes.get().pk)
-    assert outcome.outcome == "routed"
+    assert outcome.decision == "routed"
     routed = Item.objects.get(pk=outcome.item_id)
     # scores 0.5 and 1 (spread 0.5), the 0.5 confirmed (invalidation 0): uncertainty 0.25,
     # between "undone" (0.5) and "sure" (0)
@@ -384,7 +386,7 @@ def test_a_held_proof_takes_the_label_when_the_loop_labels_it_later(
     )
     with django_capture_on_commit_callbacks(execute=True):
         outcome = labelling.labelling_outcome_execute(outcome_id=run.outcomes.get().pk)
-    assert outcome.outcome == "labelled"
+    assert outcome.decision == "labelled"
     label = FinalLabel.objects.get(item=sure)
     assert (label.source, label.value) == ("automatic", Decimal("1"))
     assert f"run {run.pk}" in label.policy

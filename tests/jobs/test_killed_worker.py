@@ -189,7 +189,7 @@ def test_jobs_survive_a_worker_killed_mid_job(
         "import": ("succeeded", 2),
         "scheme_generation": ("succeeded", 2),
         "verifier_run": ("succeeded", 2),
-        "labelling": ("labelled", 2),
+        "labelling": ("succeeded", 2),
         "grader_evaluation": ("succeeded", 2),
         "export": ("succeeded", 2),
     }
@@ -201,7 +201,7 @@ def test_jobs_survive_a_worker_killed_mid_job(
     assert vrun.done_count == 2
     assert VerifierAnalysis.objects.filter(sample_key__startswith=f"run{vrun.pk}-").count() == 2
     outcome = LabellingOutcome.objects.get(pk=jobs["labelling"])
-    assert outcome.label == Decimal("1")
+    assert (outcome.decision, outcome.label) == ("labelled", Decimal("1"))
     assert FinalLabel.objects.filter(item__proof=outcome.proof).count() == 1
     evaluation = GraderEvaluation.objects.get(pk=jobs["grader_evaluation"])
     assert GraderPrediction.objects.filter(evaluation=evaluation).count() == evaluation.total

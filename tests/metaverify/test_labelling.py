@@ -141,7 +141,7 @@ def test_the_loop_labels_routes_and_fails_proofs(fake_llm, endpoints, admin):
         user=admin,
     )
     outcomes = run_loop(run)
-    assert {p: (o.outcome, o.label) for p, o in outcomes.items()} == {
+    assert {p: (o.state, o.label) for p, o in outcomes.items()} == {
         clean.pk: ("labelled", Decimal("1")),
         flawed.pk: ("labelled", Decimal("0")),
         unsure.pk: ("routed", None),
@@ -175,7 +175,7 @@ def test_the_loop_labels_routes_and_fails_proofs(fake_llm, endpoints, admin):
     fake_llm.rules.insert(0, fake_llm.rules.pop())
     assert labelling.labelling_run_retry_failed(run=run) == 1
     outcomes = run_loop(run)
-    assert (outcomes[broken.pk].outcome, outcomes[broken.pk].label) == ("labelled", Decimal("1"))
+    assert (outcomes[broken.pk].state, outcomes[broken.pk].label) == ("labelled", Decimal("1"))
     assert len(fake_llm.log) == calls + 1
     assert run.failed_count == 0 and run.labelled_count == 4
 
@@ -217,13 +217,13 @@ def test_a_transient_error_is_raised_for_a_job_retry_then_recorded(fake_llm, end
             lambda: labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=False),
         )
     outcome.refresh_from_db()
-    assert outcome.outcome == "pending" and "retrying later" in outcome.reason
+    assert outcome.status == "retrying" and "retrying later" in outcome.reason
     outcome = as_job(
         "labelling",
         outcome.pk,
         lambda: labelling.labelling_outcome_execute(outcome_id=outcome.pk, final_attempt=True),
     )
-    assert outcome.outcome == "failed" and "503" in outcome.reason
+    assert outcome.status == "failed" and "503" in outcome.reason
 
 
 def test_start_refuses_impossible_settings(endpoints, admin):
@@ -330,7 +330,7 @@ def test_a_job_that_cannot_be_queued_is_recorded_as_failed(
             kind="verify", endpoint=verifier, targets=[proof("unqueued 2")], samples=1, user=admin
         )
     outcome = run.outcomes.get()
-    assert outcome.outcome == "failed" and "could not be queued" in outcome.reason
+    assert outcome.status == "failed" and "could not be queued" in outcome.reason
     run.refresh_from_db()
     assert run.status == "succeeded" and run.failed_count == 1
     vrun.refresh_from_db()
@@ -384,7 +384,7 @@ def test_an_incomplete_or_malformed_analysis_is_a_failed_sample(
         proofs=[target], verifier=verifier, meta_verifier=verifier, n=1, m=1, k=1, user=admin
     )
     (outcome,) = run_loop(loop).values()
-    assert (outcome.outcome, outcome.label) == ("failed", None)
+    assert (outcome.status, outcome.label) == ("failed", None)
     assert reason in outcome.reason
 
 

@@ -48,7 +48,7 @@ def test_loop_and_verifier_run_through_the_celery_worker(
     )
     outcomes = {o.proof_id: o for o in finished.outcomes.all()}
     # flawed: one of two meta-verifications confirms: not a majority -> no valid issue -> 1
-    assert {p: (o.outcome, o.label) for p, o in outcomes.items()} == {
+    assert {p: (o.state, o.label) for p, o in outcomes.items()} == {
         clean.pk: ("labelled", Decimal("1")),
         flawed.pk: ("labelled", Decimal("1")),
     }, [o.reason for o in outcomes.values()]

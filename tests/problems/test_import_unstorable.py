@@ -1,7 +1,8 @@
 """A character the database cannot store (NUL in text or in a JSON string, a lone surrogate, bytes
-that are not UTF-8) fails its record alone (issue 34), in every format and through every door:
-an error naming the file, the line and the field, every other record imported, the report
-stored. Both databases (PostgreSQL refuses NUL; the embedded SQLite pass runs these too)."""
+that are not UTF-8): an upload holding one is refused at the door with its lines (issue 37),
+unless the uploader chooses to import the rest; then, as in the command, it fails its record
+alone, in every format: an error naming the file, the line and the field, every other record
+imported, the report stored."""
 
 import json
 from io import StringIO
@@ -310,15 +311,25 @@ def test_the_command_names_the_line_and_imports_the_rest(tmp_path):
     assert list(Problem.objects.values_list("external_id", flat=True)) == ["T-002"]
 
 
+def test_the_upload_page_refuses_the_file_with_its_lines(client, admin_user, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+    client.force_login(admin_user)
+    upload = SimpleUploadedFile("rows.jsonl", NUL_FILE)
+    response = client.post(reverse("problems:import"), {"file": upload, "format": ""})
+    assert response.status_code == 400 and not ImportJob.objects.exists()
+    page = response.content.decode()
+    assert "rows.jsonl: line 1 holds the escape \\u0000, character" in page
+    assert "Import the rest if some lines cannot be stored" in page
+
+
 def test_the_upload_pages_job_names_the_line_and_imports_the_rest(
     client, admin_user, settings, tmp_path
 ):
     settings.MEDIA_ROOT = tmp_path
     client.force_login(admin_user)
     upload = SimpleUploadedFile("rows.jsonl", NUL_FILE)
-    assert (
-        client.post(reverse("problems:import"), {"file": upload, "format": ""}).status_code == 302
-    )
+    form = {"file": upload, "format": "", "skip_unstorable": "on"}
+    assert client.post(reverse("problems:import"), form).status_code == 302
     job = import_job_run(job_id=ImportJob.objects.get().pk)
     assert job.status == ImportJob.Status.SUCCEEDED and job.error.endswith(LEFT_OUT)
     assert [(i["line"], i["field"]) for i in job.report] == [(1, "model_solution")]
@@ -327,11 +338,37 @@ def test_the_upload_pages_job_names_the_line_and_imports_the_rest(
     assert "holds a NUL character (U+0000) at character 2" in page and LEFT_OUT in page
 
 
-def test_the_api_accepts_the_file_and_its_job_reports_the_bad_field(
+def test_the_api_refuses_at_the_door_naming_every_line(api_client_for, admin_user, settings):
+    """A raw NUL, a NUL's JSON escape, a lone surrogate's escape and a Latin-1 byte, each named
+    by line; an escaped backslash before u0000 and a whole surrogate pair are text, not refused;
+    nothing is written and no job is made."""
+    api = api_client_for(admin_user)
+    content = lines(
+        proofbench_row(1, model_solution="fine \\u0000 and \ud83d\ude00"),
+        proofbench_row(2, model_solution=f"a{NUL}b"),
+        b'{"problem_id": "T-3", "problem": "x\x00y"}',
+        b'{"problem_id": "T-4", "problem": "half \\ud800 here"}',
+        b'{"problem_id": "T-5", "problem": "caf\xe9"}',
+    )
+    response = api.post(
+        reverse("api-import-create"),
+        {"file": SimpleUploadedFile("rows.jsonl", content)},
+        format="multipart",
+    )
+    assert response.status_code == 400 and not ImportJob.objects.exists()
+    message = response.json()["file"][0]
+    assert message.startswith("rows.jsonl: line 2 holds the escape \\u0000, character ")
+    assert "line 3 holds a NUL character (U+0000) at character 36" in message
+    assert "line 4 holds the escape \\ud800" in message and "half of a surrogate pair" in message
+    assert "line 5 holds the byte 0xe9" in message and "line 1" not in message
+    assert "skip_unstorable" in message
+
+
+def test_the_api_imports_the_rest_when_asked_and_its_job_reports_the_bad_field(
     api_client_for, admin_user, settings, tmp_path
 ):
-    """The NUL on the first line, in a field's name: the upload is not refused at the door, and
-    the report stores the name escaped (PostgreSQL's JSON refuses a NUL)."""
+    """The NUL on the first line, in a field's name, with skip_unstorable: the report stores the
+    name escaped (PostgreSQL's JSON refuses a NUL)."""
     settings.MEDIA_ROOT = tmp_path
     api = api_client_for(admin_user)
     content = lines(
@@ -339,7 +376,7 @@ def test_the_api_accepts_the_file_and_its_job_reports_the_bad_field(
     )
     response = api.post(
         reverse("api-import-create"),
-        {"file": SimpleUploadedFile("rows.jsonl", content)},
+        {"file": SimpleUploadedFile("rows.jsonl", content), "skip_unstorable": True},
         format="multipart",
     )
     assert response.status_code == 202, response.data

@@ -1,7 +1,6 @@
-"""Reads of a campaign as a whole, for its dashboard and its set-up pages: progress and per-expert
-figures, final labels as the exports count them, the proofs a campaign may take, hand
-assignment, revisions and items pinned to older scheme versions. The reads of one item and of
-an expert's own work are in `annotation.selectors`; the grading flow's in `selectors_flow`."""
+"""Reads of campaigns: who may see and grade in one (`*_for_user`), its members, and what the
+campaign page shows (progress, scores per generator, final labels, revisions, items on older
+scheme versions)."""
 
 from __future__ import annotations
 
@@ -9,9 +8,13 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cache
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.http import Http404
 from django.utils import timezone
 
 from annotation.models import (
@@ -25,8 +28,84 @@ from annotation.models import (
     Item,
     MemberRole,
 )
-from problems.models import Proof
+from annotation.slots import open_work_sql
+from core.roles import Role, has_role
+from core.rows import columns, model_from_row
 from rubrics.selectors import schemes_approved_for_problems
+
+
+def is_campaign_admin(user: AbstractBaseUser, campaign: Campaign) -> bool:
+    return has_role(user, Role.ADMIN)
+
+
+def campaign_list_for_user(user: AbstractBaseUser) -> QuerySet[Campaign]:
+    """Admins see every campaign; experts the campaigns they are members of."""
+    qs = Campaign.objects.all()
+    if not has_role(user, Role.ADMIN):
+        qs = qs.filter(members__user=user).distinct()
+    return qs.annotate(item_count=Count("items", distinct=True)).order_by("-created_at")
+
+
+def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False) -> Campaign:
+    campaign = Campaign.objects.filter(slug=slug).select_related("generator_config").first()
+    if campaign is None:
+        raise Http404("No such campaign.")
+    if has_role(user, Role.ADMIN):
+        return campaign
+    if admin:
+        raise PermissionDenied("Only admins manage campaigns.")
+    if not CampaignMember.objects.filter(campaign=campaign, user=user).exists():
+        raise PermissionDenied("You are not a member of this campaign.")
+    return campaign
+
+
+@cache
+def _expert_campaign_sql() -> tuple[tuple, str]:
+    names, select = columns(Campaign, "c")
+    return (
+        names,
+        f"""
+SELECT {select},
+       EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
+               WHERE e.campaign_id = c.id AND e.user_id = %(user)s AND e.role = %(expert)s),
+       {open_work_sql("c.id")}
+FROM {Campaign._meta.db_table} c
+WHERE c.slug = %(slug)s""",
+    )
+
+
+def expert_campaign(*, slug: str, user: AbstractBaseUser) -> Campaign:
+    """The campaign where `user` grades: an expert membership is required (admins too). One
+    hand-written statement (the ORM's compiled subqueries cost more CPU than a "next"): the
+    campaign, whether the user is an expert of it, and whether they have open work in it
+    (`has_open_work`, which `services.assignment_next` takes as `has_open`)."""
+    names, sql = _expert_campaign_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"slug": slug, "user": user.pk, "expert": MemberRole.EXPERT})
+        row = cursor.fetchone()
+    if row is None:
+        raise Http404("No such campaign.")
+    campaign = model_from_row(Campaign, names, row[:-2])
+    campaign.is_expert, campaign.has_open_work = bool(row[-2]), bool(row[-1])
+    ensure_campaign_expert(campaign=campaign, user=user, known=campaign.is_expert)
+    return campaign
+
+
+def ensure_campaign_expert(
+    *, campaign: Campaign, user: AbstractBaseUser, known: bool | None = None
+) -> None:
+    """PermissionDenied unless `user` is an expert member of the campaign (`known`: the answer,
+    when a read already gave it, as `GradingView.campaign_expert` does)."""
+    if known is None:
+        known = CampaignMember.objects.filter(
+            campaign=campaign, user=user, role=MemberRole.EXPERT
+        ).exists()
+    if not known:
+        raise PermissionDenied("You are not an expert of this campaign.")
+
+
+def campaign_members(campaign: Campaign) -> QuerySet[CampaignMember]:
+    return campaign.members.select_related("user").order_by("role", "user__username")
 
 
 @dataclass
@@ -157,93 +236,6 @@ def campaign_progress(campaign: Campaign) -> Progress:
         judgements_submitted=sum(min(i["submitted"], i["required_judgements"]) for i in items),
         experts=list(experts.values()),
         scores_by_generator=dict(sorted(scores.items())),
-    )
-
-
-def proof_selection(
-    *,
-    contest: str = "",
-    year: int | None = None,
-    generator: str = "",
-    problem: str = "",
-    blind: bool = False,
-) -> QuerySet[Proof]:
-    """Proofs matching the selection (empty filters match everything); for a reader blind to
-    some proof (core.visibility), in an order naming no model."""
-    qs = Proof.objects.select_related("problem")
-    if contest:
-        qs = qs.filter(problem__contest=contest)
-    if year:
-        qs = qs.filter(problem__year=year)
-    if generator:
-        qs = qs.filter(generator=generator)
-    if problem:
-        qs = qs.filter(problem__external_id=problem)
-    if blind:
-        return qs.order_by("problem__external_id", "text_hash", "id")
-    return qs.order_by("problem__external_id", "generator", "sample_key")
-
-
-def selection_choices() -> dict[str, list]:
-    return {
-        "contests": list(
-            Proof.objects.values_list("problem__contest", flat=True)
-            .distinct()
-            .order_by("problem__contest")
-        ),
-        "years": list(
-            Proof.objects.exclude(problem__year=None)
-            .values_list("problem__year", flat=True)
-            .distinct()
-            .order_by("problem__year")
-        ),
-        "generators": list(
-            Proof.objects.values_list("generator", flat=True).distinct().order_by("generator")
-        ),
-    }
-
-
-HAND_ASSIGNABLE_SHOWN = 1000
-
-
-def items_for_hand_assignment(
-    campaign: Campaign, *, blind: bool = False
-) -> list[tuple[str, list[Item]]]:
-    """The items an admin may still give to an expert (not final), grouped by problem, for the
-    dashboard's "assign by hand" list: problem, then proof (generator, sample; for an admin
-    blind to some proof, core.visibility, the proof's text hash: an order naming no model); at
-    most HAND_ASSIGNABLE_SHOWN of them."""
-    order = ("proof__text_hash",) if blind else ("proof__generator", "proof__sample_index")
-    items = (
-        Item.objects.filter(campaign=campaign, is_final=False)
-        .select_related("proof__problem")
-        .only(
-            "id",
-            "submitted_count",
-            "required_judgements",
-            "is_gold",
-            "proof__generator",
-            "proof__sample_index",
-            "proof__sample_key",
-            "proof__text_hash",
-            "proof__problem__external_id",
-        )
-        .order_by("proof__problem__external_id", *order, "id")[:HAND_ASSIGNABLE_SHOWN]
-    )
-    groups: dict[str, list[Item]] = defaultdict(list)
-    for item in items:
-        groups[item.proof.problem.external_id].append(item)
-    return list(groups.items())
-
-
-def experts_for_assignment(campaign: Campaign) -> QuerySet:
-    return (
-        get_user_model()
-        .objects.filter(
-            campaign_memberships__campaign=campaign, campaign_memberships__role=MemberRole.EXPERT
-        )
-        .order_by("username")
-        .distinct()
     )
 
 

@@ -4,7 +4,8 @@ was shown after submitting, and what they did with it."""
 from django.db import models
 from django.db.models import Q
 
-from annotation.models import Grade, SecondOpinionSource
+from annotation.models.campaigns import SecondOpinionSource
+from annotation.models.grading import Grade
 
 
 class SecondOpinion(models.Model):

@@ -1,17 +1,18 @@
-"""Reads of the annotation app. Permission checks live in the `*_for_user` selectors; blindness
-(an expert sees only their own judgement of an item until it is final or revealed) is enforced
-here, so pages and the API cannot forget it."""
+"""Reads of grading: the item as the grading page and the API may show it (the one place blindness
+is decided), an expert's own grades and totals, the proofs a user holds blind, the score a
+scheme gives, and what an expert learns once their item is final."""
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cache
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import connection
-from django.db.models import Count, Exists, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import Http404
 from django.utils import timezone
 
@@ -34,80 +35,6 @@ from core.visibility import blind_to_proof
 from problems.models import Problem, Proof, ReferenceSolution
 from rubrics.models import MarkingScheme
 from rubrics.structure import Scheme, score_breakdown
-
-
-def is_campaign_admin(user: AbstractBaseUser, campaign: Campaign) -> bool:
-    return has_role(user, Role.ADMIN)
-
-
-def campaign_list_for_user(user: AbstractBaseUser) -> QuerySet[Campaign]:
-    """Admins see every campaign; experts the campaigns they are members of."""
-    qs = Campaign.objects.all()
-    if not has_role(user, Role.ADMIN):
-        qs = qs.filter(members__user=user).distinct()
-    return qs.annotate(item_count=Count("items", distinct=True)).order_by("-created_at")
-
-
-def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False) -> Campaign:
-    campaign = Campaign.objects.filter(slug=slug).select_related("generator_config").first()
-    if campaign is None:
-        raise Http404("No such campaign.")
-    if has_role(user, Role.ADMIN):
-        return campaign
-    if admin:
-        raise PermissionDenied("Only admins manage campaigns.")
-    if not CampaignMember.objects.filter(campaign=campaign, user=user).exists():
-        raise PermissionDenied("You are not a member of this campaign.")
-    return campaign
-
-
-@cache
-def _expert_campaign_sql() -> tuple[tuple, str]:
-    names, select = columns(Campaign, "c")
-    return (
-        names,
-        f"""
-SELECT {select},
-       EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
-               WHERE e.campaign_id = c.id AND e.user_id = %(user)s AND e.role = %(expert)s),
-       {open_work_sql("c.id")}
-FROM {Campaign._meta.db_table} c
-WHERE c.slug = %(slug)s""",
-    )
-
-
-def expert_campaign(*, slug: str, user: AbstractBaseUser) -> Campaign:
-    """The campaign where `user` grades: an expert membership is required (admins too). One
-    hand-written statement (the ORM's compiled subqueries cost more CPU than a "next"): the
-    campaign, whether the user is an expert of it, and whether they have open work in it
-    (`has_open_work`, which `services.assignment_next` takes as `has_open`)."""
-    names, sql = _expert_campaign_sql()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, {"slug": slug, "user": user.pk, "expert": MemberRole.EXPERT})
-        row = cursor.fetchone()
-    if row is None:
-        raise Http404("No such campaign.")
-    campaign = model_from_row(Campaign, names, row[:-2])
-    campaign.is_expert, campaign.has_open_work = bool(row[-2]), bool(row[-1])
-    ensure_campaign_expert(campaign=campaign, user=user, known=campaign.is_expert)
-    return campaign
-
-
-def ensure_campaign_expert(
-    *, campaign: Campaign, user: AbstractBaseUser, known: bool | None = None
-) -> None:
-    """PermissionDenied unless `user` is an expert member of the campaign (`known`: the answer,
-    when a read already gave it, as `GradingView.campaign_expert` does)."""
-    if known is None:
-        known = CampaignMember.objects.filter(
-            campaign=campaign, user=user, role=MemberRole.EXPERT
-        ).exists()
-    if not known:
-        raise PermissionDenied("You are not an expert of this campaign.")
-
-
-def campaign_members(campaign: Campaign) -> QuerySet[CampaignMember]:
-    return campaign.members.select_related("user").order_by("role", "user__username")
 
 
 @dataclass
@@ -210,9 +137,17 @@ def _solutions(*, problem_id: int) -> list[ReferenceSolution]:
 
 
 _PROOF = ("id", "problem_id", "text")
+
+
 _PROBLEM = ("id", "external_id", "statement")
+
+
 _SCHEME = ("id", "version", "structure")
+
+
 _PAGE_SCHEME = ("id", "version", "structure", "text")
+
+
 # An item with the caller's assignment (only while they are a member of its campaign: an expert
 # removed keeps the row but loses the item) and grade: the joins of the hand-written reads.
 _ITEM_FROM = f"""FROM {Item._meta.db_table} i
@@ -400,11 +335,6 @@ def own_grades_in_campaign(*, campaign: Campaign, expert: AbstractBaseUser) -> Q
     )
 
 
-def assignment_for_expert(*, item_id: int, expert: AbstractBaseUser) -> Assignment | None:
-    """The expert's assignment of the item, if any."""
-    return Assignment.objects.filter(item_id=item_id, expert=expert).first()
-
-
 def item_score_breakdown(*, item: Item, awards: dict, deductions: list):
     """How the item's checklist (or band) scheme scores these awards and deductions (a
     rubrics.structure.ScoreBreakdown), or None when the item has no scheme to compute from;
@@ -412,3 +342,30 @@ def item_score_breakdown(*, item: Item, awards: dict, deductions: list):
     if not item.scheme_id or not item.scheme.structure:
         return None
     return score_breakdown(Scheme.from_dict(item.scheme.structure), awards, deductions)
+
+
+@dataclass(frozen=True)
+class FinalFeedback:
+    """What an expert learns once their item is final: the label and, when an adjudicator
+    decided it, their rationale (the feedback that calibrates experts)."""
+
+    value: Decimal
+    source: str
+    rationale: str
+    resolved_by: str
+
+
+def final_feedback(*, item: Item) -> FinalFeedback | None:
+    if not item.is_final:
+        return None
+    try:
+        label = item.final_label
+    except ObjectDoesNotExist:
+        return None
+    case = label.case
+    return FinalFeedback(
+        value=label.value,
+        source=label.get_source_display(),
+        rationale=case.rationale if case else "",
+        resolved_by=case.resolved_by.get_username() if case and case.resolved_by else "",
+    )

@@ -1,17 +1,77 @@
-"""Reads for an expert's way through a campaign: where an item stands in their work (item k of
-N, the previous item), whether they still hold an item, and the final label they learn once the
-item is final."""
+"""Reads of assignment: the items an admin may give by hand, an expert's assignment of an item,
+and where an item stands in the expert's work (item k of N, counted over what "next" could
+offer)."""
 
+from __future__ import annotations
+
+from collections import defaultdict
 from dataclasses import dataclass
-from decimal import Decimal
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ObjectDoesNotExist
 from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotation.models import Assignment, AssignmentStatus, ExpertProgress, Grade, Item
+from annotation.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    ExpertProgress,
+    Grade,
+    Item,
+    MemberRole,
+)
 from annotation.slots import item_open_sql, slot_taken_sql
+
+
+def assignment_for_expert(*, item_id: int, expert: AbstractBaseUser) -> Assignment | None:
+    """The expert's assignment of the item, if any."""
+    return Assignment.objects.filter(item_id=item_id, expert=expert).first()
+
+
+HAND_ASSIGNABLE_SHOWN = 1000
+
+
+def items_for_hand_assignment(
+    campaign: Campaign, *, blind: bool = False
+) -> list[tuple[str, list[Item]]]:
+    """The items an admin may still give to an expert (not final), grouped by problem, for the
+    dashboard's "assign by hand" list: problem, then proof (generator, sample; for an admin
+    blind to some proof, core.visibility, the proof's text hash: an order naming no model); at
+    most HAND_ASSIGNABLE_SHOWN of them."""
+    order = ("proof__text_hash",) if blind else ("proof__generator", "proof__sample_index")
+    items = (
+        Item.objects.filter(campaign=campaign, is_final=False)
+        .select_related("proof__problem")
+        .only(
+            "id",
+            "submitted_count",
+            "required_judgements",
+            "is_gold",
+            "proof__generator",
+            "proof__sample_index",
+            "proof__sample_key",
+            "proof__text_hash",
+            "proof__problem__external_id",
+        )
+        .order_by("proof__problem__external_id", *order, "id")[:HAND_ASSIGNABLE_SHOWN]
+    )
+    groups: dict[str, list[Item]] = defaultdict(list)
+    for item in items:
+        groups[item.proof.problem.external_id].append(item)
+    return list(groups.items())
+
+
+def experts_for_assignment(campaign: Campaign) -> QuerySet:
+    return (
+        get_user_model()
+        .objects.filter(
+            campaign_memberships__campaign=campaign, campaign_memberships__role=MemberRole.EXPERT
+        )
+        .order_by("username")
+        .distinct()
+    )
 
 
 def expert_holds_item(*, expert: AbstractBaseUser, item_id: int | None) -> bool:
@@ -43,6 +103,7 @@ class ExpertPosition:
 # campaign), and past a hundred the exact number tells the expert nothing more.
 OFFERABLE_BOUND = 100
 
+
 # The items "next" could still offer the expert (as annotation.services.assignment selects them):
 # open (needing a judgement, not final, not gold, not held back by a routing budget), never held
 # by the expert, a judgement slot free; counted up to OFFERABLE_BOUND + 1. The walk goes by the
@@ -50,7 +111,11 @@ OFFERABLE_BOUND = 100
 # fewest judgements first, which the expert cannot have judged, so the count stops after about
 # OFFERABLE_BOUND items whatever the expert did before.
 ITEM, ASSIGNMENT = Item._meta.db_table, Assignment._meta.db_table
+
+
 GRADE, PROGRESS = Grade._meta.db_table, ExpertProgress._meta.db_table
+
+
 _OFFERABLE = f"""
   SELECT 1 FROM {ITEM} i
   WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")}
@@ -60,6 +125,8 @@ _OFFERABLE = f"""
                     WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
   ORDER BY i.submitted_count, i.route_rank DESC, i.id DESC
 """
+
+
 # In a calibration round: its gold items the expert never held (each goes to every expert once).
 _OFFERABLE_GOLD = f"""
   SELECT 1 FROM {ITEM} i
@@ -67,11 +134,15 @@ _OFFERABLE_GOLD = f"""
     AND NOT EXISTS (SELECT 1 FROM {ASSIGNMENT} a
                     WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
 """
+
+
 # The whole position in one statement: the expert's count of submitted grades (ExpertProgress),
 # the item submitted before the grade at %(before)s (NULL: before the next one), the other open
 # items the expert holds, and the offerable items up to the bound.
 _SUBMITTED = f"""(SELECT p.submitted FROM {PROGRESS} p
    WHERE p.campaign_id = %(campaign)s AND p.expert_id = %(expert)s)"""
+
+
 _POSITION = """
 SELECT
   coalesce({submitted}, 0),
@@ -83,10 +154,16 @@ SELECT
      AND hi.campaign_id = %(campaign)s AND NOT hi.is_final AND h.item_id <> %(item)s),
   (SELECT count(*) FROM ({offerable} LIMIT %(limit)s) offerable)
 """
+
+
 _TABLES = {"grade": GRADE, "item": ITEM, "assignment": ASSIGNMENT}
+
+
 _POSITION_SQL = _POSITION.format(
     submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE, **_TABLES
 )
+
+
 _POSITION_GOLD_SQL = _POSITION.format(
     submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE_GOLD, **_TABLES
 )
@@ -132,31 +209,4 @@ def expert_position(
         remaining=total - submitted - 1,
         previous_item_id=previous,
         more=more,
-    )
-
-
-@dataclass(frozen=True)
-class FinalFeedback:
-    """What an expert learns once their item is final: the label and, when an adjudicator
-    decided it, their rationale (the feedback that calibrates experts)."""
-
-    value: Decimal
-    source: str
-    rationale: str
-    resolved_by: str
-
-
-def final_feedback(*, item: Item) -> FinalFeedback | None:
-    if not item.is_final:
-        return None
-    try:
-        label = item.final_label
-    except ObjectDoesNotExist:
-        return None
-    case = label.case
-    return FinalFeedback(
-        value=label.value,
-        source=label.get_source_display(),
-        rationale=case.rationale if case else "",
-        resolved_by=case.resolved_by.get_username() if case and case.resolved_by else "",
     )
