@@ -122,10 +122,12 @@ def test_an_interrupted_job_left_nothing_complete_and_a_rerun_completes(db, medi
         ("manifest", "golden-pilot-dv.manifest.json"),
         ("card", "golden-pilot-dv.README.md"),
         ("data", "golden-pilot-dv.csv"),
+        ("checkpoints", "golden-pilot-dv.csv.checkpoints.csv"),
     ):
         handle, served = export_file_open(job, part)
         handle.close()
         assert served == name
+    assert job.manifest["checkpoints"]["file"] == "golden-pilot-dv.csv.checkpoints.csv"
 
 
 def test_only_admins_may_export_names(db):
