@@ -18,7 +18,9 @@ ProofBench's scheme refinement needs).
   problem's, so its proofs resample within one problem: nothing is pooled across problems, and
   no figure needs clustering by problem.
 - Below MIN_PROOFS double-scored (or labelled) proofs a figure is not stated: "too few
-  double-scored proofs to say".
+  double-scored proofs to say". Below ROUGH_BELOW it is stated flagged "few proofs: intervals
+  rough": there the percentile bootstrap covers less than 95% (benchmarks/bench_checkpoints.py
+  measures it; RESULTS.md "Checkpoint intervals").
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ from rubrics.models import MarkingScheme
 from rubrics.structure import Scheme
 
 MIN_PROOFS = 5
+# Below this many proofs the percentile bootstrap may cover less than it claims (as little as
+# 70-75% for a nominal 95% at 5 proofs, 90-92% at 10-20: benchmarks/bench_checkpoints.py,
+# RESULTS.md "Checkpoint intervals"; 93-97% from 50): flagged "rough"
+ROUGH_BELOW = 50
+ROUGH = "few proofs: intervals rough"
 N_RESAMPLES = 1000
 AMBIGUOUS_ALPHA = 0.667  # Krippendorff's lowest bar for tentative conclusions
 TOO_FEW_DOUBLE = "too few double-scored proofs to say"
@@ -273,6 +280,8 @@ def checkpoint_figures(
                 row.agreement_note = "every award the same: alpha undefined"
             elif row.alpha < AMBIGUOUS_ALPHA:
                 row.flags.append("ambiguous")
+            if len(doubled) < ROUGH_BELOW:
+                row.flags.append(ROUGH)
         pairs = [
             (sum(values) / len(values), labels[item])
             for item, values in sorted(per_item.items())
@@ -290,6 +299,8 @@ def checkpoint_figures(
                 row.discrimination_note = "no spread in the award or the label: undefined"
             elif row.discrimination_ci is not None and row.discrimination_ci[0] <= 0:
                 row.flags.append("does not separate")
+            if len(pairs) < ROUGH_BELOW and ROUGH not in row.flags:
+                row.flags.append(ROUGH)
         found.append(row)
     return found
 
@@ -367,7 +378,9 @@ CSV_COLUMNS: tuple[tuple[str, str], ...] = (
     ("discrimination_hi", "upper end"),
     ("note", f"why a figure is empty (fewer than {MIN_PROOFS} proofs: '{TOO_FEW_DOUBLE}')"),
     ("flags", f"'ambiguous' (alpha below {AMBIGUOUS_ALPHA}), 'does not separate' (interval "
-              "of the discrimination reaching 0 or below)"),
+              f"of the discrimination reaching 0 or below), '{ROUGH}' (a figure from fewer "
+              f"than {ROUGH_BELOW} proofs: its 95% interval covered as little as 70% (5 "
+              "proofs) to 91% (20) in simulation)"),
 )  # fmt: skip
 
 

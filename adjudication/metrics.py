@@ -161,7 +161,26 @@ def agreement_weights(item_ids: set[int]) -> tuple[dict[int, float] | None, str]
         "Weighted by the design: each double-scored item counts 1 / its probability of being "
         f"double-scored ({adaptive} chosen adaptively, where disagreement was expected, with a "
         "uniform share kept), so the campaign's figures and alpha estimate the whole "
-        "campaign's agreement; the figures per pair of experts and per week are unweighted."
+        "campaign's agreement. The figures per pair of experts and per week are weighted "
+        "likewise, each over its own items (a pair's: the items it graded together; a week's: "
+        "the pairs judged in it), so each estimates that pair's or week's agreement on the "
+        "campaign's items, not only on the ones chosen where disagreement was expected. The "
+        "experts' table and the confusion of scores count each judgement once (unweighted)."
+    )
+
+
+def _week_alpha(
+    rows: list[PairRow],
+    units: dict[int, list[float | None]],
+    labels: list[float],
+    weights: dict[int, float] | None,
+) -> float | None:
+    """Alpha over the items of a week's pairs, design-weighted as the campaign's is."""
+    items = list(dict.fromkeys(row.item_id for row in rows))
+    return agreement.krippendorff_alpha_ordinal(
+        [units[item] for item in items],
+        labels,
+        None if weights is None else [weights.get(item, 1.0) for item in items],
     )
 
 
@@ -235,7 +254,9 @@ def campaign_agreement(
     pair_rows = [
         {
             "experts": key,
-            "figures": pair_figures(rows, labels, tolerance, n_resamples=n_resamples, seed=seed),
+            "figures": pair_figures(
+                rows, labels, tolerance, n_resamples=n_resamples, seed=seed, weights=weights
+            ),
         }
         for key, rows in sorted(per_pair.items())
     ]
@@ -246,10 +267,10 @@ def campaign_agreement(
     week_rows = [
         {
             "week": week,
-            "figures": pair_figures(rows, labels, tolerance, n_resamples=n_resamples, seed=seed),
-            "alpha": agreement.krippendorff_alpha_ordinal(
-                [units[item] for item in dict.fromkeys(row.item_id for row in rows)], labels
+            "figures": pair_figures(
+                rows, labels, tolerance, n_resamples=n_resamples, seed=seed, weights=weights
             ),
+            "alpha": _week_alpha(rows, units, labels, weights),
         }
         for week, rows in sorted(weeks.items())
     ]
@@ -407,7 +428,7 @@ def campaign_figures_cached(campaign: Campaign, kind: str, compute: Callable[[Ca
     of the campaign changes (its fingerprint): the bootstraps behind the agreement and checkpoint
     figures take seconds on a large campaign."""
     key = (
-        f"adjudication:{kind}:{campaign.pk}:"
+        f"adjudication:{kind}:v2:{campaign.pk}:"  # v2: per pair and week weighted; rough flag
         + hashlib.sha256(_fingerprint(campaign).encode()).hexdigest()
     )
     found = cache.get(key)

@@ -383,6 +383,52 @@ whole campaign's agreement when double-scoring was adaptive.
 """
 
 
+def checkpoints_card(found: dict | None) -> str:
+    """The card's section on the checkpoints file (or why there is none)."""
+    from adjudication.checkpoints import CSV_COLUMNS
+
+    if not found:
+        return (
+            "\n## Checkpoints\n\nNo checkpoints file: no grade of the campaign used a marking "
+            "scheme's checklist.\n"
+        )
+    lines = [
+        "\n## Checkpoints\n",
+        f"`{found['file']}` ({found['rows']} rows, sha256 `{found['sha256']}`): one row per "
+        "checkpoint of each marking scheme version the grades used: how well double-scorers "
+        "agree on its award and how well its award separates proofs by their final label, each "
+        "with a 95% bootstrap interval over the scheme's proofs (the checkpoints page's CSV). "
+        "A figure below its minimum of proofs is empty and `note` says why.\n",
+        "| column | meaning |\n|---|---|",
+    ]
+    lines += [f"| `{name}` | {meaning} |" for name, meaning in CSV_COLUMNS]
+    return "\n".join(lines) + "\n"
+
+
+def confidence_card(found: dict | None) -> str:
+    """The card's section on `label_confidence`: what it is, the fit and its measured
+    calibration, and the caveat where too few held-out cases back it."""
+    text = (
+        "\n## Label confidence\n\n`label_confidence` is the campaign's rater model's "
+        "probability that the item's true class is its label's (a model over every expert and "
+        "automatic grader, chosen by held-out log loss; the export refits it first when stale).\n"
+    )
+    if not found:
+        return text + "\nNo fit: the campaign had no judgement to fit, and the column is null.\n"
+    text += (
+        f"\nFitted {found['fitted_at']} (model `{found['model']}`, temperature "
+        f"{found['temperature']:g}); calibration measured on {found['heldout_cases']} held-out "
+        "cases."
+    )
+    if found["checked"]:
+        low, high = found["ece_interval"] or (None, None)
+        interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+        text += f" Expected calibration error {found['ece']:.3f}{interval} (95% bootstrap).\n"
+    else:
+        text += f"\n\n**{found['caveat']}**\n"
+    return text
+
+
 def render_card(
     *, title: str, summary: str, fields: list[Field], manifest: dict, sample: dict | None
 ) -> str:
@@ -403,6 +449,9 @@ def render_card(
         out.write(f"| `{f.name}` | {kind} | {f.description} |\n")
     if any(f.name == "inclusion_probability" for f in fields):
         out.write(DESIGN_CARD)
+    if any(f.name == "label_confidence" for f in fields):
+        out.write(confidence_card(manifest.get("label_confidence")))
+    out.write(checkpoints_card(manifest.get("checkpoints")))
     out.write("\n## Counts\n\n")
     for key, value in manifest.get("counts", {}).items():
         out.write(f"- {key}: {value}\n")
