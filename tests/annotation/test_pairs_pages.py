@@ -26,9 +26,7 @@ def _judge_all(client, campaign, expert, shown_for):
 
 
 def test_the_pair_page_is_blind_and_a_second_submit_changes_nothing(client):
-    campaign, proofs, (one, _two) = pairwise_campaign(
-        generators=("gen-zqmark-a", "gen-zqmark-b")
-    )
+    campaign, proofs, (one, _two) = pairwise_campaign(generators=("gen-zqmark-a", "gen-zqmark-b"))
     client.force_login(one)
     start = client.get(reverse("annotation:campaign", args=[campaign.slug]), follow=True)
     assert b"Compare next" in start.content
@@ -143,7 +141,9 @@ def test_the_api_walk(api_client_for):
     assert api.get(f"/api/v1/campaigns/{campaign.slug}/pairs/ratings/").status_code == 403
     admin = api_client_for(UserFactory(roles=["admin"]))
     ids = [p.pk for p in proofs.values()]
-    made = admin.post(f"/api/v1/campaigns/{campaign.slug}/pairs/", {"proof_ids": ids}, format="json")
+    made = admin.post(
+        f"/api/v1/campaigns/{campaign.slug}/pairs/", {"proof_ids": ids}, format="json"
+    )
     assert made.status_code == 201 and made.json() == {"added": 0}
     wrong = admin.post(
         f"/api/v1/campaigns/{campaign.slug}/pairs/", {"proof_ids": [ids[0], 999999]}, format="json"

@@ -69,7 +69,9 @@ def _campaign_with_graders():
             shown = "left" if a_better == j.a_on_left else "right"
             pair_judgement_submit(judgement_id=j.pk, expert=expert, shown=shown)
     grading = CampaignFactory()
-    good = GraderEvaluation.objects.create(campaign=grading, name="good", source="proofgrader_jsonl")
+    good = GraderEvaluation.objects.create(
+        campaign=grading, name="good", source="proofgrader_jsonl"
+    )
     bad = GraderEvaluation.objects.create(campaign=grading, name="bad", source="proofgrader_jsonl")
     for proof in proofs.values():
         item = ItemFactory(campaign=grading, proof=proof, scheme=None)
