@@ -149,3 +149,40 @@ def test_the_api_walk(api_client_for):
         f"/api/v1/campaigns/{campaign.slug}/pairs/", {"proof_ids": [ids[0], 999999]}, format="json"
     )
     assert wrong.status_code == 400 and "999999" in str(wrong.json())
+
+
+def test_a_researcher_holding_a_pair_is_blind_on_every_pairwise_door(client, api_client_for):
+    campaign, proofs, _ = pairwise_campaign(generators=("gen-zqmark-a", "gen-zqmark-b"))
+    holder = UserFactory(roles=["researcher", "adjudicator", "expert"])
+    campaign.members.create(user=holder, role="expert")
+    client.force_login(holder)
+    proof = proofs[0, "gen-zqmark-a"]
+    page = client.get(reverse("problems:proof", args=[proof.pk]))
+    assert page.status_code == 200 and b"zqmark" not in page.content
+    pair = PairItem.objects.get(campaign=campaign)
+    for url in (
+        reverse("annotation:pairs", args=[campaign.slug]),
+        reverse("annotation:pair-case", args=[pair.pk]),
+        reverse("exports:pairwise-selection", args=[campaign.slug]),
+    ):
+        response = client.get(url)
+        assert response.status_code == 403 and b"zqmark" not in response.content, url
+    api = api_client_for(holder)
+    ratings = api.get(f"/api/v1/campaigns/{campaign.slug}/pairs/ratings/")
+    assert ratings.status_code == 403 and "zqmark" not in ratings.content.decode()
+    # once judged, the proofs are theirs to see again
+    body = api.post(f"/api/v1/campaigns/{campaign.slug}/pairs/next/").json()
+    api.post(f"/api/v1/pairs/{body['pair']}/judgement/", {"choice": "tie"}, format="json")
+    assert b"zqmark" in client.get(reverse("problems:proof", args=[proof.pk])).content
+    assert client.get(reverse("annotation:pairs", args=[campaign.slug])).status_code == 200
+
+
+def test_a_pairwise_campaign_is_created_by_the_api(api_client_for):
+    admin = api_client_for(UserFactory(roles=["admin"]))
+    made = admin.post(
+        "/api/v1/campaigns/",
+        {"slug": "pairs-by-api", "name": "Pairs", "task_kind": "pairwise"},
+        format="json",
+    )
+    assert made.status_code == 201, made.content
+    assert made.json()["task_kind"] == "pairwise"
