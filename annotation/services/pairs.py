@@ -133,8 +133,12 @@ def pair_next(
     )
     if after is not None:
         own = own.exclude(pair_id=after)
-    mine = own.filter(status=JudgementStatus.ACTIVE).first()
-    if mine is not None:
+    for mine in own.filter(status=JudgementStatus.ACTIVE)[:8]:
+        if mine.leased_until <= now and not _slot_free(mine.pair_id, now, but=mine.pk):
+            # the lease ran out and others took the pair's slots meanwhile: it goes back
+            mine.status = JudgementStatus.RELEASED
+            mine.save(update_fields=["status", "updated_at"])
+            continue
         mine.leased_until = until
         mine.save(update_fields=["leased_until", "updated_at"])
         return mine
@@ -162,7 +166,7 @@ def pair_next(
         candidates = candidates.exclude(pk=after)
     for pair_id in candidates.values_list("id", flat=True)[:20]:
         pair = PairItem.objects.select_for_update(skip_locked=True).filter(pk=pair_id).first()
-        if pair is None:
+        if pair is None or not _slot_free(pair.pk, now):  # taken while we looked (now locked)
             continue
         judgement, created = PairJudgement.objects.get_or_create(
             pair=pair,
@@ -175,6 +179,19 @@ def pair_next(
             judgement.save(update_fields=["status", "leased_until", "updated_at"])
         return judgement
     return None
+
+
+def _slot_free(pair_id: int, now, *, but: int | None = None) -> bool:
+    """Whether the pair has a judgement slot that no submitted judgement or live lease (other
+    than judgement `but`) takes. Asked under the pair's row lock."""
+    taken = PairJudgement.objects.filter(pair_id=pair_id).filter(
+        Q(status=JudgementStatus.SUBMITTED)
+        | Q(status=JudgementStatus.ACTIVE, leased_until__gt=now)
+    )
+    if but is not None:
+        taken = taken.exclude(pk=but)
+    required = PairItem.objects.filter(pk=pair_id).values_list("required_judgements", flat=True)
+    return taken.count() < required[0]
 
 
 @transaction.atomic
@@ -217,10 +234,17 @@ def pair_judgement_submit(
     if not pair.campaign.is_open:
         raise PairError("The campaign is closed.")
     first = not judgement.is_submitted
+    now = timezone.now()
+    lapsed = judgement.status != JudgementStatus.ACTIVE or judgement.leased_until <= now
+    if first and lapsed and not _slot_free(pair.pk, now, but=judgement.pk):
+        raise PairError(
+            "Your lease on this pair ran out (or you skipped it) and other experts took its "
+            "judgements meanwhile: nothing was saved. Go on to the next pair."
+        )
     judgement.choice = choice
     judgement.reason = reason
     judgement.status = JudgementStatus.SUBMITTED
-    judgement.submitted_at = timezone.now()
+    judgement.submitted_at = now
     judgement.save()
     if first:
         pair.submitted_count += 1

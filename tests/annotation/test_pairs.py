@@ -150,3 +150,29 @@ def test_bradley_terry_ratings_of_proofs_and_generators():
     top = ratings.generators[0]
     assert top.low < top.score < top.high and top.wins == 4 and top.comparisons == 4
     assert gen[ratings.proofs[0].key] == "model-a"
+
+
+def test_a_lapsed_lease_whose_slots_were_taken_goes_back_and_cannot_be_submitted():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    campaign, _, experts = pairwise_campaign(generators=("model-a", "model-b"), experts=3)
+    lapsed = pair_next(campaign=campaign, expert=experts[0])
+    PairJudgement.objects.filter(pk=lapsed.pk).update(
+        leased_until=timezone.now() - timedelta(minutes=1)
+    )
+    taken = [pair_next(campaign=campaign, expert=e) for e in experts[1:]]
+    assert all(j is not None and j.pair_id == lapsed.pair_id for j in taken)
+    with pytest.raises(PairError, match="ran out"):
+        pair_judgement_submit(judgement_id=lapsed.pk, expert=experts[0], shown="left")
+    assert pair_next(campaign=campaign, expert=experts[0]) is None
+    assert PairJudgement.objects.get(pk=lapsed.pk).status == JudgementStatus.RELEASED
+    # a lapsed lease with its slot still free is renewed and may be submitted
+    campaign2, _, (one, _two) = pairwise_campaign(generators=("model-a", "model-b"))
+    mine = pair_next(campaign=campaign2, expert=one)
+    PairJudgement.objects.filter(pk=mine.pk).update(
+        leased_until=timezone.now() - timedelta(minutes=1)
+    )
+    pair_judgement_submit(judgement_id=mine.pk, expert=one, shown="tie")
+    assert PairItem.objects.get(pk=mine.pair_id).submitted_count == 1
