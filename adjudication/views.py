@@ -239,6 +239,10 @@ def imported_materialise(request: HttpRequest) -> HttpResponse:
     return redirect("adjudication:campaigns")
 
 
+# The agreement page's long tables (fast grades, weeks) show this many rows until "Show all".
+LONG_TABLE_ROWS = 20
+
+
 @role_required(*selectors.AGREEMENT_READERS)
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = selectors.agreement_campaign_for_user(request.user, slug)
@@ -272,9 +276,14 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         for expert in figures.experts
         if expert.get("drift")  # an entry cached before drift was computed has none
     ]
+    show_all = request.GET.get("show") == "all"
     context = {
         "campaign": campaign,
         "a": figures,
+        "show_all": show_all,
+        "fast_shown": figures.fast if show_all else figures.fast[:LONG_TABLE_ROWS],
+        "weeks_shown": figures.weeks if show_all else figures.weeks[-LONG_TABLE_ROWS:],
+        "long_table_rows": LONG_TABLE_ROWS,
         "drift_charts": drift_charts,
         "reveal": second_opinion_figures(campaign),
         "model": model,

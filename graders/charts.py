@@ -30,7 +30,7 @@ def confusion_heatmap(matrix: list[list[int]], categories: list[float]) -> SafeS
         f'<svg class="chart heatmap" role="img" viewBox="0 0 {width} {height}" '
         f'width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">',
         "<title>Confusion matrix: expert label (rows) against the grader's prediction "
-        "(columns)</title>",
+        "(columns), each cell shaded by its share of its row</title>",
         f'<text x="{left + k * cell / 2}" y="14" text-anchor="middle" class="axis">'
         "predicted</text>",
         f'<text x="14" y="{top + k * cell / 2}" text-anchor="middle" class="axis" '

@@ -25,6 +25,12 @@ class ProofSelectionForm(OneChoicePreselected, forms.Form):
 
 
 class VerifierRunForm(ProofSelectionForm):
+    """On the verification page beside the loop's form: its element ids start `run_`."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "run_%s")
+        super().__init__(*args, **kwargs)
+
     kind = forms.ChoiceField(
         choices=[("verify", "Verifier: analyses of the proofs"),
                  ("meta_verify", "Meta-verifier: meta-analyses of their analyses"),
@@ -38,6 +44,12 @@ class VerifierRunForm(ProofSelectionForm):
 
 
 class LabellingRunForm(ProofSelectionForm):
+    """On the verification page beside the verifier run's form: its element ids start `loop_`."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "loop_%s")
+        super().__init__(*args, **kwargs)
+
     verifier = forms.ModelChoiceField(queryset=loop_selectors.endpoints(), label="Verifier")
     meta_verifier = forms.ModelChoiceField(
         queryset=loop_selectors.endpoints(), label="Meta-verifier"

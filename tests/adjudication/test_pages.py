@@ -13,7 +13,7 @@ from django.urls import reverse
 from adjudication.metrics import campaign_agreement
 from adjudication.models import AdjudicationCase, CaseStatus, FinalLabel
 from adjudication.services import case_resolve, case_return
-from annotation.models import Item
+from annotation.models import Grade, Item
 from tests.adjudication.factories import (
     CampaignFactory,
     ErrorSpanFactory,
@@ -229,6 +229,25 @@ def test_dashboard_and_csv(client, django_assert_max_num_queries):
         "exp-1",
         "exp-2",
     }
+
+
+def test_the_agreement_pages_long_tables_show_twenty_rows_until_show_all(client):
+    """25 fast grades (12 s, under the campaign's 100): the page lists 20 and says how many there are; Show all
+    lists every one."""
+    client.force_login(UserFactory(roles=["admin"]))
+    campaign = CampaignFactory(fast_seconds=100)
+    experts = [UserFactory(roles=["expert"]) for _ in range(5)]
+    for n in range(5):
+        judge(ItemFactory(campaign=campaign, required_judgements=5), *[n % 8] * 5, experts=experts)
+    url = reverse("adjudication:dashboard", args=[campaign.slug])
+    Grade.objects.filter(item__campaign=campaign).update(seconds_spent=12)
+    body = client.get(url).content.decode()
+    fast = body[body.index('id="fast"') :]
+    assert fast.count("<tr>") == 1 + 20
+    assert "The first 20 of 25 fast grades." in body and 'href="?show=all#fast"' in body
+    everything = client.get(url, {"show": "all"}).content.decode()
+    assert everything[everything.index('id="fast"') :].count("<tr>") == 1 + 25
+    assert 'id="fast-more"' not in everything
 
 
 def test_dashboard_is_for_admins(client, adjudicator):

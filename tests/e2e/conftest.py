@@ -150,10 +150,18 @@ def screenshot_dir():
     return path
 
 
+# Ids that more than one element of the page carries (a label's `for` would point at the first).
+DUPLICATE_IDS = """() => {
+  const seen = {};
+  for (const el of document.querySelectorAll('[id]')) seen[el.id] = (seen[el.id] || 0) + 1;
+  return Object.entries(seen).filter(([, n]) => n > 1).map(([id, n]) => `${id} x${n}`);
+}"""
+
+
 @pytest.fixture
 def assert_accessible():
     """assert_accessible(page): axe-core (npm) finds no WCAG 2 A or AA violation on the page as
-    it is now. The script is evaluated through the DevTools protocol, which a Content Security
+    it is now, and no element id is used twice. The script is evaluated through the DevTools protocol, which a Content Security
     Policy does not block, unlike an inline <script> tag."""
 
     def check(page):
@@ -172,5 +180,7 @@ def assert_accessible():
             for v in result["violations"]
         ]
         assert not found, f"{page.url}: " + "\n".join(found)
+        repeated = page.evaluate(DUPLICATE_IDS)
+        assert not repeated, f"{page.url}: element ids used more than once: {repeated}"
 
     return check

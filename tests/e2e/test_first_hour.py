@@ -43,17 +43,17 @@ def test_one_endpoint_is_preselected_and_a_refusal_says_why(
     only = LLMEndpointFactory(name="the-only-one")
     login(page, UserFactory(username="first-hour-admin", roles=["admin"]))
     page.goto(f"{live_server.url}/adjudication/verification/")
-    assert page.input_value("#verifier-form #id_endpoint") == str(only.pk)
-    assert page.locator("#verifier-form #id_endpoint option").count() == 1  # no empty choice
+    assert page.input_value("#verifier-form #run_endpoint") == str(only.pk)
+    assert page.locator("#verifier-form #run_endpoint option").count() == 1  # no empty choice
 
     LLMEndpointFactory(name="a-second-one")
     page.reload()
-    assert page.input_value("#verifier-form #id_endpoint") == ""
+    assert page.input_value("#verifier-form #run_endpoint") == ""
     page.click("#verifier-form >> text=Start the run")  # the browser refuses: the page says why
     note = page.locator("#verifier-form .field-refusal")
     assert note.is_visible() and note.inner_text().startswith("Endpoint:")
     assert page.url.endswith("/adjudication/verification/")
     page.screenshot(path=str(screenshot_dir / "verification-refused.png"), full_page=True)
     assert_accessible(page)
-    page.select_option("#verifier-form #id_endpoint", label="a-second-one (fake-model)")
+    page.select_option("#verifier-form #run_endpoint", label="a-second-one (fake-model)")
     assert not note.count()

@@ -19,13 +19,13 @@ pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transac
 
 
 def start_loop(page):
-    page.fill("#loop-form #id_contest", "LOOPC")
-    page.select_option("#loop-form #id_verifier", label="fake-verifier (fake-model)")
-    page.select_option("#loop-form #id_meta_verifier", label="fake-meta (fake-model)")
-    page.fill("#loop-form #id_n", "2")
-    page.fill("#loop-form #id_m", "1")
-    page.fill("#loop-form #id_k", "2")
-    page.select_option("#loop-form #id_route_campaign", label="Human labels")
+    page.fill("#loop-form #loop_contest", "LOOPC")
+    page.select_option("#loop-form #loop_verifier", label="fake-verifier (fake-model)")
+    page.select_option("#loop-form #loop_meta_verifier", label="fake-meta (fake-model)")
+    page.fill("#loop-form #loop_n", "2")
+    page.fill("#loop-form #loop_m", "1")
+    page.fill("#loop-form #loop_k", "2")
+    page.select_option("#loop-form #loop_route_campaign", label="Human labels")
     page.click("text=Start the loop")
 
 

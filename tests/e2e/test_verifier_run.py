@@ -37,9 +37,9 @@ def test_admin_retries_the_failed_sample_of_a_verifier_run(
 
     with page.expect_navigation():  # until load: htmx is listening
         page.click("nav.mainnav >> text=Verification")
-    page.fill("#verifier-form #id_contest", "VRUN")
-    page.select_option("#verifier-form #id_endpoint", label="fake-verifier (fake-model)")
-    page.fill("#verifier-form #id_samples", "2")
+    page.fill("#verifier-form #run_contest", "VRUN")
+    page.select_option("#verifier-form #run_endpoint", label="fake-verifier (fake-model)")
+    page.fill("#verifier-form #run_samples", "2")
     page.click("#verifier-form >> text=Start the run")
 
     page.wait_for_url("**/adjudication/verification/runs/*/")

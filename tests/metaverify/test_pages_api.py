@@ -1,6 +1,7 @@
 """Verification pages and API, the analysis review page and its endpoints, the meta-review
 API: roles, query counts, blindness, validation in words."""
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -171,6 +172,26 @@ def test_verification_page_is_for_admins_and_starts_runs(
     )
     run = VerifierRun.objects.get()
     assert response.status_code == 302 and run.total == 4
+
+
+def test_the_verification_pages_two_forms_have_their_own_ids_and_errors_sit_under_their_field(
+    client, admin
+):
+    """The two forms share field names (contest, verifier, ...): each form's ids are its own, so
+    each label points at its own field; a missing endpoint is said in the endpoint's paragraph,
+    not under the field before it."""
+    client.force_login(admin)
+    refused = client.post(
+        reverse("adjudication:verifier-run-create"), {"kind": "verify", "samples": 1}
+    )
+    page = refused.content.decode()
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
+    assert 'for="run_verifier"' in page and 'for="loop_verifier"' in page
+    paragraph = re.search(r'<p><label for="run_endpoint">.*?</p>', page, re.S).group()
+    assert 'id="run_endpoint_error"' in paragraph and "This field is required." in paragraph
+    kind = re.search(r'<p><label for="run_kind">.*?</p>', page, re.S).group()
+    assert "errorlist" not in kind
 
 
 def test_labelling_run_page_shows_counts_tokens_and_polls_while_running(
