@@ -185,8 +185,7 @@ def _slot_free(pair_id: int, now, *, but: int | None = None) -> bool:
     """Whether the pair has a judgement slot that no submitted judgement or live lease (other
     than judgement `but`) takes. Asked under the pair's row lock."""
     taken = PairJudgement.objects.filter(pair_id=pair_id).filter(
-        Q(status=JudgementStatus.SUBMITTED)
-        | Q(status=JudgementStatus.ACTIVE, leased_until__gt=now)
+        Q(status=JudgementStatus.SUBMITTED) | Q(status=JudgementStatus.ACTIVE, leased_until__gt=now)
     )
     if but is not None:
         taken = taken.exclude(pk=but)
