@@ -71,8 +71,8 @@ def campaign_edit(request, slug):
 @role_required(*ALL_ROLES)
 def campaign_detail(request, slug):
     campaign = selectors.campaign_for_user(slug=slug, user=request.user)
-    if campaign.task_kind == TaskKind.PAIRWISE:  # its own page (annotation/views/pairs.py)
-        return redirect("annotation:pairs", slug=slug)
+    if campaign.task_kind == TaskKind.PAIRWISE and not has_role(request.user, Role.ADMIN):
+        return redirect("annotation:pairs", slug=slug)  # its page (annotation/views/pairs.py)
     if not has_role(request.user, Role.ADMIN):
         grades = selectors.own_grades_in_campaign(campaign=campaign, expert=request.user)
         context = {

@@ -107,6 +107,8 @@ def test_admin_makes_pairs_by_problem_on_the_page(client):
     client.force_login(admin)
     problem = proofs[0, "model-a"].problem.external_id
     url = reverse("annotation:pairs", args=[campaign.slug])
+    dashboard = client.get(reverse("annotation:campaign", args=[campaign.slug]))
+    assert dashboard.status_code == 200 and b'id="pairs-link"' in dashboard.content
     made = client.post(url, {"problems": problem, "max_per_problem": "2"})
     assert made.status_code == 303 and PairItem.objects.filter(campaign=campaign).count() == 2
     assert client.post(url, {"problems": ""}).status_code == 400
