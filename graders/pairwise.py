@@ -231,10 +231,90 @@ def evaluation_scores(evaluation: GraderEvaluation, proof_ids) -> dict[int, floa
     }
 
 
+PICK_KEYS = ("problem_id", "a_generator", "a_sample_key", "b_generator", "b_sample_key", "choice")
+PICK_SHARE = {"a": 1.0, "b": 0.0, "tie": 0.5}
+PICKS_MAX_BYTES = 20_000_000
+
+
+class PicksError(ValueError):
+    """A picks file that cannot be read; the message names the file, line and field."""
+
+
+def picks_read(name: str, data: bytes) -> dict[tuple[int, int], float]:
+    """A grader's pairwise picks from a JSON Lines or CSV file with the `pairs` export's key
+    columns and `choice` (a, b or tie): the file a lab gets by running its pairwise judge over
+    the export. Returns proof_a-id, proof_b-id -> proof_a's share."""
+    from problems.models import Proof
+
+    if len(data) > PICKS_MAX_BYTES:
+        raise PicksError(f"{name}: larger than {PICKS_MAX_BYTES // 1_000_000} MB")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise PicksError(f"{name}, line {line}: not UTF-8") from exc
+    rows: list[tuple[int, dict]] = []
+    if name.lower().endswith(".csv"):
+        import csv
+        import io
+
+        reader = csv.DictReader(io.StringIO(text))
+        missing = [k for k in PICK_KEYS if k not in (reader.fieldnames or [])]
+        if missing:
+            raise PicksError(f"{name}, line 1: no column {', '.join(missing)}")
+        rows = [(n, row) for n, row in enumerate(reader, start=2)]
+    else:
+        import json
+
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PicksError(f"{name}, line {n}: not JSON ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                raise PicksError(f"{name}, line {n}: not a JSON object")
+            rows.append((n, row))
+    if not rows:
+        raise PicksError(f"{name}: no picks")
+    keys = set()
+    for n, row in rows:
+        for field_name in PICK_KEYS:
+            if not isinstance(row.get(field_name), str) or not row[field_name]:
+                raise PicksError(f"{name}, line {n}, field {field_name}: missing or not text")
+        if row["choice"] not in PICK_SHARE:
+            raise PicksError(
+                f"{name}, line {n}, field choice: {row['choice']!r} is not a, b or tie"
+            )
+        keys.add((row["problem_id"], row["a_generator"], row["a_sample_key"]))
+        keys.add((row["problem_id"], row["b_generator"], row["b_sample_key"]))
+    problems = {k[0] for k in keys}
+    ids = {
+        (p, g, k): pk
+        for pk, p, g, k in Proof.objects.filter(problem__external_id__in=problems).values_list(
+            "id", "problem__external_id", "generator", "sample_key"
+        )
+    }
+    picks: dict[tuple[int, int], float] = {}
+    for n, row in rows:
+        pair = []
+        for side in ("a", "b"):
+            key = (row["problem_id"], row[f"{side}_generator"], row[f"{side}_sample_key"])
+            if key not in ids:
+                raise PicksError(
+                    f"{name}, line {n}, field {side}_sample_key: no proof {' / '.join(key)}"
+                )
+            pair.append(ids[key])
+        picks[pair[0], pair[1]] = PICK_SHARE[row["choice"]]
+    return picks
+
+
 @role_required(*READERS)
 def pairwise_selection(request, slug):
-    """The page: a grader evaluation's pairwise and knockout selection against the campaign's
-    human pairs (researchers and admins; refused, naming why, to one holding a pair blind)."""
+    """The page: a grader evaluation's (GET `?evaluation=ID`) or an uploaded picks file's (POST)
+    pairwise and knockout selection against the campaign's human pairs (researchers and admins;
+    refused, naming why, to one holding a pair blind)."""
     campaign = get_object_or_404(Campaign, slug=slug, task_kind=TaskKind.PAIRWISE)
     proofs = pair_proofs(campaign)
     ensure_not_blind(request.user, proofs, "this comparison", proof="pk")
@@ -243,7 +323,19 @@ def pairwise_selection(request, slug):
     )
     chosen = request.GET.get("evaluation", "")
     context = {"campaign": campaign, "evaluations": evaluations, "chosen": chosen}
-    if chosen.isdigit():
+    if request.method == "POST":
+        upload = request.FILES.get("picks")
+        if upload is None:
+            context["error"] = "picks: choose a file (JSON Lines or CSV)."
+            return render(request, "graders/pairwise_selection.html", context, status=400)
+        try:
+            picks = picks_read(upload.name, upload.read())
+        except PicksError as exc:
+            context["error"] = str(exc)
+            return render(request, "graders/pairwise_selection.html", context, status=400)
+        context["picks_name"] = upload.name
+        context["report"] = selection_against_pairs(campaign, prefer_from_picks(picks))
+    elif chosen.isdigit():
         evaluation = get_object_or_404(evaluations, pk=int(chosen))
         scores = evaluation_scores(evaluation, proofs.values("id"))
         context["evaluation"] = evaluation

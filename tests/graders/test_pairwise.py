@@ -122,3 +122,38 @@ def test_the_page_reports_and_refuses_a_blind_reader(client):
     assert client.get(reverse("exports:pairwise-selection", args=[other.slug])).status_code == 403
     client.force_login(UserFactory(roles=["expert"]))
     assert client.get(url).status_code == 403
+
+
+@pytest.mark.django_db
+def test_a_pairwise_judges_picks_file_is_compared(client):
+    import json
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from exports.formats import ExportOptions, plan_for
+
+    campaign, _, _, _ = _campaign_with_graders()
+    # the lab's pairwise judge answers over the exported pairs: here it agrees with the experts
+    rows = {r["pair_id"]: r for r in plan_for("pairs", campaign, ExportOptions()).rows()}
+    picks = [
+        {k: r[k] for k in ("problem_id", "a_generator", "a_sample_key", "b_generator",
+                           "b_sample_key")} | {"choice": r["final_choice"]}
+        for r in rows.values()
+    ]  # fmt: skip
+    body = "\n".join(json.dumps(p) for p in picks).encode()
+    client.force_login(UserFactory(roles=["researcher"]))
+    url = reverse("exports:pairwise-selection", args=[campaign.slug])
+    page = client.post(url, {"picks": SimpleUploadedFile("judge.jsonl", body)})
+    text = page.content.decode()
+    assert page.status_code == 200 and 'id="knockout-hits">2 / 2' in text and "judge.jsonl" in text
+    csv_body = "problem_id,a_generator,a_sample_key,b_generator,b_sample_key,choice\n"
+    first = picks[0]
+    csv_body += ",".join(first[k] for k in list(first)[:5]) + ",sideways\n"
+    bad = client.post(url, {"picks": SimpleUploadedFile("judge.csv", csv_body.encode())})
+    assert bad.status_code == 400 and "judge.csv, line 2, field choice" in bad.content.decode()
+    unknown = json.dumps(first | {"a_sample_key": "nope"}).encode()
+    missing = client.post(url, {"picks": SimpleUploadedFile("j.jsonl", unknown)})
+    assert missing.status_code == 400 and "line 1, field a_sample_key: no proof" in (
+        missing.content.decode()
+    )
+    assert client.post(url, {}).status_code == 400
