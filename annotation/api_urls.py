@@ -37,6 +37,11 @@ urlpatterns = [
     path("campaigns/<slug:slug>/pairs/", pairs.PairsCreateApi.as_view(), name="api-pairs-create"),
     path("campaigns/<slug:slug>/pairs/next/", pairs.PairNextApi.as_view(), name="api-pair-next"),
     path(
+        "campaigns/<slug:slug>/pairs/assignments/",
+        pairs.PairAssignApi.as_view(),
+        name="api-pair-assign",
+    ),
+    path(
         "campaigns/<slug:slug>/pairs/ratings/",
         pairs.PairRatingsApi.as_view(),
         name="api-pair-ratings",

@@ -3,6 +3,7 @@ the order drawn for the judgement), submit a judgement (left / right / tie in th
 order, stored against the pair's proof keys), make pairs (admins), settle a case
 (adjudicators) and read the Bradley-Terry scores (researchers, adjudicators, admins)."""
 
+from django.contrib.auth import get_user_model
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -192,3 +193,36 @@ class PairRatingsApi(APIView):
             request.user, pair_selectors.pair_proofs(campaign), "these scores", proof="pk"
         )
         return Response(PairRatingsOutput(pair_selectors.pair_ratings(campaign)).data)
+
+
+class PairAssignInput(serializers.Serializer):
+    pair = serializers.IntegerField(min_value=1, max_value=ID_MAX)
+    expert = serializers.CharField(max_length=150)
+
+
+class PairAssignOutput(serializers.Serializer):
+    pair = serializers.IntegerField(source="pair_id")
+    expert = serializers.CharField(source="expert.username")
+    status = serializers.CharField()
+    leased_until = serializers.DateTimeField()
+
+
+class PairAssignApi(APIView):
+    permission_classes = [Admin]
+
+    @extend_schema(tags=["pairs"], request=PairAssignInput, responses={201: PairAssignOutput})
+    def post(self, request, slug):
+        campaign = selectors.campaign_for_user(slug=slug, user=request.user, admin=True)
+        params = PairAssignInput(data=request.data)
+        params.is_valid(raise_exception=True)
+        expert = get_user_model().objects.filter(username=params.validated_data["expert"]).first()
+        in_campaign = campaign.pair_items.filter(pk=params.validated_data["pair"]).exists()
+        if expert is None or not in_campaign:
+            raise ValidationError({"detail": "No such pair in this campaign, or no such user."})
+        try:
+            judgement = pair_services.pair_assign(
+                pair_id=params.validated_data["pair"], expert=expert, assigned_by=request.user
+            )
+        except pair_services.PairError as exc:
+            raise _problems(exc) from exc
+        return Response(PairAssignOutput(judgement).data, status=status.HTTP_201_CREATED)

@@ -100,6 +100,14 @@ class PairJudgement(models.Model):
     )
     choice = models.CharField(max_length=3, choices=PairChoice.choices, blank=True)
     reason = models.TextField(blank=True)
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The admin who gave the pair to the expert by hand; empty when they pressed next.",
+    )
     submitted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -181,6 +181,43 @@ def pair_next(
     return None
 
 
+@transaction.atomic
+def pair_assign(
+    *, pair_id: int, expert: AbstractBaseUser, assigned_by: AbstractBaseUser
+) -> PairJudgement:
+    """An admin gives a pair to an expert by hand: a lease (the campaign's minutes, renewed by
+    next) that "next" serves them before anything new. Refused when the expert is not an expert
+    of the campaign, has judged the pair, or the pair has no free slot."""
+    pair = (
+        PairItem.objects.select_for_update().select_related("campaign").filter(pk=pair_id).first()
+    )
+    if pair is None:
+        raise PairError("pair: no such pair.")
+    _ensure_expert(pair.campaign, expert)
+    if pair.status != PairStatus.OPEN:
+        raise PairError("pair: it needs no more judgements.")
+    now = timezone.now()
+    existing = PairJudgement.objects.filter(pair=pair, expert=expert).first()
+    if existing is not None and existing.is_submitted:
+        raise PairError(f"expert: {expert.get_username()} has judged this pair.")
+    if not _slot_free(pair.pk, now, but=existing.pk if existing else None):
+        raise PairError("pair: every judgement slot is taken or leased.")
+    until = now + timedelta(minutes=pair.campaign.lease_minutes)
+    if existing is None:
+        return PairJudgement.objects.create(
+            pair=pair,
+            expert=expert,
+            leased_until=until,
+            a_on_left=bool(secrets.randbelow(2)),
+            assigned_by=assigned_by,
+        )
+    existing.status = JudgementStatus.ACTIVE
+    existing.leased_until = until
+    existing.assigned_by = assigned_by
+    existing.save(update_fields=["status", "leased_until", "assigned_by", "updated_at"])
+    return existing
+
+
 def _slot_free(pair_id: int, now, *, but: int | None = None) -> bool:
     """Whether the pair has a judgement slot that no submitted judgement or live lease (other
     than judgement `but`) takes. Asked under the pair's row lock."""

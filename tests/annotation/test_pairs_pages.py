@@ -188,3 +188,25 @@ def test_a_pairwise_campaign_is_created_by_the_api(api_client_for):
     )
     assert made.status_code == 201, made.content
     assert made.json()["task_kind"] == "pairwise"
+
+
+def test_an_admin_assigns_a_pair_by_hand_and_next_serves_it_first(api_client_for):
+    campaign, _, (one, two) = pairwise_campaign(generators=("model-a", "model-b", "model-c"))
+    last = PairItem.objects.filter(campaign=campaign).order_by("-id").first()
+    admin = api_client_for(UserFactory(roles=["admin"]))
+    url = f"/api/v1/campaigns/{campaign.slug}/pairs/assignments/"
+    given = admin.post(url, {"pair": last.pk, "expert": one.username}, format="json")
+    assert given.status_code == 201 and given.json()["status"] == "active"
+    assert PairJudgement.objects.get(pair=last, expert=one).assigned_by is not None
+    body = api_client_for(one).post(f"/api/v1/campaigns/{campaign.slug}/pairs/next/").json()
+    assert body["pair"] == last.pk
+    api_client_for(one).post(
+        f"/api/v1/pairs/{last.pk}/judgement/", {"choice": "tie"}, format="json"
+    )
+    again = admin.post(url, {"pair": last.pk, "expert": one.username}, format="json")
+    assert again.status_code == 400 and "has judged this pair" in str(again.json())
+    stranger = UserFactory(roles=["expert"])
+    refused = admin.post(url, {"pair": last.pk, "expert": stranger.username}, format="json")
+    assert refused.status_code == 400 and "not an expert of this campaign" in str(refused.json())
+    unknown = admin.post(url, {"pair": 999999, "expert": two.username}, format="json")
+    assert unknown.status_code == 400 and "No such pair" in str(unknown.json())
