@@ -237,6 +237,8 @@ PROOFMARK_MAX_UPLOAD_BYTES = int(os.environ.get("PROOFMARK_MAX_UPLOAD_BYTES", 51
 # An import's upload is removed when its job ends; one whose job never ended (retried, or its
 # worker gone) is removed after this many days.
 PROOFMARK_IMPORT_UPLOAD_DAYS = int(os.environ.get("PROOFMARK_IMPORT_UPLOAD_DAYS", "7"))
+# The largest picture an import stores (PNG, JPEG, GIF or WebP shipped with a problem or proof).
+PROOFMARK_PICTURE_MAX_BYTES = int(os.environ.get("PROOFMARK_PICTURE_MAX_BYTES", 5 * 1024 * 1024))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -8,11 +8,13 @@ from django.core.files.uploadedfile import UploadedFile
 
 from problems.importers import FORMATS, sniff
 
-UPLOAD_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".zip")
+UPLOAD_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".arrow", ".zip")
 FORMAT_LABELS = {
-    "proofbench": "ProofBench rows (JSONL, CSV or Parquet)",
+    "proofbench": "ProofBench rows (JSONL, CSV, Parquet or Arrow)",
     "imobench": "IMO-ProofBench CSV",
+    "gradingbench": "IMO-GradingBench expert gradings (CSV, Parquet)",
     "matharena": "MathArena competition folder (.zip)",
+    "matharena_outputs": "MathArena graded outputs (Parquet, JSONL)",
     "opc": "Open Proof Corpus (raw, solved or training files)",
     "deepseek": "DeepSeekMath-V2 inputs/outputs",
     "jsonl": "Proofmark JSONL (problems, proofs, analyses)",

@@ -193,3 +193,18 @@ class RenderedText(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class Picture(models.Model):
+    """A picture a source shipped with a problem or a proof (problems.pictures), stored once by
+    its content through the storage API (`pictures/<sha256>.<ext>`); texts refer to it as
+    `picture:<sha256>`. Only PNG, JPEG, GIF and WebP, told by their first bytes."""
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    content_type = models.CharField(max_length=20)
+    size = models.PositiveIntegerField()
+    file = models.CharField(max_length=200, help_text="The stored file's name (default storage).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.file

@@ -5,8 +5,9 @@ disabled, keeps math in all four delimiter styles (`$..$`, `$$..$$`, `\\(..\\)`,
 bare LaTeX environments as escaped TeX in `<span class="math inline">` / `<div class="math
 block">` (`<span class="math block">` for display math inside a paragraph) for KaTeX in the
 browser (static/js/math.js), then cleans the HTML with an allow-list (nh3): no raw HTML, no
-script, no event attributes, no style, links only to http(s), mailto and relative URLs, no images
-(they would load from off the machine). The result is cached per text and renderer version;
+script, no event attributes, no style, links only to http(s), mailto and relative URLs, and
+images only of pictures stored with the corpus (`![alt](picture:<sha256>)`, problems.pictures),
+served by this site: an image at any other address is shown as a link, never loaded. The result is cached per text and renderer version;
 `texts_rendered` also stores it in the database (RenderedText), where every web process finds
 it, and `problems.services.texts_prerender` renders a campaign's texts ahead, on the worker.
 """
@@ -24,16 +25,25 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from problems.latex import display_fixups, latex_plugin, normalise_source
 from problems.models import RenderedText
 
-RENDERER_VERSION = "3"
+RENDERER_VERSION = "4"
 CACHE_SECONDS = 7 * 24 * 3600
 
 ALLOWED_TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "del", "s", "code",
     "pre", "blockquote", "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "a",
-    "span", "div", "sup", "sub",
+    "span", "div", "sup", "sub", "img",
 }  # fmt: skip
-ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
-ALLOWED_CLASSES = {"span": {"math", "inline", "block"}, "div": {"math", "block"}}
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title"},
+    "ol": {"start"},
+    "img": {"src", "alt", "title", "loading"},
+}
+ALLOWED_CLASSES = {
+    "span": {"math", "inline", "block"},
+    "div": {"math", "block"},
+    "img": {"picture"},
+}
+PICTURE_PATH = "/problems/pictures/"  # problems.urls: picture_show
 ALLOWED_URL_SCHEMES = {"http", "https", "mailto"}
 SAFE_LINK_PREFIXES = ("http://", "https://", "mailto:", "/", "#", "./", "../")
 
@@ -41,6 +51,8 @@ SAFE_LINK_PREFIXES = ("http://", "https://", "mailto:", "/", "#", "./", "../")
 def _validate_link(url: str) -> bool:
     """Markdown links: web, mail and relative addresses only (nh3 checks again)."""
     lowered = url.strip().lower()
+    if lowered.startswith("picture:"):
+        return STORED_PICTURE.fullmatch(lowered) is not None
     return lowered.startswith(SAFE_LINK_PREFIXES) or ":" not in lowered.split("/")[0]
 
 
@@ -58,13 +70,30 @@ def _math_block(self, tokens, idx, options, env) -> str:
 
 
 def _image_as_link(self, tokens, idx, options, env) -> str:
-    """Images would load from outside: show the alt text linking to the address instead."""
+    """A stored picture inline; any other image would load from outside: the alt text links
+    to its address instead."""
     token = tokens[idx]
     alt = escapeHtml(self.renderInlineAsText(token.children or [], options, env) or "image")
     src = token.attrGet("src") or ""
+    stored = STORED_PICTURE.fullmatch(src)
+    if stored:
+        return (
+            f'<img class="picture" src="{PICTURE_PATH}{stored.group(1)}/" alt="{alt}"'
+            ' loading="lazy">'
+        )
     if not src:
         return f"[image: {alt}]"
     return f'<a href="{escapeHtml(src)}">[image: {alt}]</a>'
+
+
+STORED_PICTURE = re.compile(r"picture:([0-9a-f]{64})")
+
+
+def _only_stored_pictures(tag: str, attribute: str, value: str) -> str | None:
+    """An image's source must be a picture this site serves (nh3 checks every attribute)."""
+    if tag == "img" and attribute == "src" and not value.startswith(PICTURE_PATH):
+        return None
+    return value
 
 
 def _build_parser() -> MarkdownIt:
@@ -92,6 +121,7 @@ def sanitise_html(html: str) -> str:
         url_schemes=ALLOWED_URL_SCHEMES,
         link_rel="noopener noreferrer nofollow",
         strip_comments=True,
+        attribute_filter=_only_stored_pictures,
     )
 
 

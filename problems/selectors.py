@@ -13,7 +13,15 @@ from django.db.models.functions import Coalesce, Substr
 from django.shortcuts import get_object_or_404
 
 from core.queries import of_ids
-from problems.models import ImportJob, Problem, Proof, ReferenceSolution, Topic, VerifierAnalysis
+from problems.models import (
+    ImportJob,
+    Picture,
+    Problem,
+    Proof,
+    ReferenceSolution,
+    Topic,
+    VerifierAnalysis,
+)
 from problems.progress import import_progress_read
 
 STATEMENT_START_LENGTH = 400
@@ -208,3 +216,8 @@ def import_job_detail(*, job_id: int) -> ImportJob:
     if job.status == ImportJob.Status.RUNNING and (progress := import_progress_read(job_id=job.pk)):
         job.processed, job.counts = progress["processed"], progress["counts"]
     return job
+
+
+def picture_by_hash(*, sha256: str) -> Picture | None:
+    """The stored picture of that content hash (problems.pictures), or None."""
+    return Picture.objects.filter(sha256=sha256).first()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from problems.views import corpus, imports
+from problems.views import corpus, imports, pictures
 
 app_name = "problems"
 
@@ -9,5 +9,6 @@ urlpatterns = [
     path("import/", imports.import_upload, name="import"),
     path("import/<id:job_id>/", imports.import_detail, name="import-detail"),
     path("proofs/<id:proof_id>/", corpus.proof_detail, name="proof"),
+    path("pictures/<str:sha256>/", pictures.picture_show, name="picture"),
     path("<str:external_id>/", corpus.problem_detail, name="detail"),
 ]

@@ -120,6 +120,12 @@ def _campaign_for(source: str, scale: str, report: ImportedReport) -> Campaign:
     return campaign
 
 
+def _comment(source: str, value: Decimal, maximum: Decimal, said: str) -> str:
+    """A judgement's comment: where it came from, the native score, and what its rater wrote."""
+    head = f"Imported from {source}: {_fmt(value)} of {_fmt(maximum)}."
+    return f"{head}\n{said}" if said else head
+
+
 def _rater(n: int, known: dict[int, object]):
     if n in known:
         return known[n]
@@ -147,6 +153,23 @@ def _ratings(proof: Proof, report: ImportedReport) -> dict[str, list[tuple[Decim
             report.skipped.append(f"proof {proof.pk} imported_ratings[{n}]: {exc}")
             continue
         by_source[str(entry.get("source") or proof.source or "unknown")].append((value, maximum))
+    return by_source
+
+
+def _comments(proof: Proof) -> dict[str, list[str]]:
+    """{source: [comment]} beside `_ratings`, in its order: what each rater wrote with the
+    rating (MathArena's judges' details), "" where nothing."""
+    by_source: dict[str, list[str]] = defaultdict(list)
+    entries = (proof.metadata or {}).get("imported_ratings") or []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or entry.get("kind") != "expert":
+            continue
+        try:
+            imported_on_scale(Decimal(str(entry["value"])), Decimal(str(entry["max"])))
+        except (KeyError, InvalidOperation, ValueError):
+            continue
+        source = str(entry.get("source") or proof.source or "unknown")
+        by_source[source].append(str(entry.get("comment") or ""))
     return by_source
 
 
@@ -230,6 +253,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
     for proof in proofs:
         spans = _spans(proof, report)
         first_grade = None
+        comments = _comments(proof)
         for source, ratings in sorted(_ratings(proof, report).items()):
             scale = imported_on_scale(*ratings[0])[0]
             campaign = _campaign_for(source, scale, report)
@@ -261,7 +285,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                     defaults={
                         "status": GradeStatus.SUBMITTED,
                         "score": imported_grade_value(scaled, scale),
-                        "comment": f"Imported from {source}: {_fmt(value)} of {_fmt(maximum)}.",
+                        "comment": _comment(source, value, maximum, comments[source][n - 1]),
                         "scheme_id": item.scheme_id,
                     },
                 )

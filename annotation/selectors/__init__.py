@@ -48,8 +48,10 @@ from annotation.selectors.grading import (
     proofs_held_blind,
 )
 from annotation.selectors.items import (
+    SelectionPreview,
     proof_selection,
     selection_choices,
+    selection_preview,
 )
 
 __all__ = [
@@ -88,4 +90,6 @@ __all__ = [
     "final_feedback",
     "proof_selection",
     "selection_choices",
+    "selection_preview",
+    "SelectionPreview",
 ]

@@ -1,10 +1,14 @@
-"""Reads for making items: the proofs a selection matches and the choices the selection offers."""
+"""Reads for making items: the proofs a selection matches, the choices the selection offers, and
+what adding it to a campaign will make (`selection_preview`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import QuerySet
 
-from problems.models import Proof
+from annotation.models import Campaign, Item, TaskKind
+from problems.models import Proof, VerifierAnalysis
 
 
 def proof_selection(
@@ -48,3 +52,44 @@ def selection_choices() -> dict[str, list]:
             Proof.objects.values_list("generator", flat=True).distinct().order_by("generator")
         ),
     }
+
+
+@dataclass(frozen=True)
+class SelectionPreview:
+    """What adding a selection to a campaign will make, counted as the creation counts it: one
+    item per proof not yet in a grading campaign; one per verifier analysis of the selected
+    proofs not yet in an analysis-review campaign (`analysis_items_create`)."""
+
+    proofs: int
+    analyses: int | None  # the selected proofs' analyses (analysis review only)
+    new: int  # the items "Create" makes
+    present: int  # already in the campaign: left as they are
+    without_analyses: list[str]  # problems whose selected proofs have no analysis: no item
+
+    @property
+    def nothing(self) -> str:
+        """Why the selection makes no item, in words; "" when it makes some."""
+        if self.new:
+            return ""
+        if not self.proofs:
+            return "No proof matches: nothing to create."
+        if self.analyses == 0:
+            return "The selected proofs have no verifier analysis: nothing to create."
+        return "Every one is already in the campaign: nothing to create."
+
+
+def selection_preview(*, campaign: Campaign, proofs: QuerySet[Proof]) -> SelectionPreview:
+    count = proofs.count()
+    if campaign.task_kind != TaskKind.ANALYSIS_REVIEW:
+        present = Item.objects.filter(
+            campaign=campaign, analysis__isnull=True, proof__in=proofs
+        ).count()
+        return SelectionPreview(count, None, count - present, present, [])
+    analyses = VerifierAnalysis.objects.filter(proof__in=proofs)
+    total = analyses.count()
+    present = Item.objects.filter(campaign=campaign, analysis__in=analyses).count()
+    with_analyses = set(analyses.values_list("proof__problem__external_id", flat=True))
+    selected = set(proofs.values_list("problem__external_id", flat=True))
+    return SelectionPreview(
+        count, total, total - present, present, sorted(selected - with_analyses)
+    )

@@ -45,6 +45,11 @@ class ItemsCreated:
 
     def summary(self) -> str:
         parts = [f"{len(self.created)} item(s) created"]
+        if not self.created and not self.already_present:
+            parts = [
+                "No item created: the selection holds nothing to make one of (in an analysis "
+                "review, no verifier analysis of the selected proofs)"
+            ]
         if self.already_present:
             parts.append(f"{self.already_present} already in the campaign")
         parts.append(f"{self.double_scored} double-scored")

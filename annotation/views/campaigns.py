@@ -178,7 +178,10 @@ def items_create(request, slug):
             except services.GradeError as exc:
                 messages.error(request, str(exc))
                 return redirect("annotation:items-create", slug=slug)
-            messages.success(request, result.summary().replace("item(s)", "analysis item(s)"))
+            level = messages.SUCCESS if result.created else messages.WARNING
+            messages.add_message(
+                request, level, result.summary().replace("item(s)", "analysis item(s)")
+            )
             return redirect("annotation:campaign", slug=slug)
         if request.method == "POST":
             try:
@@ -191,14 +194,21 @@ def items_create(request, slug):
             except services.GradeError as exc:
                 messages.error(request, str(exc))
                 return redirect("annotation:campaign", slug=slug)
-            level = messages.WARNING if result.not_from_config else messages.SUCCESS
+            level = (
+                messages.WARNING
+                if result.not_from_config or not result.created
+                else messages.SUCCESS
+            )
             messages.add_message(request, level, result.summary())
             return redirect("annotation:campaign", slug=slug)
         shown = list(proofs[:20])
         held = blind_among(request.user, [proof.pk for proof in shown])
         for proof in shown:
             proof.held_blind = proof.pk in held
-        preview = {"count": proofs.count(), "proofs": shown}
+        preview = {
+            "counted": selectors.selection_preview(campaign=campaign, proofs=proofs),
+            "proofs": shown,
+        }
     choices = selectors.selection_choices()
     if blind:
         choices = {**choices, "generators": []}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import zipfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path, PurePath, PurePosixPath
@@ -31,6 +32,8 @@ from exports.writers import (
     write_text_atomic,
 )
 from jobs.services import job_send_on_commit
+from problems.models import Picture
+from problems.pictures import REFERENCE, STORED, stored_in
 
 logger = logging.getLogger(__name__)
 PROGRESS_SAVE_EVERY = 2000
@@ -66,9 +69,11 @@ def dataset_write(
         on_total(plan.total)
     sample: list[dict] = []
     licences: set[str] = set()
+    pictures = PictureFiles()
 
     def rows():
         for row in plan.rows():
+            row = pictures.rewrite(row)
             if not sample:
                 sample.append(row)
             if row.get("licence"):
@@ -78,6 +83,7 @@ def dataset_write(
     data = write_rows(
         rows=rows(), fields=plan.fields, file_type=file_type, path=out, on_progress=on_progress
     )
+    picture_files = pictures.write_beside(out)
     manifest_path, card_path = companion_paths(out)
     manifest = {
         "schema_version": SCHEMA_VERSION,
@@ -103,8 +109,13 @@ def dataset_write(
         "columns": [
             {"name": f.name, "type": f.kind, "description": f.description} for f in plan.fields
         ],
-        "files": {out.name: {"rows": data.rows, "size": data.size, "sha256": data.sha256}},
+        "files": {
+            out.name: {"rows": data.rows, "size": data.size, "sha256": data.sha256},
+            **picture_files,
+        },
     }
+    if picture_files:  # files beside the data, which its texts refer to
+        manifest["pictures"] = {"folder": PICTURE_FOLDER, "count": len(picture_files)}
     title = f"{campaign.name}: {fmt} dataset"
     card = render_card(
         title=title,
@@ -122,6 +133,52 @@ def dataset_write(
     with_manifest = manifest_bytes(manifest)
     write_text_atomic(manifest_path, with_manifest.decode("utf-8"))
     return manifest
+
+
+PICTURE_FOLDER = "pictures"
+
+
+class PictureFiles:
+    """The stored pictures an export's texts refer to (`picture:<sha256>`, problems.pictures):
+    each reference rewritten to the file written beside the data (`pictures/<sha256>.<ext>`),
+    which an import of the folder or its .zip reads back to the same picture."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, Picture | None] = {}
+
+    def rewrite(self, row: dict) -> dict:
+        changed = None
+        for key, value in row.items():
+            if not isinstance(value, str) or REFERENCE not in value:
+                continue
+            wanted = [sha for sha in stored_in(value) if sha not in self.found]
+            if wanted:
+                known = {p.sha256: p for p in Picture.objects.filter(sha256__in=wanted)}
+                self.found.update({sha: known.get(sha) for sha in wanted})
+            changed = changed or dict(row)
+            changed[key] = STORED.sub(self._file_of, value)
+        return changed or row
+
+    def _file_of(self, match) -> str:
+        picture = self.found.get(match.group(1))
+        if picture is None:
+            return match.group(0)
+        return f"{PICTURE_FOLDER}/{PurePosixPath(picture.file).name}"
+
+    def write_beside(self, out: Path) -> dict[str, dict]:
+        """Copies the pictures into `pictures/` beside `out`; their manifest entries."""
+        entries = {}
+        for picture in self.found.values():
+            if picture is None:
+                continue
+            name = f"{PICTURE_FOLDER}/{PurePosixPath(picture.file).name}"
+            target = out.parent / name
+            target.parent.mkdir(exist_ok=True)
+            with default_storage.open(picture.file, "rb") as handle:
+                data = handle.read()
+            target.write_bytes(data)
+            entries[name] = {"rows": 0, "size": len(data), "sha256": picture.sha256}
+        return entries
 
 
 def _shorten(row: dict, limit: int = 160) -> dict:
@@ -244,6 +301,9 @@ def export_run(*, job_id: int) -> ExportJob:
             )
             for local in (out, *companion_paths(out)):
                 stored_file_put(local, str(stored / local.name))
+            if manifest.get("pictures"):
+                bundle = pictures_zip(out)
+                stored_file_put(bundle, str(stored / bundle.name))
     except _Superseded:
         logger.warning("export %s: taken over by a later run, this one stops", job.pk)
         return ExportJob.objects.get(pk=job.pk)
@@ -277,15 +337,27 @@ def export_fail(*, job_id: int, reason: str) -> None:
     stored_folder_delete(f"exports/{job_id}")
 
 
+def pictures_zip(out: Path) -> Path:
+    """The pictures written beside `out`, in one .zip (`pictures/<sha256>.<ext>` inside): the
+    download part `pictures`, to unpack beside the data file."""
+    bundle = out.with_name(f"{out.name}.pictures.zip")
+    with zipfile.ZipFile(bundle, "w", compression=zipfile.ZIP_STORED) as archive:
+        for file in sorted((out.parent / PICTURE_FOLDER).iterdir()):
+            archive.write(file, f"{PICTURE_FOLDER}/{file.name}")
+    return bundle
+
+
 def export_file_open(job: ExportJob, part: str) -> tuple[IO[bytes], str]:
-    """The stored data file, or its `manifest` or `card`, open for reading, and its file name.
+    """The stored data file, or its `manifest`, `card` or `pictures` (a .zip of the pictures
+    its texts refer to), open for reading, and its file name.
     ExportError while the job is not done, KeyError for another part, FileNotFoundError when
     the file is no longer stored."""
     if job.status != JobStatus.SUCCEEDED or not job.file:
         raise ExportError("this export has no file yet")
     data = PurePosixPath(job.file)
     manifest, card = companion_paths(data)
-    name = str({"data": data, "manifest": manifest, "card": card}[part])
+    pictures = data.with_name(f"{data.name}.pictures.zip")
+    name = str({"data": data, "manifest": manifest, "card": card, "pictures": pictures}[part])
     if part != "data" and not default_storage.exists(name):
         # jobs finished before companions took the data file's whole name: STEM.manifest.json
         stem = data.name.rsplit(".", 1)[0]

@@ -23,7 +23,17 @@ from typing import IO
 
 import orjson
 
-from problems.importers import deepseek, generic, imobench, matharena, opc, proofbench
+from problems import pictures
+from problems.importers import (
+    deepseek,
+    generic,
+    gradingbench,
+    imobench,
+    matharena,
+    matharena_outputs,
+    opc,
+    proofbench,
+)
 from problems.importers.base import (
     AnalysisIn,
     Issue,
@@ -34,18 +44,25 @@ from problems.importers.base import (
     SolutionIn,
     SourceError,
     Where,
+    binary_kind,
+    binary_kind_of,
     check_start,
     error,
+    first_binary_row,
     json_line,
+    picture_max_bytes,
     unstorable_at,
     unstorable_words,
+    warning,
 )
 from problems.importers.jsonstream import JsonStream
 
 READERS: dict[str, Callable[[Path, Progress, str], Iterator[Item]]] = {
     proofbench.NAME: proofbench.read,
     imobench.NAME: imobench.read,
+    gradingbench.NAME: gradingbench.read,
     matharena.NAME: matharena.read,
+    matharena_outputs.NAME: matharena_outputs.read,
     opc.NAME: opc.read,
     deepseek.NAME: deepseek.read,
     generic.NAME: generic.read,
@@ -54,12 +71,16 @@ FORMATS = tuple(READERS)
 LICENCES: dict[str, str] = {
     proofbench.NAME: proofbench.LICENCE,
     imobench.NAME: imobench.LICENCE,
+    gradingbench.NAME: gradingbench.LICENCE,
     matharena.NAME: matharena.LICENCE,
+    matharena_outputs.NAME: matharena_outputs.LICENCE,
     opc.NAME: opc.LICENCE,
     deepseek.NAME: deepseek.LICENCE,
     generic.NAME: generic.LICENCE,
 }
-FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
+FILE_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet", ".arrow")
+# What `datasets`' save_to_disk writes beside its .arrow files: its own bookkeeping, not records.
+DATASETS_BOOKKEEPING = frozenset({"dataset_info.json", "state.json", "dataset_dict.json"})
 # A .zip may unpack to MAX_ZIP_BYTES at most, and to MAX_ZIP_RATIO times its own size at most
 # (JSON and CSV compress 5 to 20 times; a bomb, thousands of times).
 MAX_ZIP_BYTES = 2 * 1024**3
@@ -104,20 +125,30 @@ def _format_of_first_line(suffix: str, line: bytes) -> str | None:
     """The format a .csv's header or a .jsonl's first line tells, or None."""
     if suffix == ".csv":
         header = line.decode("utf-8", "replace").lower()
-        if "problem id" in header and "grading guidelines" in header:
-            return imobench.NAME
-        if "problem_id" in header:
-            return proofbench.NAME
-        return None
+        columns = {column.strip().strip('"') for column in header.split(",")}
+        return _format_of_record(dict.fromkeys(columns, ""))
     first = _json_object(line)
     if first is None:
         return None
+    return _format_of_record(first)
+
+
+def _format_of_record(first: dict) -> str | None:
+    """The format a first record tells (a JSON Lines line, a CSV header, a Parquet or Arrow
+    row): the same rules for every row format."""
+    keys = {str(key).lower() for key in first}
+    if "problem id" in keys and "grading guidelines" in keys:
+        if "response" in keys and ("points" in keys or "reward" in keys):
+            return gradingbench.NAME
+        return imobench.NAME
     if "kind" in first:
         return generic.NAME
     if "model_prediction" in first:
         return deepseek.NAME
     if "reward_model" in first or ("model_id" in first and "prompt" in first):
         return opc.NAME
+    if "problem_idx" in first and any(str(key).startswith("points_judge") for key in first):
+        return matharena_outputs.NAME
     if "problem_id" in first or "model_solution" in first:
         return proofbench.NAME
     return None
@@ -141,8 +172,9 @@ def detect_format(path: Path) -> str | None:
     if path.is_dir():
         return matharena.NAME if matharena.looks_like(path) else None
     suffix = path.suffix.lower()
-    if suffix == ".parquet":
-        return proofbench.NAME
+    if binary_kind(path):
+        first = first_binary_row(path)
+        return _format_of_record(first) if first is not None else None
     if suffix == ".csv":
         with path.open("rb") as handle:
             return _format_of_first_line(suffix, handle.readline().removeprefix(b"\xef\xbb\xbf"))
@@ -207,9 +239,12 @@ def read_path(
     progress: Progress,
     name: str | None = None,
     licence: str = "",
+    root: Path | None = None,
 ) -> Iterator[Item]:
     """Records and issues of `path`; whole-source failures come out as one error Issue.
-    `licence`, if given, is the licence of the whole source (see the module's docstring)."""
+    `licence`, if given, is the licence of the whole source (see the module's docstring).
+    `root` is the folder or unpacked archive `path` was found in: pictures are read from files
+    there (a single file imported alone ships pictures only as data URLs)."""
     name = name or path.name
     if (at := unstorable_at(name)) is not None:
         yield error(Where(name), "The file's name " + unstorable_words(name, at))
@@ -223,23 +258,45 @@ def read_path(
     if path.is_file() and path.suffix.lower() == ".zip":
         try:
             with _unpacked(path) as folder:
-                yield from read_path(folder, fmt, progress=progress, name=name, licence=licence)
+                yield from read_path(
+                    folder, fmt, progress=progress, name=name, licence=licence, root=folder
+                )
         except zipfile.BadZipFile:
             yield error(Where(name), "Not a readable .zip archive.")
         except SourceError as exc:
             yield exc.issue
         return
     if path.is_dir() and (fmt == matharena.NAME or (fmt is None and matharena.looks_like(path))):
-        yield from _read_one(path, matharena.NAME, progress, name, licence)
+        yield from _read_one(path, matharena.NAME, progress, name, licence, root or path)
         return
     if path.is_dir():
+        # competition folders inside (a MathArena `usamo_2025/` beside its `usamo_2025_outputs/`)
+        competitions = (
+            sorted(d for d in path.rglob("*") if d.is_dir() and matharena.looks_like(d))
+            if fmt in (None, matharena.NAME)
+            else []
+        )
         files = sorted(
             file
             for file in path.rglob("*")
-            if file.is_file() and file.suffix.lower() in FILE_SUFFIXES
+            if file.is_file()
+            and file.suffix.lower() in FILE_SUFFIXES
+            and not _bookkeeping(file)
+            and not any(file.is_relative_to(competition) for competition in competitions)
         )
-        if not files:
-            yield error(Where(name), "The folder holds no .jsonl, .json, .csv or .parquet file.")
+        if not files and not competitions:
+            yield error(
+                Where(name), "The folder holds no .jsonl, .json, .csv, .parquet or .arrow file."
+            )
+        for competition in competitions:
+            yield from _read_one(
+                competition,
+                matharena.NAME,
+                progress,
+                f"{name}/{competition.relative_to(path).as_posix()}",
+                licence,
+                root or path,
+            )
         for file in files:
             yield from read_path(
                 file,
@@ -247,12 +304,13 @@ def read_path(
                 progress=progress,
                 name=f"{name}/{file.relative_to(path).as_posix()}",
                 licence=licence,
+                root=root or path,
             )
         return
     if path.stat().st_size == 0:
         yield error(Where(name), "The file is empty: nothing to import.")
         return
-    if path.suffix.lower() != ".parquet":
+    if binary_kind(path) is None:
         problem = _start_problem(path, name)
         if problem:
             yield problem
@@ -264,7 +322,12 @@ def read_path(
             "Cannot tell the format of this file: choose one of " + ", ".join(FORMATS) + ".",
         )
         return
-    yield from _read_one(path, detected, progress, name, licence)
+    yield from _read_one(path, detected, progress, name, licence, root)
+
+
+def _bookkeeping(file: Path) -> bool:
+    """A `datasets` save_to_disk file that is no data (state.json beside the .arrow files)."""
+    return file.name in DATASETS_BOOKKEEPING and any(file.parent.glob("*.arrow"))
 
 
 def _start_problem(path: Path, name: str) -> Issue | None:
@@ -392,8 +455,13 @@ def sniff(
             return "Not a readable .zip archive."
         finally:
             handle.seek(0)
-    if suffix == ".parquet":
-        return None if head.startswith(b"PAR1") else "Not a Parquet file (no PAR1 at its start)."
+    kind = binary_kind_of(head[:8])
+    if suffix == ".parquet" and kind != "parquet":
+        return "Not a Parquet file (no PAR1 at its start)."
+    if suffix == ".arrow" and kind != "arrow":
+        return "Not an Arrow file (no Arrow IPC signature at its start)."
+    if kind:  # read by content, whatever the name; the job reports each row
+        return None if fmt else _binary_head_problem(handle, kind)
     problem = _head_problem(head, name)
     if problem:
         return problem.message
@@ -426,23 +494,126 @@ def sniff(
     return None
 
 
-def _read_one(path: Path, fmt: str, progress: Progress, name: str, licence: str) -> Iterator[Item]:
+def _binary_head_problem(handle: IO[bytes], kind: str) -> str | None:
+    """What the first row of a Parquet or Arrow upload shows to be wrong: unreadable, empty, or
+    of no format (the format is being detected); None when a format reads it."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+    import pyarrow.parquet as pq
+
+    try:
+        if kind == "parquet":
+            parquet = pq.ParquetFile(handle)
+            batch = next(parquet.iter_batches(batch_size=1), None)
+        else:
+            if handle.read(6) == b"ARROW1":
+                handle.seek(0)
+                reader = ipc.open_file(handle)
+                batch = reader.get_batch(0) if reader.num_record_batches else None
+            else:
+                handle.seek(0)
+                batch = next(iter(ipc.open_stream(handle)), None)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        return f"Not a readable {'Parquet' if kind == 'parquet' else 'Arrow'} file: {exc}"
+    finally:
+        handle.seek(0)
+    rows = batch.slice(0, 1).to_pylist() if batch is not None else []
+    if not rows:
+        return "The file is empty: nothing to import."
+    if _format_of_record(rows[0]) is None:
+        return (
+            "Cannot tell the format from the first row: choose one of " + ", ".join(FORMATS) + "."
+        )
+    return None
+
+
+def _read_one(
+    path: Path, fmt: str, progress: Progress, name: str, licence: str, root: Path | None = None
+) -> Iterator[Item]:
     """The records and issues of one source. A fault that stops the reading (a file that is not
     the format, a JSON list broken in the middle) is one error; the records read before it
     stand, each on its own, and the error says that nothing after it was read."""
     progress.formats.append({"source": name, "format": fmt})
     read = 0
+    seen: dict[str, tuple[Where, int]] = {}  # problem id -> where first read, statement hash
     try:
         for item in READERS[fmt](path, progress, name):
             if not isinstance(item, Issue):
                 _stamp_licence(item.metadata, licence, LICENCES[fmt])
                 read += 1
+                if isinstance(item, ProblemIn) and (repeat := _repeated(item, seen)):
+                    yield repeat
+                yield from _pictures(item, _roots(path, root))
             yield item
     except SourceError as exc:
         issue = exc.issue
         if read:
             issue = replace(issue, message=f"{issue.message} Nothing after it was read.")
         yield issue
+
+
+TEXT_FIELDS = {ProblemIn: "statement", SolutionIn: "text", ProofIn: "text"}
+
+
+def _roots(path: Path, root: Path | None) -> tuple[Path, ...]:
+    """Where a source's pictures may be: beside it (its folder; a competition folder and its
+    problems/ and solutions/), then anywhere in the folder or archive imported; nowhere for a
+    file imported alone (an upload's folder holds other uploads)."""
+    if root is None:
+        return ()
+    own = (path, path / "problems", path / "solutions") if path.is_dir() else (path.parent,)
+    return (*own, root)
+
+
+def _pictures(item: Item, roots: tuple[Path, ...]) -> Iterator[Issue]:
+    """Reads the pictures the record's text ships (problems.pictures) onto `item.pictures`, the
+    text rewritten to refer to them; a warning for each one refused."""
+    key = TEXT_FIELDS.get(type(item))
+    if key is None:
+        return
+    refused: list[str] = []
+    edits: list[tuple[int, int, int]] = []
+    text, found = pictures.resolve(
+        getattr(item, key),
+        roots=roots,
+        max_bytes=picture_max_bytes(),
+        refuse=refused.append,
+        named=item.images,
+        edits=edits,
+    )
+    if found:
+        setattr(item, key, text)
+        item.pictures.update(found)
+        for span in item.metadata.get("imported_error_spans") or []:  # offsets follow the text
+            span["start"] = pictures.shifted(span["start"], edits)
+            span["end"] = pictures.shifted(span["end"], edits)
+    for words in refused:
+        yield warning(item.where, words, key)
+
+
+def _repeated(problem: ProblemIn, seen: dict[str, tuple[Where, int]]) -> Issue | None:
+    """A warning naming both lines when a problem id comes again within one file: always for a
+    file of problems (one a line), and for rows that repeat their problem beside each proof
+    (ProofBench rows) when the statement differs. The later record's fields win (the merge of
+    every import); the warning says so."""
+    digest = hash(problem.statement)
+    first = seen.get(problem.external_id)
+    if first is None:
+        seen[problem.external_id] = (problem.where, digest)
+        return None
+    where, first_digest = first
+    if problem.primary:
+        what = "repeats"
+    elif digest != first_digest:
+        what = "repeats, with another statement,"
+        seen[problem.external_id] = (problem.where, digest)
+    else:
+        return None
+    return warning(
+        problem.where,
+        f"problem {problem.external_id!r} {what} the id of line {where.line} "
+        f"({where}): the two are merged into one problem, this line's fields winning.",
+    )
 
 
 def _stamp_licence(metadata: dict, given: str, default: str) -> None:

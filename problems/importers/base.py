@@ -2,7 +2,7 @@
 
 A reader turns one source (a file or a competition folder) into a stream of normalised
 records (`ProblemIn`, `SolutionIn`, `ProofIn`, `AnalysisIn`) and `Issue`s, each carrying the
-file and line it came from. Files are read line by line (JSONL, CSV) or by row group
+file and line it came from. Files are read line by line (JSONL, CSV) or a batch of rows at a time
 (Parquet), so memory stays flat in the size of the file; whole-JSON files (DeepSeekMath-V2
 inputs, OPC problem files) one element of their top-level list at a time (`jsonstream`).
 `read_json` parses a whole small document (MathArena's grading_scheme.json).
@@ -64,6 +64,11 @@ NOT_UTF8 = ("\udc80", "\udcff")
 def max_cell_chars() -> int:
     """The longest text a cell may hold (settings.PROOFMARK_IMPORT_MAX_CELL_CHARS)."""
     return int(getattr(settings, "PROOFMARK_IMPORT_MAX_CELL_CHARS", 2_000_000))
+
+
+def picture_max_bytes() -> int:
+    """The largest picture an import stores (settings.PROOFMARK_PICTURE_MAX_BYTES)."""
+    return int(getattr(settings, "PROOFMARK_PICTURE_MAX_BYTES", 5 * 1024 * 1024))
 
 
 @receiver(setting_changed)
@@ -196,6 +201,11 @@ class ProblemIn:
     source: str = ""
     metadata: dict = field(default_factory=dict)
     schemes: list[dict] = field(default_factory=list)
+    # False where every row repeats its problem beside a proof (ProofBench rows): a repeated id
+    # is then warned about only when the statement differs (`problems.importers.repeats`)
+    primary: bool = True
+    pictures: dict = field(default_factory=dict)  # sha256 -> problems.pictures.Picture
+    images: dict = field(default_factory=dict)  # name -> base64 or data URL, as shipped (OPC)
 
 
 @dataclass
@@ -206,6 +216,8 @@ class SolutionIn:
     source: str = ""
     metadata: dict = field(default_factory=dict)
     problem_field: str = "problem_id"  # the field naming the problem, for messages
+    pictures: dict = field(default_factory=dict)  # sha256 -> problems.pictures.Picture
+    images: dict = field(default_factory=dict)  # name -> base64 or data URL, as shipped (OPC)
 
 
 @dataclass
@@ -219,6 +231,8 @@ class ProofIn:
     source: str = ""
     metadata: dict = field(default_factory=dict)
     problem_field: str = "problem_id"  # the field naming the problem, for messages
+    pictures: dict = field(default_factory=dict)  # sha256 -> problems.pictures.Picture
+    images: dict = field(default_factory=dict)  # name -> base64 or data URL, as shipped (OPC)
 
 
 @dataclass
@@ -540,8 +554,33 @@ def _csv_records(
         csv.field_size_limit(previous)
 
 
+PARQUET_MAGIC = b"PAR1"
+PARQUET_BATCH_ROWS = 500
+ARROW_FILE_MAGIC = b"ARROW1"
+ARROW_STREAM_MAGIC = b"\xff\xff\xff\xff"  # the continuation marker an IPC stream opens with
+
+
+def binary_kind(path: Path) -> str | None:
+    """ "parquet" or "arrow" when the file's first bytes are Parquet's or Arrow IPC's (a file
+    or the stream `datasets` writes in `save_to_disk`), whatever its name; None otherwise."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(8)
+    except OSError:
+        return None
+    return binary_kind_of(head)
+
+
+def binary_kind_of(head: bytes) -> str | None:
+    if head.startswith(PARQUET_MAGIC):
+        return "parquet"
+    if head.startswith(ARROW_FILE_MAGIC) or head.startswith(ARROW_STREAM_MAGIC):
+        return "arrow"
+    return None
+
+
 def parquet_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
-    """Rows of a Parquet file, one row group at a time; `line` is the 1-based row number. A row
+    """Rows of a Parquet file, a batch of rows at a time; `line` is the 1-based row number. A row
     holding what the database cannot store is an error naming its column (`storable_rows`)."""
     return storable_rows(_parquet_records(path, progress, name))
 
@@ -558,22 +597,95 @@ def _parquet_records(path: Path, progress: Progress, name: str) -> Iterator[tupl
         if parquet.metadata.num_rows == 0:
             raise SourceError(Where(name), "The file is empty: nothing to import.")
         number = 0
-        for group in range(parquet.num_row_groups):
-            table = parquet.read_row_group(group)
-            for batch in table.to_batches(max_chunksize=1000):
-                for row in batch.to_pylist():
-                    number += 1
-                    yield Where(name, number), row
+        # a batch of rows at a time, never a whole row group (a writer's default row group is a
+        # million rows: a 200 MB group decoded at once was 515 MiB of memory)
+        batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS)
+        while True:
+            try:
+                batch = next(batches, None)
+            except Exception as exc:  # pyarrow raises several types for a bad file
+                raise SourceError(
+                    Where(name, number + 1),
+                    f"The Parquet file cannot be read from row {number + 1}: {exc}.",
+                ) from exc
+            if batch is None:
+                break
+            for row in batch.to_pylist():
+                number += 1
+                yield Where(name, number), row
     finally:
         handle.close()
 
 
-def tabular_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return csv_rows(path, progress, name)
-    if suffix == ".parquet":
+def arrow_rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
+    """Rows of an Arrow IPC file or stream (the `.arrow` files of a `datasets` `save_to_disk`
+    folder), one record batch at a time; `line` is the 1-based row number."""
+    return storable_rows(_arrow_records(path, progress, name))
+
+
+def _arrow_records(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, dict]]:
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    handle = progress.open(path)
+    try:
+        stream = not handle.peek(8)[:8].startswith(ARROW_FILE_MAGIC)
+        try:
+            reader = ipc.open_stream(handle) if stream else ipc.open_file(handle)
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise SourceError(Where(name), f"Not a readable Arrow file: {exc}") from exc
+        batches = (
+            iter(reader)
+            if stream
+            else (reader.get_batch(index) for index in range(reader.num_record_batches))
+        )
+        number = 0
+        while True:
+            try:
+                batch = next(batches)
+            except StopIteration:
+                break
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                raise SourceError(
+                    Where(name, number + 1), f"The Arrow data cannot be read here: {exc}."
+                ) from exc
+            for row in batch.to_pylist():
+                number += 1
+                yield Where(name, number), row
+        if number == 0:
+            raise SourceError(Where(name), "The file is empty: nothing to import.")
+    finally:
+        handle.close()
+
+
+def first_binary_row(path: Path) -> dict | None:
+    """The first row of a Parquet or Arrow file (None when it has none or cannot be read): what
+    detection reads, as it reads a JSON Lines file's first line."""
+    for _where, row in _binary_records(path, Progress(), path.name):
+        return row if isinstance(row, dict) else None
+    return None
+
+
+def _binary_records(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, dict]]:
+    try:
+        if binary_kind(path) == "parquet":
+            yield from _parquet_records(path, progress, name)
+        else:
+            yield from _arrow_records(path, progress, name)
+    except SourceError:
+        return
+
+
+def rows(path: Path, progress: Progress, name: str) -> Iterator[tuple[Where, object]]:
+    """The rows of a file wherever rows are read: Parquet and Arrow by their first bytes
+    (whatever the name), CSV by its suffix, else JSON Lines."""
+    kind = binary_kind(path)
+    if kind == "parquet":
         return parquet_rows(path, progress, name)
+    if kind == "arrow":
+        return arrow_rows(path, progress, name)
+    if path.suffix.lower() == ".csv":
+        return csv_rows(path, progress, name)
     return jsonl_rows(path, progress, name)
 
 
@@ -674,10 +786,14 @@ def unknown_columns(
 
 
 def object_rows(
-    rows: Iterable[tuple[Where, object]], known: Iterable[str], fmt: str
+    rows: Iterable[tuple[Where, object]],
+    known: Iterable[str],
+    fmt: str,
+    pattern: re.Pattern | None = None,
 ) -> Iterator[tuple[Where, dict] | Issue]:
     """The rows that are objects, as (where, data); the reader's issues pass through, a row that
-    is not an object is an error, and each unknown column is warned about once, where first seen."""
+    is not an object is an error, and each unknown column is warned about once, where first seen
+    (a column that `pattern` matches is known: `points_judge_2`, `expert_rating_3`)."""
     warned: set[str] = set()
     known = frozenset(known)
     for where, data in rows:
@@ -688,6 +804,8 @@ def object_rows(
             yield error(where, "The line is not a JSON object.")
             continue
         extra = data.keys() - known  # one set difference a row; usually empty
+        if extra and pattern is not None:
+            extra = {column for column in extra if not pattern.match(str(column))}
         if extra and (unknown := unknown_columns(where, extra - warned, known, fmt)):
             warned.update(extra)
             yield unknown

@@ -20,9 +20,10 @@ from problems.importers.base import (
     Row,
     SolutionIn,
     Where,
+    binary_kind,
     error,
-    jsonl_rows,
     object_rows,
+    rows,
     topic_of,
     unknown_columns,
 )
@@ -65,7 +66,7 @@ def problem_fields(problem_idx: str) -> dict:
 
 
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
-    if path.suffix.lower() == ".json":
+    if path.suffix.lower() == ".json" and binary_kind(path) is None:
         yield from read_inputs(path, progress, name)
     else:
         yield from read_outputs(path, progress, name)
@@ -111,7 +112,7 @@ def read_inputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
 
 def read_outputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
-    for entry in object_rows(jsonl_rows(path, progress, name), OUTPUT_KEYS, NAME):
+    for entry in object_rows(rows(path, progress, name), OUTPUT_KEYS, NAME):
         if isinstance(entry, Issue):
             yield entry
         else:
@@ -161,6 +162,7 @@ def output_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         topic=topic_of(kind),
         source=source,
         metadata=metadata,
+        primary=False,
         schemes=[{"format": "imobench_guidelines", "source": source, "content": guidelines}]
         if guidelines.strip()
         else [],

@@ -32,7 +32,7 @@ from problems.importers.base import (
     Where,
     clean_json,
     error,
-    jsonl_rows,
+    rows,
     topic_of,
     warning,
 )
@@ -84,7 +84,7 @@ KEYS = {
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
     warned: set[str] = set()
-    for where, data in jsonl_rows(path, progress, name):
+    for where, data in rows(path, progress, name):
         if isinstance(data, Issue):
             yield data
             continue

@@ -12,7 +12,7 @@ from problems.importers.base import (
     Row,
     SolutionIn,
     Where,
-    csv_rows,
+    rows,
     topic_of,
     unknown_columns,
 )
@@ -36,7 +36,7 @@ COLUMNS = (
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
     checked_columns = False
-    for where, data in csv_rows(path, progress, name):
+    for where, data in rows(path, progress, name):
         if isinstance(data, Issue):
             yield data
             continue

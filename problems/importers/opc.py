@@ -26,9 +26,10 @@ from problems.importers.base import (
     Row,
     SolutionIn,
     Where,
+    binary_kind,
     clean_json,
     error,
-    jsonl_rows,
+    rows,
     unstorable_fields,
     warning,
 )
@@ -44,8 +45,8 @@ LABELS = {"correct": 1, "incorrect": 0}
 
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
-    if path.suffix.lower() == ".jsonl":
-        for where, data in jsonl_rows(path, progress, name):
+    if path.suffix.lower() != ".json" or binary_kind(path):
+        for where, data in rows(path, progress, name):
             if isinstance(data, Issue):
                 yield data
             elif not isinstance(data, dict):
@@ -72,7 +73,8 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
 
 def problem_in(row: Row, statement: str, source: str) -> ProblemIn:
     meta = row.data.get("metadata") if isinstance(row.data.get("metadata"), dict) else {}
-    metadata = {"opc_metadata": clean_json(meta)} if meta else {}
+    meta_kept = {key: value for key, value in meta.items() if key != "images"}  # read as pictures
+    metadata = {"opc_metadata": clean_json(meta_kept)} if meta_kept else {}
     if row.data.get("grading_scheme"):
         metadata["opc_grading_scheme"] = clean_json(row.data["grading_scheme"])
     year = meta.get("year")
@@ -80,12 +82,22 @@ def problem_in(row: Row, statement: str, source: str) -> ProblemIn:
     return ProblemIn(
         row.where,
         row.key("problem_id", required=True),
+        images={**images_of(meta), **images_of(row.data)},
         statement=statement,
         contest=contest if isinstance(contest, str) else "",
         year=year if isinstance(year, int) else None,
         source=source,
         metadata=metadata,
     )
+
+
+def images_of(data: object) -> dict:
+    """The pictures an OPC entry ships by name (`images`: name -> base64 or a data URL; the
+    Parquet files' placeholder `{"dummy": ""}` is nothing), which its text refers to."""
+    images = data.get("images") if isinstance(data, dict) else None
+    if not isinstance(images, dict):
+        return {}
+    return {str(name): value for name, value in images.items() if value}
 
 
 def solutions_in(row: Row, problem_id: str, source: str) -> Iterator[SolutionIn]:
@@ -104,6 +116,11 @@ def solutions_in(row: Row, problem_id: str, source: str) -> Iterator[SolutionIn]
                 row.where,
                 problem_id,
                 text,
+                images={
+                    **images_of(row.data.get("metadata")),
+                    **images_of(row.data),
+                    **images_of(entry),
+                },
                 source=source,
                 metadata={"author": author} if author else {},
             )
@@ -216,6 +233,7 @@ def problem_records(where: Where, data: dict, source: str) -> Iterator[Item]:
                 generator,
                 key,
                 text,
+                images={**problem.images, **images_of(attempt)},
                 sample_index=index,
                 source=source,
                 metadata=metadata,
@@ -256,6 +274,7 @@ def train_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         .strip()
     )
     problem = problem_in(row, statement, source)
+    problem.primary = False  # each training row repeats its problem
     solutions = list(solutions_in(row, problem.external_id, source))
     generator = row.key("model_id") or "unknown"
     key = row.key("timestamp")
@@ -285,5 +304,12 @@ def train_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     yield from solutions
     if proof_text:
         yield ProofIn(
-            where, problem.external_id, generator, key, proof_text, source=source, metadata=metadata
+            where,
+            problem.external_id,
+            generator,
+            key,
+            proof_text,
+            source=source,
+            metadata=metadata,
+            images=problem.images,
         )

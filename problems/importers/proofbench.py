@@ -12,6 +12,7 @@ judgements, campaign, item_id, split, ...) are known and not read.
 """
 
 import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,13 +28,14 @@ from problems.importers.base import (
     Where,
     error,
     object_rows,
-    tabular_rows,
+    rows,
 )
 
 NAME = "proofbench"
 # ProofBench (Hugging Face wenjiema02/ProofBench): MIT. A row's own `licence` column (Proofmark's
 # proofbench exports carry one) wins.
 LICENCE = "MIT"
+MAX_COLUMNS = ("expert_max", "rating_max", "max_rating")
 COLUMNS = (
     "problem_id",
     "problem",
@@ -62,13 +64,17 @@ COLUMNS = (
     "inclusion_probability",
     "double_chosen_by",
     "double_probability",
+    *MAX_COLUMNS,
 )
 UNKNOWN_GENERATOR = "unknown"
+# An expert column beside (or instead of) expert_rating: each is one expert's rating (one rater
+# each), out of the row's `expert_max` (default 7: ProofBench's scale).
+EXPERT_COLUMN = re.compile(r"^(?:(?:expert|human)_(?:rating|score|grade)s?(?:_\w+)?|expert_\d+)$")
 
 
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     source = f"{NAME} {name}"
-    for entry in object_rows(tabular_rows(path, progress, name), COLUMNS, NAME):
+    for entry in object_rows(rows(path, progress, name), COLUMNS, NAME, EXPERT_COLUMN):
         if isinstance(entry, Issue):
             yield entry
         else:
@@ -87,14 +93,24 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     model_solution = row.text("model_solution", think=True)
     generator = row.key("generator", default=UNKNOWN_GENERATOR)
     response = row.integer("response_number")
-    rating = row.number("expert_rating")
+    maximum = next(
+        (value for column in MAX_COLUMNS if (value := row.number(column)) is not None), 7
+    )
+    experts = [
+        (column, value)
+        for column in sorted(data, key=lambda column: (column != "expert_rating", column))
+        if EXPERT_COLUMN.match(str(column)) and (value := row.number(column)) is not None
+    ]
     prompt = row.text("generation_prompt")
     licence = row.text("licence").strip()
     scheme_format = row.key("scheme_format", default="proofbench_markdown")
     scheme_version = row.integer("scheme_version")
     sample_key = row.key("sample_key")
-    if rating is not None and not 0 <= rating <= 7:
-        issues.append(error(where, f"{rating} is outside 0-7.", "expert_rating"))
+    if maximum <= 0:
+        issues.append(error(where, f"{maximum} is no maximum.", "expert_max"))
+    for column, value in experts:
+        if not 0 <= value <= maximum:
+            issues.append(error(where, f"{value} is outside 0-{maximum}.", column))
     if scheme_format not in SCHEME_FORMATS or scheme_format == "matharena_json":
         text_formats = ", ".join(f for f in SCHEME_FORMATS if f != "matharena_json")
         issues.append(
@@ -115,6 +131,7 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         year=year,
         source=source,
         metadata=dict(own),
+        primary=False,
         schemes=[
             {
                 "format": scheme_format,
@@ -130,7 +147,7 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         yield SolutionIn(where, problem_id, solution, source=source)
     if model_solution.strip():
         metadata: dict = dict(own)
-        if rating is not None:
+        if experts:
             graded_under = (
                 {"scheme": {"version": scheme_version, "text_sha256": text_sha256(scheme)}}
                 if scheme.strip()
@@ -140,11 +157,13 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
                 {
                     "source": source,
                     "kind": "expert",
-                    "value": rating,
-                    "max": 7,
-                    "raw": rating,
+                    "value": value,
+                    "max": maximum,
+                    "raw": value,
+                    **({"column": column} if column != "expert_rating" else {}),
                     **graded_under,
                 }
+                for column, value in experts
             ]
         if prompt:
             metadata["generation_prompt"] = prompt
@@ -154,7 +173,7 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
             generator,
             sample_key or (str(response) if response is not None else "0"),
             model_solution,
-            sample_index=response if response is not None else 0,
+            sample_index=response,
             source=source,
             metadata=metadata,
         )

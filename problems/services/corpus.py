@@ -30,6 +30,7 @@ from problems.importers import (
 from problems.importers.base import error, metadata_too_large, warning
 from problems.models import Problem
 from problems.services.bulk import tune_transaction
+from problems.services.pictures import pictures_store
 from problems.services.report import BATCH_SIZE, ImportReport
 from problems.services.upsert import Upserter
 from problems.signals import corpus_imported
@@ -155,6 +156,10 @@ def corpus_import(
                     if oversized := metadata_too_large(item):
                         report.add(oversized)
                         continue
+                    if getattr(item, "pictures", None):
+                        report.pictures += pictures_store(
+                            found=item.pictures, write_files=not dry_run
+                        )
                     upserter.add(item)
                     if on_progress and report.records % batch_size == 0:
                         on_progress(progress.bytes_read, report)

@@ -146,7 +146,8 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         counts=report.counts,
         report=report.to_dict()["issues"],
         formats=report.formats,
-        made=report.after_commit,
+        made=([f"{report.pictures} picture(s) stored"] if report.pictures else [])
+        + report.after_commit,
         error=message,
         finished_at=timezone.now(),
     )

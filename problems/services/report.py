@@ -36,6 +36,7 @@ class ImportReport:
     problem_ids: list[int] = field(default_factory=list)
     formats: list[dict] = field(default_factory=list)  # each source and the format it was read as
     after_commit: list[str] = field(default_factory=list)  # what other apps made of the import
+    pictures: int = 0  # pictures stored that were not stored before
 
     @property
     def ok(self) -> bool:
@@ -91,6 +92,7 @@ class ImportReport:
             "issues_truncated": self.errors + self.warnings > len(self.issues),
             "formats": self.formats,
             "after_commit": self.after_commit,
+            "pictures": self.pictures,
         }
 
     def lines(self) -> list[str]:
@@ -108,6 +110,8 @@ class ImportReport:
                 f"{name}: {count['created']} created, {count['updated']} updated, "
                 f"{count['unchanged']} unchanged"
             )
+        if self.pictures:
+            out.append(f"pictures: {self.pictures} stored")
         if outcome := self.outcome():
             out.append(outcome)
         return out + self.after_commit

@@ -9,12 +9,15 @@ import pytest
 from playwright.sync_api import expect
 
 from annotation.models import Grade
-from tests.e2e.test_band_grading import band_setup  # noqa: F401 (a fixture)
-from tests.e2e.test_grading_page import LONG_PROOF, graded_setup  # noqa: F401 (a fixture)
+from tests.e2e import test_band_grading, test_grading_page
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 PHONE, TABLET = (390, 844), (1024, 768)
+LONG_PROOF = test_grading_page.LONG_PROOF
+# the two pages' fixtures: a checklist item, a band item
+graded_setup = test_grading_page.graded_setup
+band_setup = test_band_grading.band_setup
 
 MEASURE = """() => {
   const proof = document.querySelector('#proof-text').getBoundingClientRect();
@@ -62,7 +65,7 @@ def test_a_checklist_item_on_a_phone_the_panel_opens_closes_and_submits(
     live_server,
     login,
     graded_setup,
-    screenshot_dir,  # noqa: F811
+    screenshot_dir,
 ):
     campaign, item, expert = graded_setup
     item.proof.text = LONG_PROOF
@@ -99,7 +102,7 @@ def test_a_checklist_item_on_a_tablet_every_control_is_a_24px_target(
     live_server,
     login,
     graded_setup,
-    screenshot_dir,  # noqa: F811
+    screenshot_dir,
 ):
     campaign, item, expert = graded_setup
     page = open_on(touch, TABLET, live_server, login, campaign, expert)
@@ -122,7 +125,7 @@ def test_a_band_item_is_graded_by_touch(
     login,
     band_setup,
     screenshot_dir,
-    size,  # noqa: F811
+    size,
 ):
     campaign, item, expert = band_setup
     page = open_on(touch, size, live_server, login, campaign, expert)

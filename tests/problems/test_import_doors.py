@@ -172,7 +172,7 @@ def test_upload_form_names_what_is_wrong(client, admin_user, settings, tmp_path)
     response = client.post(
         reverse("problems:import"), {"file": SimpleUploadedFile("notes.docx", b"x")}
     )
-    assert "upload a .jsonl, .json, .csv, .parquet, .zip file" in response.content.decode()
+    assert "upload a .jsonl, .json, .csv, .parquet, .arrow, .zip file" in response.content.decode()
     assert ImportJob.objects.count() == 0
 
 
