@@ -239,8 +239,6 @@ def main() -> None:
                                {"title": "Bench", "label_config": CONFIG})  # fmt: skip
         assert status == 201, project
         pid = project["id"]
-        for expert in experts:  # members of the project's organisation already
-            pass
         started, cpu0 = time.perf_counter(), server.cpu()
         status, answer = call(owner, "POST", f"/api/projects/{pid}/import", tasks)
         assert status == 201, answer

@@ -3,7 +3,7 @@ namespace (their paths and names from before the app was split from exports)."""
 
 from django.urls import path
 
-from graders import views
+from graders import pairwise, views
 
 urlpatterns = [
     path("evaluations/", views.evaluation_list, name="evaluations"),
@@ -19,4 +19,5 @@ urlpatterns = [
         views.evaluation_report_json,
         name="evaluation_json",
     ),
+    path("pairs/<slug:slug>/selection/", pairwise.pairwise_selection, name="pairwise-selection"),
 ]

@@ -31,6 +31,7 @@ def default_error_taxonomy() -> list[dict]:
 class TaskKind(models.TextChoices):
     PROOF_GRADING = "proof_grading", "Proof grading"
     ANALYSIS_REVIEW = "analysis_review", "Analysis review (meta-verification)"
+    PAIRWISE = "pairwise", "Pairwise comparison of proofs"
 
 
 class LabelPolicy(models.TextChoices):

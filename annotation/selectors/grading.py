@@ -12,7 +12,7 @@ from functools import cache
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import connection
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import Http404
 from django.utils import timezone
 
@@ -25,7 +25,10 @@ from annotation.models import (
     GradeRevision,
     GradeStatus,
     Item,
+    JudgementStatus,
     MemberRole,
+    PairItem,
+    PairJudgement,
 )
 from annotation.slots import lease_live, open_work_sql
 from core.roles import Role, has_role
@@ -310,8 +313,22 @@ def proofs_held_blind(user: AbstractBaseUser) -> QuerySet:
     campaigns = CampaignMember.objects.filter(
         user_id=user.pk, role=MemberRole.EXPERT, campaign__status=CampaignStatus.OPEN
     ).values("campaign_id")
-    return (
+    items = (
         Item.objects.filter(campaign_id__in=campaigns).exclude(Exists(submitted)).values("proof_id")
+    )
+    # a pairwise campaign's pairs too: both proofs of each pair the user has not judged
+    judged = PairJudgement.objects.filter(
+        pair_id=OuterRef("pk"), expert_id=user.pk, status=JudgementStatus.SUBMITTED
+    )
+    pairs = PairItem.objects.filter(campaign_id__in=campaigns).exclude(Exists(judged))
+    return (
+        Proof.objects.filter(
+            Q(pk__in=items)
+            | Q(pk__in=pairs.values("proof_a_id"))
+            | Q(pk__in=pairs.values("proof_b_id"))
+        )
+        .annotate(proof_id=F("pk"))
+        .values("proof_id")
     )
 
 

@@ -44,7 +44,7 @@ from rubrics.services import text_format_of
 BATCH = 2000
 FIRST_BATCH = 200
 BATCH_CHARS = 6_000_000
-FORMATS = ("proofbench", "dv", "dmv", "annotations", "judgements")
+FORMATS = ("proofbench", "dv", "dmv", "annotations", "judgements", "pairs")
 LABEL_SOURCES = ("agreement", "adjudication", "single", "imported", "automatic")
 
 

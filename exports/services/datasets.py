@@ -16,8 +16,9 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Campaign, Item
+from annotation.models import Campaign, Item, TaskKind
 from annotation.scales import conversions as scale_conversions
+from annotation.selectors.pairs import pair_proofs
 from core.broker import broker_require
 from core.files import stored_file_put, stored_folder_delete
 from core.roles import Role, has_role
@@ -289,6 +290,8 @@ def export_create(
     # an export shows its proofs' models, analyses and labels: refused to a user holding one
     # of them blind, with the reason (core.visibility)
     ensure_not_blind(user, Item.objects.filter(campaign=campaign), "this campaign's export")
+    if campaign.task_kind == TaskKind.PAIRWISE:
+        ensure_not_blind(user, pair_proofs(campaign), "this campaign's export", proof="pk")
     if has_role(user, Role.EXPERT) and not has_role(user, Role.ADMIN):
         # an expert who also researches sees no judgement of an item still being graded
         options = replace(options, final_only=True)
