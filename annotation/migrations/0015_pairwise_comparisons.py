@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0013_item_design_and_inclusion_probability'),
+        ('annotation', '0014_campaign_scale_any_integer_range'),
         ('problems', '0008_verdict_only_from_a_kept_contract'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
