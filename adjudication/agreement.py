@@ -532,3 +532,37 @@ def reveal_changes(rows: Sequence[RevealRow]) -> RevealChanges:
         mean_shift=sum(shifts) / len(shifts) if shifts else None,
         mean_size=sum(abs(shift) for shift in shifts) / len(shifts) if shifts else None,
     )
+
+
+def average_ranks(values: Sequence[float]) -> list[float]:
+    """Ranks from 1, ties given their mean rank (scipy.stats.rankdata's 'average')."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Pearson's correlation; None with fewer than two points or no spread."""
+    n = len(x)
+    if n < 2:
+        return None
+    mx, my = sum(x) / n, sum(y) / n
+    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
+    sxx = sum((a - mx) ** 2 for a in x)
+    syy = sum((b - my) ** 2 for b in y)
+    if sxx <= 0 or syy <= 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (Pearson's on average ranks, as scipy.stats.spearmanr)."""
+    return pearson(average_ranks(x), average_ranks(y))

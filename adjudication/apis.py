@@ -357,6 +357,15 @@ class RaterModelOutput(serializers.Serializer):
         help_text='The fit\'s age: "fitted 3 min ago, before the 2 latest changes; refit queued".',
     )
     changes_since_fit = serializers.IntegerField(source="freshness.changes")
+    confidence_checked = serializers.BooleanField(
+        source="freshness.checked",
+        help_text="True: the confidences are backed by a calibration measured on enough "
+        "held-out cases (`calibration.enough`). False: unchecked; read them as a ranking.",
+    )
+    confidence_caveat = serializers.CharField(
+        source="freshness.caveat",
+        help_text="When unchecked, what to read into the confidences (empty when checked).",
+    )
     mean_confidence = serializers.FloatField(allow_null=True)
     below = serializers.IntegerField(help_text="Labels whose confidence is below `threshold`.")
     threshold = serializers.FloatField()

@@ -18,27 +18,30 @@ ProofBench's scheme refinement needs).
   problem's, so its proofs resample within one problem: nothing is pooled across problems, and
   no figure needs clustering by problem.
 - Below MIN_PROOFS double-scored (or labelled) proofs a figure is not stated: "too few
-  double-scored proofs to say".
+  double-scored proofs to say". Below ROUGH_BELOW it is stated flagged "few proofs: intervals
+  rough": there the percentile bootstrap covers less than 95% (benchmarks/bench_checkpoints.py
+  measures it; RESULTS.md "Checkpoint intervals").
 """
 
 from __future__ import annotations
 
-import hashlib
-import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
-from django.core.cache import cache
-
-from adjudication.agreement import _unit_coincidences, krippendorff_alpha_ordinal
+from adjudication.agreement import _unit_coincidences, krippendorff_alpha_ordinal, spearman
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
 from rubrics.models import MarkingScheme
 from rubrics.structure import Scheme
 
 MIN_PROOFS = 5
+# Below this many proofs the percentile bootstrap may cover less than it claims (as little as
+# 70-75% for a nominal 95% at 5 proofs, 90-92% at 10-20: benchmarks/bench_checkpoints.py,
+# RESULTS.md "Checkpoint intervals"; 93-97% from 50): flagged "rough"
+ROUGH_BELOW = 50
+ROUGH = "few proofs: intervals rough"
 N_RESAMPLES = 1000
 AMBIGUOUS_ALPHA = 0.667  # Krippendorff's lowest bar for tentative conclusions
 TOO_FEW_DOUBLE = "too few double-scored proofs to say"
@@ -58,40 +61,6 @@ def percent_agreement(units: Sequence[Sequence[float]]) -> float | None:
                 pairs += 1
                 equal += unit[i] == unit[j]
     return equal / pairs if pairs else None
-
-
-def _ranks(values: Sequence[float]) -> list[float]:
-    """Ranks from 1, ties given their mean rank (scipy.stats.rankdata's 'average')."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
-
-
-def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Pearson's correlation; None with fewer than two points or no spread."""
-    n = len(x)
-    if n < 2:
-        return None
-    mx, my = sum(x) / n, sum(y) / n
-    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
-    sxx = sum((a - mx) ** 2 for a in x)
-    syy = sum((b - my) ** 2 for b in y)
-    if sxx <= 0 or syy <= 0:
-        return None
-    return sxy / math.sqrt(sxx * syy)
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Spearman's rank correlation (Pearson's on average ranks, as scipy.stats.spearmanr)."""
-    return pearson(_ranks(x), _ranks(y))
 
 
 def _percentile_interval(values, n_resamples: int, confidence: float = 0.95):
@@ -311,6 +280,8 @@ def checkpoint_figures(
                 row.agreement_note = "every award the same: alpha undefined"
             elif row.alpha < AMBIGUOUS_ALPHA:
                 row.flags.append("ambiguous")
+            if len(doubled) < ROUGH_BELOW:
+                row.flags.append(ROUGH)
         pairs = [
             (sum(values) / len(values), labels[item])
             for item, values in sorted(per_item.items())
@@ -328,6 +299,8 @@ def checkpoint_figures(
                 row.discrimination_note = "no spread in the award or the label: undefined"
             elif row.discrimination_ci is not None and row.discrimination_ci[0] <= 0:
                 row.flags.append("does not separate")
+            if len(pairs) < ROUGH_BELOW and ROUGH not in row.flags:
+                row.flags.append(ROUGH)
         found.append(row)
     return found
 
@@ -377,19 +350,10 @@ def campaign_checkpoint_figures(
 
 def campaign_checkpoint_figures_cached(campaign: Campaign) -> list[SchemeFigures]:
     """`campaign_checkpoint_figures`, kept in the cache until a grade or a label of the campaign
-    changes (the bootstraps take seconds on a campaign of many problems), as the agreement
-    figures are (adjudication.metrics)."""
-    from adjudication.metrics import _fingerprint
+    changes, as the agreement figures are (`adjudication.metrics.campaign_figures_cached`)."""
+    from adjudication.metrics import campaign_figures_cached
 
-    key = (
-        f"adjudication:checkpoints:{campaign.pk}:"
-        + hashlib.sha256(_fingerprint(campaign).encode()).hexdigest()
-    )
-    found = cache.get(key)
-    if found is None:
-        found = campaign_checkpoint_figures(campaign)
-        cache.set(key, found, timeout=24 * 3600)
-    return found
+    return campaign_figures_cached(campaign, "checkpoints", campaign_checkpoint_figures)
 
 
 # The CSV's columns, each explained (the page shows the same list).
@@ -414,11 +378,13 @@ CSV_COLUMNS: tuple[tuple[str, str], ...] = (
     ("discrimination_hi", "upper end"),
     ("note", f"why a figure is empty (fewer than {MIN_PROOFS} proofs: '{TOO_FEW_DOUBLE}')"),
     ("flags", f"'ambiguous' (alpha below {AMBIGUOUS_ALPHA}), 'does not separate' (interval "
-              "of the discrimination reaching 0 or below)"),
+              f"of the discrimination reaching 0 or below), '{ROUGH}' (a figure from fewer "
+              f"than {ROUGH_BELOW} proofs: its 95% interval covered as little as 70% (5 "
+              "proofs) to 91% (20) in simulation)"),
 )  # fmt: skip
 
 
-def csv_rows(schemes: list[SchemeFigures]) -> list[list[object]]:
+def checkpoint_csv_rows(schemes: list[SchemeFigures]) -> list[list[object]]:
     """The CSV's rows (after the header of CSV_COLUMNS' names), one per checkpoint."""
 
     def ci(value: tuple[float, float] | None) -> list[object]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 import numpy as np
@@ -334,13 +334,34 @@ class DesignInterval(Interval):
 
     clusters: int = 0
     lam: float | None = None
+    clipped: bool = False  # cut to the scale's range (`clipped_to`)
 
     def as_dict(self) -> dict:
         body = super().as_dict()
         body["clusters"] = self.clusters
+        body["clipped"] = self.clipped
         if self.lam is not None:
             body["lam"] = round(self.lam, 6)
         return body
+
+
+def clipped_to(interval: DesignInterval | None, low: float, high: float) -> DesignInterval | None:
+    """The interval cut to [low, high], the range the mean cannot leave (a scale's ends): an
+    interval that covered the true mean still does, so the cut keeps its coverage and only
+    drops values no mean can take. `clipped` says whether anything was cut (the mean too, where
+    a prediction-powered correction pushed it past an end); `sd` is kept (the spread
+    `labels_needed` scales). None stays None (no interval)."""
+    if interval is None:
+        return None
+    if interval.low >= low and interval.high <= high and low <= interval.mean <= high:
+        return interval
+    return replace(
+        interval,
+        mean=min(max(interval.mean, low), high),
+        low=min(max(interval.low, low), high),
+        high=max(min(interval.high, high), low),
+        clipped=True,
+    )
 
 
 def _cluster_sums(values: np.ndarray, clusters: np.ndarray) -> np.ndarray:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from itertools import combinations
+from typing import TypeVar
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
@@ -24,6 +26,8 @@ from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from adjudication.services.detection import effective_tolerance
 from annotation.models import Campaign, DoubleDesign, Grade, GradeStatus, Item, SecondOpinion
 from annotation.scales import comparison_scale, on_scale, scale_spec
+
+T = TypeVar("T")
 
 REFERENCE_SOURCES = {LabelSource.AGREEMENT, LabelSource.ADJUDICATION, LabelSource.IMPORTED}
 FIGURES = ("exact", "within", "mad", "kappa")
@@ -157,7 +161,26 @@ def agreement_weights(item_ids: set[int]) -> tuple[dict[int, float] | None, str]
         "Weighted by the design: each double-scored item counts 1 / its probability of being "
         f"double-scored ({adaptive} chosen adaptively, where disagreement was expected, with a "
         "uniform share kept), so the campaign's figures and alpha estimate the whole "
-        "campaign's agreement; the figures per pair of experts and per week are unweighted."
+        "campaign's agreement. The figures per pair of experts and per week are weighted "
+        "likewise, each over its own items (a pair's: the items it graded together; a week's: "
+        "the pairs judged in it), so each estimates that pair's or week's agreement on the "
+        "campaign's items, not only on the ones chosen where disagreement was expected. The "
+        "experts' table and the confusion of scores count each judgement once (unweighted)."
+    )
+
+
+def _week_alpha(
+    rows: list[PairRow],
+    units: dict[int, list[float | None]],
+    labels: list[float],
+    weights: dict[int, float] | None,
+) -> float | None:
+    """Alpha over the items of a week's pairs, design-weighted as the campaign's is."""
+    items = list(dict.fromkeys(row.item_id for row in rows))
+    return agreement.krippendorff_alpha_ordinal(
+        [units[item] for item in items],
+        labels,
+        None if weights is None else [weights.get(item, 1.0) for item in items],
     )
 
 
@@ -181,7 +204,7 @@ def campaign_judgements(campaign: Campaign) -> list[Judgement]:
     ]
 
 
-def item_pairs(judgements: list[Judgement]) -> list[PairRow]:
+def judgement_pairs(judgements: list[Judgement]) -> list[PairRow]:
     by_item: dict[int, list[Judgement]] = defaultdict(list)
     for judgement in judgements:
         by_item[judgement.item_id].append(judgement)
@@ -199,7 +222,7 @@ def campaign_agreement(
     labels = [float(v) for v in spec.values]
     tolerance = effective_tolerance(scale=campaign.scale, tolerance=campaign.tolerance)
     judgements = campaign_judgements(campaign)
-    pairs = item_pairs(judgements)
+    pairs = judgement_pairs(judgements)
     weights, weighting = agreement_weights({p.item_id for p in pairs})
     overall = pair_figures(
         pairs, labels, tolerance, n_resamples=n_resamples, seed=seed, weights=weights
@@ -231,7 +254,9 @@ def campaign_agreement(
     pair_rows = [
         {
             "experts": key,
-            "figures": pair_figures(rows, labels, tolerance, n_resamples=n_resamples, seed=seed),
+            "figures": pair_figures(
+                rows, labels, tolerance, n_resamples=n_resamples, seed=seed, weights=weights
+            ),
         }
         for key, rows in sorted(per_pair.items())
     ]
@@ -242,10 +267,10 @@ def campaign_agreement(
     week_rows = [
         {
             "week": week,
-            "figures": pair_figures(rows, labels, tolerance, n_resamples=n_resamples, seed=seed),
-            "alpha": agreement.krippendorff_alpha_ordinal(
-                [units[item] for item in dict.fromkeys(row.item_id for row in rows)], labels
+            "figures": pair_figures(
+                rows, labels, tolerance, n_resamples=n_resamples, seed=seed, weights=weights
             ),
+            "alpha": _week_alpha(rows, units, labels, weights),
         }
         for week, rows in sorted(weeks.items())
     ]
@@ -398,18 +423,24 @@ def _fingerprint(campaign: Campaign) -> str:
     )
 
 
-def campaign_agreement_cached(campaign: Campaign) -> CampaignAgreement:
-    """`campaign_agreement`, kept in the cache until a grade, a label or a gold mark changes
-    (the bootstrap takes a few seconds on thousands of items)."""
+def campaign_figures_cached(campaign: Campaign, kind: str, compute: Callable[[Campaign], T]) -> T:
+    """`compute(campaign)`, kept in the cache under `kind` until a grade, a label or a gold mark
+    of the campaign changes (its fingerprint): the bootstraps behind the agreement and checkpoint
+    figures take seconds on a large campaign."""
     key = (
-        f"adjudication:agreement:{campaign.pk}:"
+        f"adjudication:{kind}:v2:{campaign.pk}:"  # v2: per pair and week weighted; rough flag
         + hashlib.sha256(_fingerprint(campaign).encode()).hexdigest()
     )
     found = cache.get(key)
     if found is None:
-        found = campaign_agreement(campaign)
+        found = compute(campaign)
         cache.set(key, found, timeout=24 * 3600)
     return found
+
+
+def campaign_agreement_cached(campaign: Campaign) -> CampaignAgreement:
+    """`campaign_agreement`, kept in the cache (`campaign_figures_cached`)."""
+    return campaign_figures_cached(campaign, "agreement", campaign_agreement)
 
 
 @dataclass

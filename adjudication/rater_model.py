@@ -41,7 +41,9 @@ def rater_model_freshness_register(reader: FreshnessReader) -> None:
 def rater_model_freshness(campaign: Campaign) -> dict:
     """How current the campaign's label confidences are: `fitted_at` (None before the first
     fit), `changes` not yet fitted, `state` of the refit they queued (queued, running, failed or
-    None) and `words` ("fitted 3 min ago, before the 2 latest changes; refit queued")."""
+    None), `words` ("fitted 3 min ago, before the 2 latest changes; refit queued"), `checked`
+    (the confidences are backed by a calibration measured on enough held-out cases) and, when
+    they are not, the `caveat` to state beside them."""
     if not _freshness:
         raise LookupError("no rater model reader is registered (is the estimation app installed?)")
     return _freshness[0](campaign)

@@ -5,15 +5,10 @@ backoff; the last try records the failure on the row the page reads."""
 from celery import shared_task
 
 from adjudication.verification import labelling, verifier_runs
-from jobs.services import job_run
+from jobs.services import job_run, retry_countdown
 from llm.client import LLMTransientError
 
 MAX_RETRIES = 3
-
-
-def retry_countdown(retries: int) -> int:
-    """Seconds before the job's next try: 30 s, 60 s, 120 s..."""
-    return min(600, 30 * 2**retries)
 
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)

@@ -30,7 +30,7 @@ urlpatterns = [
     path("verification/runs/<id:run_id>/", views_loop.verifier_run_page, name="verifier-run"),
     path(
         "verification/runs/<id:run_id>/retry/",
-        views_loop.verifier_run_retry,
+        views_loop.verifier_run_retry_view,
         name="verifier-run-retry",
     ),
     path("verification/loops/", views_loop.labelling_run_create, name="labelling-run-create"),

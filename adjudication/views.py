@@ -21,8 +21,9 @@ from adjudication.checkpoints import (
     AMBIGUOUS_ALPHA,
     CSV_COLUMNS,
     MIN_PROOFS,
+    ROUGH_BELOW,
     campaign_checkpoint_figures_cached,
-    csv_rows,
+    checkpoint_csv_rows,
 )
 from adjudication.metrics import (
     campaign_agreement_cached,
@@ -246,6 +247,12 @@ LONG_TABLE_ROWS = 20
 @role_required(*selectors.AGREEMENT_READERS)
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = selectors.agreement_campaign_for_user(request.user, slug)
+    try:
+        only_fit_status = query_flag(request.GET, "fit_status")
+    except FlagError as exc:
+        return HttpResponseBadRequest(exc.message, content_type="text/plain")
+    if only_fit_status:
+        return fit_status_fragment(request, campaign)
     figures = campaign_agreement_cached(campaign)
     model = rater_model_summary(campaign)
     if model is not None:
@@ -292,6 +299,31 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "adjudication/dashboard.html", context)
 
 
+def fit_status_fragment(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """The rater model's state (the fit's age, a refit queued or running) with the admins' button:
+    the fragment the agreement page polls while a refit waits or runs, and the answer to the
+    button (estimation.views.rater_model_fit). A poll that finds the refit done asks htmx to
+    reload the page, whose figures are then the new fit's."""
+    freshness = rater_model_freshness(campaign)
+    response = page_or_fragment(
+        request,
+        page="adjudication/_fit_status.html",
+        fragment="adjudication/_fit_status.html",
+        context={"campaign": campaign, "freshness": freshness},
+    )
+    if (
+        wants_fragment(request)
+        and request.method == "GET"
+        and freshness["state"]
+        not in (
+            "queued",
+            "running",
+        )
+    ):
+        response["HX-Refresh"] = "true"
+    return response
+
+
 @role_required(Role.ADMIN)
 def disagreements_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
@@ -333,6 +365,7 @@ def checkpoints(request: HttpRequest, slug: str) -> HttpResponse:
         "columns": CSV_COLUMNS,
         "min_proofs": MIN_PROOFS,
         "ambiguous_alpha": AMBIGUOUS_ALPHA,
+        "rough_below": ROUGH_BELOW,
     }
     return render(request, "adjudication/checkpoints.html", context)
 
@@ -344,7 +377,7 @@ def checkpoints_csv(request: HttpRequest, slug: str) -> HttpResponse:
     response["Content-Disposition"] = f'attachment; filename="{slug}-checkpoints.csv"'
     writer = csv.writer(response)
     writer.writerow([name for name, _ in CSV_COLUMNS])
-    for row in csv_rows(campaign_checkpoint_figures_cached(campaign)):
+    for row in checkpoint_csv_rows(campaign_checkpoint_figures_cached(campaign)):
         writer.writerow([csv_safe(cell) if isinstance(cell, str) else cell for cell in row])
     return response
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from annotation.apis import assignment, campaigns, grading, items, review, second_opinion
+from annotation.apis import assignment, campaigns, grading, items, pairs, review, second_opinion
 
 urlpatterns = [
     path("campaigns/", campaigns.CampaignCreateApi.as_view(), name="api-campaign-create"),
@@ -34,4 +34,23 @@ urlpatterns = [
         name="api-review-submit",
     ),
     path("meta-reviews/", review.MetaReviewListApi.as_view(), name="api-meta-reviews"),
+    path("campaigns/<slug:slug>/pairs/", pairs.PairsCreateApi.as_view(), name="api-pairs-create"),
+    path("campaigns/<slug:slug>/pairs/next/", pairs.PairNextApi.as_view(), name="api-pair-next"),
+    path(
+        "campaigns/<slug:slug>/pairs/assignments/",
+        pairs.PairAssignApi.as_view(),
+        name="api-pair-assign",
+    ),
+    path(
+        "campaigns/<slug:slug>/pairs/ratings/",
+        pairs.PairRatingsApi.as_view(),
+        name="api-pair-ratings",
+    ),
+    path("pairs/<id:pair_id>/", pairs.PairDetailApi.as_view(), name="api-pair-detail"),
+    path(
+        "pairs/<id:pair_id>/judgement/",
+        pairs.PairJudgementSubmitApi.as_view(),
+        name="api-pair-judgement",
+    ),
+    path("pairs/<id:pair_id>/settle/", pairs.PairSettleApi.as_view(), name="api-pair-settle"),
 ]

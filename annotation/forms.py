@@ -15,6 +15,7 @@ from annotation.models import (
     SecondOpinionSource,
     TaskKind,
 )
+from annotation.scales import RANGE_MAX, is_scale
 from annotation.services import CampaignError, taxonomy_from_text
 from core.values import ID_MAX, INT_MAX, INT_MIN, LEASE_MINUTES_MAX, REQUIRED_JUDGEMENTS_MAX
 from rubrics.models import GeneratorConfig
@@ -27,6 +28,11 @@ class CampaignForm(forms.Form):
     )
     task_kind = forms.ChoiceField(choices=TaskKind.choices, initial=TaskKind.PROOF_GRADING)
     scale = forms.ChoiceField(choices=Scale.choices, initial=Scale.ZERO_TO_SEVEN)
+    scale_range = forms.CharField(
+        max_length=10, required=False, label="Or another integer range",
+        help_text=f"Such as 0-20 or 2-12 (up to 0-{RANGE_MAX}): every integer of it is a score, "
+        "mapped onto 0-7 linearly. Given, it replaces the choice above.",
+    )  # fmt: skip
     double_share = forms.DecimalField(
         min_value=0, max_value=1, decimal_places=3, initial="0.40",
         help_text="Share of items scored by two experts: 0.4 = 40%; 1 for a calibration round.",
@@ -47,7 +53,10 @@ class CampaignForm(forms.Form):
         label="Uniform part of adaptive double-scoring",
         help_text="0.3 = 30% of the second judgements drawn uniformly at random.",
     )  # fmt: skip
-    tolerance = forms.DecimalField(min_value=0, max_value=7, decimal_places=2, initial="1")
+    tolerance = forms.DecimalField(
+        min_value=0, max_value=RANGE_MAX, decimal_places=2, initial="1",
+        help_text="On the campaign's scale: judgements further apart go to adjudication.",
+    )  # fmt: skip
     label_policy = forms.ChoiceField(choices=LabelPolicy.choices, initial=LabelPolicy.MEAN_FLOOR)
     lease_minutes = forms.IntegerField(min_value=1, max_value=LEASE_MINUTES_MAX, initial=60)
     gold_rate = forms.DecimalField(min_value=0, max_value=1, decimal_places=3, initial="0")
@@ -89,6 +98,19 @@ class CampaignForm(forms.Form):
         except CampaignError as exc:
             raise forms.ValidationError(str(exc)) from exc
 
+    def clean(self):
+        data = super().clean()
+        other = (data.pop("scale_range", "") or "").strip()
+        if other:
+            if is_scale(other):
+                data["scale"] = other
+            else:
+                self.add_error(
+                    "scale_range",
+                    f"{other!r} is not an integer range such as 0-20 (from 0 up to {RANGE_MAX}).",
+                )
+        return data
+
     def clean_double_design(self):
         return self.cleaned_data.get("double_design") or DoubleDesign.UNIFORM
 
@@ -100,7 +122,9 @@ class CampaignForm(forms.Form):
     def initial_from(cls, campaign: Campaign) -> dict:
         from annotation.services import taxonomy_to_text
 
-        data = {name: getattr(campaign, name) for name in cls.base_fields}
+        data = {name: getattr(campaign, name) for name in cls.base_fields if name != "scale_range"}
+        if campaign.scale not in Scale.values:
+            data["scale_range"] = campaign.scale
         data["error_taxonomy"] = taxonomy_to_text(campaign.error_taxonomy)
         data["generator_config"] = campaign.generator_config_id
         return data

@@ -149,12 +149,26 @@ def scale_options(scale: str) -> list[dict]:
     ]
 
 
+WIDE_SCALE = 8  # more choices than 0-7's: shown as a row of numbers, typed as numbers
+
+
 @lru_cache(maxsize=64)
 def scale_parts(scale: str, editable: bool) -> dict[str, SafeString]:
     """The scoring pane's parts that depend on nothing but the scale and whether the page takes
     input (the definitions, the final score's choices, the keys), rendered once per process:
     their loops were a fifth of the grading page's CPU on every load."""
-    context = {"scale_options": scale_options(scale), "editable": editable}
+    options = scale_options(scale)
+    context = {"scale_options": options, "editable": editable}
+    if len(options) > WIDE_SCALE:
+        # a range such as 0-21: a row of numbers, typed as numbers (two digits in quick
+        # succession: 1 then 5 is 15), the definitions of its ends and its map onto 0-7
+        context |= {
+            "wide": True,
+            "ends": [options[0], options[-1]],
+            "to_0_7": scales.conversions(scale)["to_0_7"],
+            "low": options[-1]["value"],
+            "high": options[0]["value"],
+        }
     return {
         part: mark_safe(render_to_string(f"annotation/_scale_{part}.html", context).strip())
         for part in ("defs", "final", "keys")
@@ -222,7 +236,7 @@ def page_texts(view: GradingView) -> list[str]:
     (problems.rendering.texts_rendered) before its template does."""
     item = view.item
     return [
-        item.proof.problem.statement,
+        item.proof.statement_text,
         item.proof.text,
         *(solution.text for solution in view.solutions),
         item.scheme.text if item.scheme_id else "",

@@ -4,6 +4,12 @@ between them (no database), and the scales a grader's predictions come on (`Pred
 - "0-7": integers 0..7 (ProofBench, MathArena).
 - "0-0.5-1": DeepSeekMath-V2's verification and meta-verification scores.
 - "1-4": RefGrader's scale, mapped onto 0-7 by m(x) = 2x - 1.
+- any other integer range "a-b" (0 <= a < b <= 50; "0-10" Putnam's, "0-21" CMO's, the two
+  offered by name): its integers, mapped onto 0-7 linearly, x -> 7 (x - a) / (b - a), and onto
+  0 / 0.5 / 1 by the nearest value of the range and the cut points scaled onto it (with the
+  default cuts 5 and 7: 0-10 has 10 -> 1, 8-9 -> 0.5, 0-7 -> 0; 0-21 has 21 -> 1, 15-20 -> 0.5,
+  0-14 -> 0). `conversions` states both maps of a scale in words, for manifests, cards and
+  reports.
 
 `to_0_7(value, scale)` maps a value of any scale onto 0-7 where a map exists (0-0.5-1 has none:
 it is a different judgement, not a coarser 0-7); `to_ternary(value_0_7, cuts=(5, 7))` maps 0-7
@@ -22,6 +28,7 @@ number within the scale's range. The rule for such labels, everywhere:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -36,9 +43,17 @@ N = TypeVar("N", Decimal, float)
 
 
 class Scale(TextChoices):
+    """The scales offered by name; any other integer range "a-b" is a scale too (range_spec)."""
+
     ZERO_TO_SEVEN = "0-7", "0-7 integers"
     TERNARY = "0-0.5-1", "0 / 0.5 / 1"
     ONE_TO_FOUR = "1-4", "1-4 (maps to 0-7 by 2x-1)"
+    ZERO_TO_TEN = "0-10", "0-10 integers (Putnam; maps to 0-7 by 7x/10)"
+    ZERO_TO_TWENTY_ONE = "0-21", "0-21 integers (CMO; maps to 0-7 by x/3)"
+
+
+RANGE_RE = re.compile(r"^(\d{1,3})-(\d{1,3})$")
+RANGE_MAX = 50  # the widest range a campaign may use (0-50: the scores fit the tables' columns)
 
 
 class PredictionScale(TextChoices):
@@ -139,11 +154,52 @@ class ScaleError(ValueError):
     """A value that is not on the scale, or a scale without the requested map."""
 
 
+def range_bounds(scale: str) -> tuple[int, int] | None:
+    """(a, b) of an integer-range scale "a-b" other than 0-7 and 1-4 (which have maps of their
+    own), else None."""
+    match = RANGE_RE.match(scale or "")
+    if not match or scale in SCALES:
+        return None
+    low, high = int(match.group(1)), int(match.group(2))
+    if not 0 <= low < high <= RANGE_MAX:
+        return None
+    return low, high
+
+
+def is_range(scale: str) -> bool:
+    return range_bounds(scale) is not None
+
+
+@lru_cache(maxsize=256)
+def _range_spec(scale: str) -> ScaleSpec:
+    low, high = range_bounds(scale)
+    labels = {}
+    for value in range(low, high + 1):
+        on_7 = shown((Decimal(7 * (value - low)) / (high - low)).quantize(Decimal("0.01")))
+        words = {low: "No progress, or invalid", high: "Complete and correct proof"}.get(value)
+        labels[_d(value)] = f"{words} ({on_7} on 0-7)." if words else f"{on_7} on 0-7."
+    return ScaleSpec(
+        key=scale,
+        name=f"{low}-{high} integers",
+        values=tuple(_d(v) for v in range(low, high + 1)),
+        labels=labels,
+    )
+
+
 def scale_spec(scale: str) -> ScaleSpec:
-    try:
-        return SCALES[scale]
-    except KeyError as exc:
-        raise ScaleError(f"unknown scale {scale!r}: use one of {', '.join(SCALES)}") from exc
+    found = SCALES.get(scale)
+    if found is not None:
+        return found
+    if is_range(scale):
+        return _range_spec(scale)
+    raise ScaleError(
+        f"unknown scale {scale!r}: use one of {', '.join(SCALES)} or an integer range such as "
+        f"0-10 (from 0 up to {RANGE_MAX})"
+    )
+
+
+def is_scale(scale: str) -> bool:
+    return scale in SCALES or is_range(scale)
 
 
 def floor_to_scale(value: Decimal, scale: str) -> Decimal:
@@ -182,14 +238,30 @@ def nearest(value: N, values: Sequence[N]) -> N:
 
 
 def to_0_7(value: Decimal | int | float | str, scale: str) -> Decimal:
-    """A label of `scale` on 0-7: 0-7 unchanged, 1-4 by 2x - 1 (between values too: 1.5 -> 2).
-    0/0.5/1 has no 0-7 map."""
+    """A label of `scale` on 0-7: 0-7 unchanged, 1-4 by 2x - 1 (between values too: 1.5 -> 2),
+    an integer range a-b by 7 (x - a) / (b - a) (0-10: 8 -> 5.6; 0-21: 9 -> 3). 0/0.5/1 has no
+    0-7 map."""
     number = check_label(value, scale)
     if scale == Scale.ZERO_TO_SEVEN:
         return number
     if scale == Scale.ONE_TO_FOUR:
         return 2 * number - 1
+    bounds = range_bounds(scale)
+    if bounds is not None:
+        low, high = bounds
+        return 7 * (number - low) / (high - low)
     raise ScaleError("the 0 / 0.5 / 1 scale has no map onto 0-7")
+
+
+def native_cuts(scale: str, cuts: tuple[int, int] = DEFAULT_CUTS) -> tuple[Decimal, Decimal]:
+    """The cut points of 0-7 on an integer-range scale: the least values of the range at or
+    above them once on 0-7 (0-10 with 5 and 7: 8 and 10; 0-21: 15 and 21)."""
+    values = scale_spec(scale).values
+    found = []
+    for cut in cuts:
+        at_or_above = [v for v in values if to_0_7(v, scale) >= cut]
+        found.append(at_or_above[0] if at_or_above else values[-1] + 1)
+    return found[0], found[1]
 
 
 def to_ternary(
@@ -217,7 +289,62 @@ def ternary_of(
     nearest-value search was a quarter of a D_v export's CPU."""
     if scale == Scale.TERNARY:
         return nearest(check_label(value, scale), SCALES[scale].values)
+    if is_range(scale):
+        number = nearest(check_label(value, scale), scale_spec(scale).values)
+        low, high = native_cuts(scale, cuts)
+        return Decimal(1) if number >= high else Decimal("0.5") if number >= low else Decimal(0)
     return to_ternary(to_0_7(value, scale), cuts)
+
+
+def _spans(values: Sequence[Decimal]) -> str:
+    if not values:
+        return "none"
+    first, last = shown(values[0]), shown(values[-1])
+    return first if first == last else f"{first}-{last}"
+
+
+def ternary_table(scale: str, cuts: tuple[int, int] = DEFAULT_CUTS) -> str:
+    """Which values of a scale go to 1, 0.5 and 0, in words ("10 -> 1, 8-9 -> 0.5, 0-7 -> 0")."""
+    values = scale_spec(scale).values
+    by = {
+        score: [v for v in values if ternary_of(v, scale, cuts) == score]
+        for score in (Decimal(1), Decimal("0.5"), Decimal(0))
+    }
+    return ", ".join(f"{_spans(found)} -> {shown(score)}" for score, found in by.items() if found)
+
+
+def conversions(scale: str, cuts: tuple[int, int] = DEFAULT_CUTS) -> dict[str, str]:
+    """The scale's maps onto 0-7 and onto 0 / 0.5 / 1, in words: what every export's manifest
+    and card and the grader report state ({"to_0_7": ..., "to_ternary": ...}; a map a scale
+    lacks says so)."""
+    between = "a label between two values counts as the nearest, halfway as the lower"
+    low, high = cuts
+    if scale == Scale.TERNARY:
+        return {
+            "to_0_7": "none: 0 / 0.5 / 1 is a different judgement, not a coarser 0-7",
+            "to_ternary": f"itself ({between})",
+        }
+    table = ternary_table(scale, cuts)
+    if scale == Scale.ZERO_TO_SEVEN:
+        return {
+            "to_0_7": "itself",
+            "to_ternary": f"by cut points {low} and {high}: {table} ({between})",
+        }
+    if scale == Scale.ONE_TO_FOUR:
+        return {
+            "to_0_7": "x -> 2x - 1 (a label between two values too: 1.5 -> 2)",
+            "to_ternary": f"through 0-7 (2x - 1), then cut points {low} and {high}: {table} "
+            f"({between} of 0-7)",
+        }
+    a, b = range_bounds(scale)
+    shift = f"7 (x - {a})" if a else "7x"
+    native_low, native_high = native_cuts(scale, cuts)
+    return {
+        "to_0_7": f"x -> {shift} / {b - a}, linear, the number kept "
+        f"({shown(Decimal(b))} -> 7, {shown(Decimal(a))} -> 0)",
+        "to_ternary": f"cut points {low} and {high} of 0-7 on {scale} "
+        f"({shown(native_low)} and {shown(native_high)}): {table} ({between} of {scale})",
+    }
 
 
 def comparison_scale(expert_scale: str, other_scale: str) -> str:

@@ -16,7 +16,7 @@ for about 1,500 labels.
 Targets in every cell: labels stated at least 0.9 right at least 87% of the time, expected
 calibration error (10 equal-width bins) at most 0.05. A cell that misses is marked.
 
-Usage: python benchmarks/bench_confidence.py [--write] [--quick]
+Usage: python benchmarks/bench_confidence.py [--write] [--quick] [--sizes 20,100]
 """
 
 from __future__ import annotations
@@ -101,11 +101,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="append the section to RESULTS.md")
     parser.add_argument("--quick", action="store_true", help="about 300 labels a cell")
+    parser.add_argument(
+        "--sizes",
+        default=",".join(str(n) for n in SIZES),
+        help="expert labels a campaign, comma-separated (default: %(default)s)",
+    )
     args = parser.parse_args()
+    sizes = [int(n) for n in args.sizes.split(",") if n.strip()]
     pooled = 300 if args.quick else 1500
     started = time.perf_counter()
     rows = []
-    for labels in SIZES:
+    for labels in sizes:
         for experts in EXPERTS:
             for samples in SAMPLES:
                 shape = replace(Shape(), labels=labels, experts=experts, samples=samples)

@@ -3,6 +3,8 @@ the user's groups together, and so does the session backend for pages (the stock
 the token or user, then `user_roles` reads the groups: two ORM queries that cost more CPU than a
 judgement's own work)."""
 
+from functools import cache
+
 from django.contrib.auth import backends, get_user_model
 from django.contrib.auth.models import Group
 from django.db import connection
@@ -10,28 +12,28 @@ from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
 from core.roles import remember_roles
-from core.rows import columns, model_from_row
+from core.sql import Table, columns, model_from_row
 from core.throttles import failed_authentication_count
 
 User = get_user_model()
 # The user's columns read here, in the model's order (as `from_db` takes them); the others load
 # on first use (nothing on the API path uses them).
-_USER_FIELDS = [
-    f.attname
-    for f in User._meta.concrete_fields
-    if f.attname in {"id", "username", "is_active", "is_superuser"}
-]
+_USER_FIELDS, _ = columns(User, "u", ("id", "username", "is_active", "is_superuser"))
+# the tables of a user's groups, under the aliases both reads use
+_u, _g, _t = Table(User, "u"), Table(Group, "g"), Table(Token, "t")
+_ug = Table(User.groups.through, "ug")
+_GROUPS_JOIN = f"""LEFT JOIN {_ug} ON {_ug.user_id} = {_u.id}
+LEFT JOIN {_g} ON {_g.id} = {_ug.group_id}"""
 
 
+@cache
 def _token_sql() -> str:
-    groups = User._meta.get_field("groups").remote_field.through._meta.db_table
     return f"""
-SELECT u.id, u.username, u.is_active, u.is_superuser, g.name
-FROM {Token._meta.db_table} t
-JOIN {User._meta.db_table} u ON u.id = t.user_id
-LEFT JOIN {groups} ug ON ug.user_id = u.id
-LEFT JOIN {Group._meta.db_table} g ON g.id = ug.group_id
-WHERE t.key = %s"""
+SELECT {_u.id}, {_u.username}, {_u.is_active}, {_u.is_superuser}, {_g.name}
+FROM {_t}
+JOIN {_u} ON {_u.id} = {_t.user_id}
+{_GROUPS_JOIN}
+WHERE {_t.key} = %s"""
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
@@ -63,17 +65,16 @@ class TokenAuthentication(authentication.TokenAuthentication):
         return user, Token(key=key, user=user)  # request.auth, as the stock class gives it
 
 
+@cache
 def _session_user_sql() -> tuple[tuple, str]:
     names, select = columns(User, "u")
-    groups = User._meta.get_field("groups").remote_field.through._meta.db_table
     return (
         names,
         f"""
-SELECT {select}, g.name
-FROM {User._meta.db_table} u
-LEFT JOIN {groups} ug ON ug.user_id = u.id
-LEFT JOIN {Group._meta.db_table} g ON g.id = ug.group_id
-WHERE u.id = %s""",
+SELECT {select}, {_g.name}
+FROM {_u}
+{_GROUPS_JOIN}
+WHERE {_u.id} = %s""",
     )
 
 

@@ -83,13 +83,13 @@ def bad_request(request, exception):
 def permission_denied(request, exception):
     if _is_api(request):
         return JsonResponse({"detail": "Your role does not allow this operation."}, status=403)
-    return pages.permission_denied(request, exception)
+    return pages.forbidden_page(request, exception)
 
 
 def page_not_found(request, exception):
     if _is_api(request):
         return JsonResponse({"detail": "Not found."}, status=404)
-    return pages.page_not_found(request, exception)
+    return pages.not_found_page(request, exception)
 
 
 def server_error(request):
@@ -100,7 +100,7 @@ def server_error(request):
         return outage
     if _is_api(request):
         return JsonResponse({"detail": "Server error."}, status=500)
-    return pages.server_error(request)
+    return pages.server_error_page(request)
 
 
 def _close_dead_connections() -> None:

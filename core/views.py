@@ -69,7 +69,7 @@ def _reason(exception: Exception | None, default: str) -> str:
     return message if isinstance(message, str) and message else default
 
 
-def permission_denied(request, exception=None):
+def forbidden_page(request, exception=None):
     reason = _reason(exception, "Your role does not allow this page.")
     # refused while the user grades blind (core.visibility): no role would open it
     blind_work = isinstance(exception, BlindWork)
@@ -77,13 +77,13 @@ def permission_denied(request, exception=None):
     return render(request, "403.html", context, status=403)
 
 
-def page_not_found(request, exception=None):
+def not_found_page(request, exception=None):
     reason = _reason(exception, f"Nothing lives at {request.path}.")
     context = {"reason": reason, "back": _way_back(request)}
     return render(request, "404.html", context, status=404)
 
 
-def server_error(request):
+def server_error_page(request):
     """The 500 page in the layout; Django's bare page if even that cannot be drawn (the error
     may be the database the layout reads)."""
     try:

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
 from kombu.exceptions import OperationalError
+
+from core.threads import every
 
 PING_TIMEOUT = 0.5
 CACHE_SECONDS = 10
@@ -30,7 +33,7 @@ def _alive_folder() -> Path:
     return Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["control_folder"]).parent / "workers"
 
 
-_markers: list[tuple[threading.Event, threading.Thread]] = []
+_markers: list[Callable[[], None]] = []  # the stops of this process's markers
 
 
 def alive_marker_start(*, name: str) -> None:
@@ -42,24 +45,20 @@ def alive_marker_start(*, name: str) -> None:
     folder = _alive_folder()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{re.sub(r'[^A-Za-z0-9._@-]', '_', name)}-{os.getpid()}"
-    stop = threading.Event()
     path.touch()
-
-    def mark() -> None:
-        while not stop.wait(settings.WORKER_ALIVE_SECONDS):
-            path.touch()
-        path.unlink(missing_ok=True)
-
-    thread = threading.Thread(target=mark, name="proofmark-alive", daemon=True)
-    thread.start()
-    _markers.append((stop, thread))
+    _markers.append(
+        every(
+            settings.WORKER_ALIVE_SECONDS,
+            path.touch,
+            name="proofmark-alive",
+            last=partial(path.unlink, missing_ok=True),
+        )
+    )
 
 
 def alive_marker_stop() -> None:
     while _markers:
-        stop, thread = _markers.pop()
-        stop.set()
-        thread.join(timeout=5)
+        _markers.pop()()
 
 
 def _alive_on_filesystem() -> bool:

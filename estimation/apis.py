@@ -1,13 +1,12 @@
 """Scores with intervals and label confidence, over the API: each generator's mean with its
-experts-only and prediction-powered intervals (admins and researchers), and fitting the
-campaign's rater model (admins; the fit itself is read with the agreement figures)."""
+experts-only and prediction-powered intervals (admins and researchers), and queueing a refit of
+the campaign's rater model (admins; the fit itself is read with the agreement figures)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from adjudication.apis import RaterModelOutput, rater_model_body
 from adjudication.selectors import (
     AGREEMENT_READERS,
     agreement_campaign_for_user,
@@ -15,13 +14,14 @@ from adjudication.selectors import (
 )
 from annotation.selectors import campaign_for_user
 from core.roles import Role, api_permission
-from estimation.services.confidence import campaign_rater_model_fit
+from estimation.selectors import rater_model_freshness
 from estimation.services.intervals import (
     CONFIDENCE,
     IntervalError,
     campaign_score_intervals,
     parse_width,
 )
+from estimation.services.refit import rater_model_refit_ask
 
 Admins = api_permission(Role.ADMIN)
 Readers = api_permission(*AGREEMENT_READERS)
@@ -36,6 +36,9 @@ class ScoreIntervalOutput(serializers.Serializer):
     clusters = serializers.IntegerField(help_text="Problems (independent clusters) it rests on.")
     lam = serializers.FloatField(
         required=False, help_text="Active PPI: the weight on the automatic scores (0-1)."
+    )
+    clipped = serializers.BooleanField(
+        help_text="Cut to the scale's range (it reached past an end; the cut keeps coverage)."
     )
 
 
@@ -105,13 +108,36 @@ class ScoreIntervalsApi(APIView):
         return Response(ScoreIntervalsOutput(body).data)
 
 
+class RaterModelRefitOutput(serializers.Serializer):
+    refit = serializers.IntegerField(
+        allow_null=True,
+        help_text="The refit queued; null when a waiting refit of the campaign took the request.",
+    )
+    state = serializers.CharField(
+        help_text="queued or running (fitted where jobs run in the request, "
+        "CELERY_TASK_ALWAYS_EAGER; failed when the last refit failed).",
+    )
+    fit_age = serializers.CharField(help_text="How current the fit is, in words.")
+    changes_since_fit = serializers.IntegerField()
+
+
 class RaterModelFitApi(APIView):
+    """Queues a refit of the campaign's rater model (the debounced job every change of a label
+    queues; never a fit in the request): 202 with the refit's state. The fit is read, once it
+    lands, with the agreement figures (`rater_model`, `fit_age`)."""
+
     permission_classes = [Admins]
 
-    @extend_schema(request=None, responses={200: RaterModelOutput, 204: None}, tags=["exports"])
+    @extend_schema(request=None, responses={202: RaterModelRefitOutput}, tags=["exports"])
     def post(self, request, slug):
         campaign = campaign_for_user(slug=slug, user=request.user, admin=True)
         campaign_blind_check(request.user, campaign, "this campaign's rater model")
-        if campaign_rater_model_fit(campaign_id=campaign.pk) is None:
-            return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(rater_model_body(campaign))
+        refit = rater_model_refit_ask(campaign_id=campaign.pk)
+        freshness = rater_model_freshness(campaign)
+        body = {
+            "refit": refit,
+            "state": freshness["state"] or "fitted",
+            "fit_age": freshness["words"],
+            "changes_since_fit": freshness["changes"],
+        }
+        return Response(RaterModelRefitOutput(body).data, status=status.HTTP_202_ACCEPTED)

@@ -66,6 +66,29 @@ def rater_model_summary(campaign: Campaign) -> dict | None:
     }
 
 
+UNCHECKED_CAVEAT = (
+    "Unchecked: {cases} held-out case{plural}, fewer than {minimum}, too few to measure how well "
+    "these confidences are calibrated. On simulated campaigns this small (about 20 expert "
+    "labels) such confidences were off by 0.10-0.17 on average (benchmarks/RESULTS.md): read "
+    "them as the model's ranking of the labels (lower: more doubtful), not as probabilities, "
+    "until more items are double-scored or gold."
+)
+
+
+def confidence_standing(calibration: dict | None) -> tuple[bool, str]:
+    """Whether the fit's label confidences are backed by a measured calibration (at least the
+    minimum of held-out cases) and, when not, the caveat the pages, the API and the export card
+    state beside them. A fit from before calibration was measured is unchecked too."""
+    calibration = calibration or {}
+    if calibration.get("enough"):
+        return True, ""
+    cases = int(calibration.get("cases") or 0)
+    minimum = int(calibration.get("minimum") or 30)
+    return False, UNCHECKED_CAVEAT.format(
+        cases=cases, plural="" if cases == 1 else "s", minimum=minimum
+    )
+
+
 def age_words(seconds: float) -> str:
     """'less than a minute ago', '3 min ago', '2 h ago', '4 days ago'."""
     seconds = max(0.0, seconds)
@@ -105,8 +128,9 @@ def rater_model_freshness(campaign: Campaign) -> dict:
     `rater_model_freshness` says the fields). Two queries."""
     from estimation.services.refit import OPEN, WAITING, changes_since_fit
 
-    fit = RaterModelFit.objects.filter(campaign=campaign).only("fitted_at").first()
+    fit = RaterModelFit.objects.filter(campaign=campaign).only("fitted_at", "calibration").first()
     fitted_at = fit.fitted_at if fit is not None else None
+    checked, caveat = confidence_standing(fit.calibration if fit is not None else None)
     open_states = set(
         RaterModelRefit.objects.filter(campaign=campaign, status__in=OPEN).values_list(
             "status", flat=True
@@ -128,4 +152,7 @@ def rater_model_freshness(campaign: Campaign) -> dict:
         "words": freshness_words(
             fitted_at=fitted_at, changes=changes, state=state, now=timezone.now()
         ),
+        # whether the confidences are backed by a measured calibration, and else the caveat
+        "checked": checked if fit is not None else False,
+        "caveat": caveat if fit is not None else "",
     }

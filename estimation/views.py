@@ -1,7 +1,7 @@
 """A campaign's scores with honest intervals (admins and researchers, as the agreement page):
 each generator's mean with its design-weighted experts-only and prediction-powered 95%
 intervals (or why none can be valid), a plot, and
-the same rows as CSV; and the admins' button that fits the campaign's rater model."""
+the same rows as CSV; and the admins' button that queues a refit of the campaign's rater model."""
 
 import csv
 
@@ -15,13 +15,15 @@ from adjudication.selectors import (
     agreement_campaign_for_user,
     campaign_blind_check,
 )
+from adjudication.views import fit_status_fragment
 from annotation.scales import scale_spec
 from annotation.selectors import campaign_for_user
+from core.http import wants_fragment
 from core.roles import Role, role_required
 from core.values import csv_safe
 from estimation.charts import score_intervals_chart
-from estimation.services.confidence import campaign_rater_model_fit
 from estimation.services.intervals import IntervalError, campaign_score_intervals, parse_width
+from estimation.services.refit import rater_model_refit_ask
 
 CSV_COLUMNS = [
     "generator",
@@ -110,15 +112,17 @@ def campaign_scores_csv(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 @role_required(Role.ADMIN)
 def rater_model_fit(request: HttpRequest, slug: str) -> HttpResponse:
+    """The agreement page's button: queues the campaign's refit (the debounced job every change
+    of a label queues) and never fits here. htmx gets the fit's state, which polls until the
+    refit lands; a plain form post goes back to the page with a message."""
     campaign = campaign_for_user(slug=slug, user=request.user, admin=True)
     campaign_blind_check(request.user, campaign, "this campaign's rater model")
-    fit = campaign_rater_model_fit(campaign_id=campaign.pk)
-    if fit is None:
-        messages.info(request, "Nothing to fit: the campaign has no judgement yet.")
-    else:
-        messages.success(
-            request,
-            f"Rater model fitted over {fit.judgements} judgements of {fit.items} items by "
-            f"{len(fit.raters)} raters; every label's confidence updated.",
-        )
+    rater_model_refit_ask(campaign_id=campaign.pk)
+    if wants_fragment(request):
+        return fit_status_fragment(request, campaign)
+    messages.success(
+        request,
+        "Refit queued: it runs in the background within a minute, and every label's confidence "
+        "is updated when it lands (the page says the fit's age).",
+    )
     return redirect("adjudication:dashboard", slug=campaign.slug)

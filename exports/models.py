@@ -16,6 +16,7 @@ class ExportFormat(models.TextChoices):
     DMV = "dmv", "D_mv (problem, proof, analysis, meta score in 0 / 0.5 / 1)"
     ANNOTATIONS = "annotations", "Annotations (every judgement, for audits)"
     JUDGEMENTS = "judgements", "Judgements (long format: every expert and model judgement)"
+    PAIRS = "pairs", "Pairs (every judgement of two proofs of a problem, pairwise campaigns)"
 
 
 class FileType(models.TextChoices):

@@ -6,7 +6,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from annotation.models import Campaign, Item
+from annotation.models import Campaign, Item, TaskKind
+from annotation.selectors.pairs import pair_proofs
 from core.roles import Role, has_role
 from core.visibility import ensure_not_blind
 from exports.models import ExportJob
@@ -36,6 +37,8 @@ def export_job_for_user(user: AbstractBaseUser, job_id: int) -> ExportJob:
     hold blind a proof of its campaign: its files and sample records show them."""
     job = get_object_or_404(export_jobs_for_user(user), pk=job_id)
     ensure_not_blind(user, Item.objects.filter(campaign_id=job.campaign_id), "this export")
+    if job.campaign.task_kind == TaskKind.PAIRWISE:
+        ensure_not_blind(user, pair_proofs(job.campaign), "this export", proof="pk")
     return job
 
 

@@ -12,8 +12,6 @@ import csv
 import hashlib
 import io
 import os
-import queue
-import threading
 import uuid
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -24,6 +22,7 @@ from pathlib import Path
 
 import orjson
 
+from core.threads import Behind
 from core.values import csv_safe
 
 SCHEMA_VERSION = 1
@@ -109,44 +108,8 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-class _Behind:
-    """Work done by a thread of its own, a bounded queue behind the caller: `put` hands it an
-    item (raising the failure of an earlier one), `close` lets it finish, `check` raises its
-    failure. Hashing, file writes and Arrow release the interpreter lock, so on a second core the
-    work overlaps the caller's encoding; the queue's bound keeps memory flat. After a failure the
-    rest is taken and dropped, so the caller never waits on a full queue."""
-
-    def __init__(self, work: Callable[[object], object], *, bound: int, name: str):
-        self.work = work
-        self.items: queue.Queue = queue.Queue(maxsize=bound)
-        self.failure: BaseException | None = None
-        self.thread = threading.Thread(target=self._drain, name=name, daemon=True)
-        self.thread.start()
-
-    def _drain(self) -> None:
-        while (item := self.items.get()) is not None:
-            if self.failure is None:
-                try:
-                    self.work(item)
-                except BaseException as exc:  # handed to the caller by put() or check()
-                    self.failure = exc
-
-    def check(self) -> None:
-        if self.failure is not None:
-            raise self.failure
-
-    def put(self, item: object) -> None:
-        self.check()
-        self.items.put(item)
-
-    def close(self) -> None:
-        if self.thread.is_alive():
-            self.items.put(None)
-            self.thread.join()
-
-
 class _HashingFile(io.RawIOBase):
-    """A file written and hashed a few MiB behind the caller (`_Behind`): the SHA-256 of a large
+    """A file written and hashed a few MiB behind the caller (`core.threads.Behind`): the SHA-256 of a large
     JSONL export cost as much CPU as writing it. Used under an io.BufferedWriter (1 MiB
     writes)."""
 
@@ -154,7 +117,7 @@ class _HashingFile(io.RawIOBase):
         super().__init__()
         self.handle = path.open("wb", buffering=0)
         self.digest = hashlib.sha256()
-        self.behind = _Behind(self._write, bound=4, name="export-writer")
+        self.behind = Behind(self._write, bound=4, name="export-writer")
 
     def _write(self, chunk: bytes) -> None:
         self.handle.write(chunk)
@@ -365,7 +328,7 @@ def _write_parquet(rows, fields, temp, row_group_size, on_progress) -> int:
             grouped = pending_bytes = 0
 
     with pq.ParquetWriter(temp, schema, compression="snappy", memory_pool=pool) as writer:
-        behind = _Behind(
+        behind = Behind(
             lambda group: writer.write_table(table_of(*group)), bound=2, name="export-parquet"
         )
         try:
@@ -420,6 +383,52 @@ whole campaign's agreement when double-scoring was adaptive.
 """
 
 
+def checkpoints_card(found: dict | None) -> str:
+    """The card's section on the checkpoints file (or why there is none)."""
+    from adjudication.checkpoints import CSV_COLUMNS
+
+    if not found:
+        return (
+            "\n## Checkpoints\n\nNo checkpoints file: no grade of the campaign used a marking "
+            "scheme's checklist.\n"
+        )
+    lines = [
+        "\n## Checkpoints\n",
+        f"`{found['file']}` ({found['rows']} rows, sha256 `{found['sha256']}`): one row per "
+        "checkpoint of each marking scheme version the grades used: how well double-scorers "
+        "agree on its award and how well its award separates proofs by their final label, each "
+        "with a 95% bootstrap interval over the scheme's proofs (the checkpoints page's CSV). "
+        "A figure below its minimum of proofs is empty and `note` says why.\n",
+        "| column | meaning |\n|---|---|",
+    ]
+    lines += [f"| `{name}` | {meaning} |" for name, meaning in CSV_COLUMNS]
+    return "\n".join(lines) + "\n"
+
+
+def confidence_card(found: dict | None) -> str:
+    """The card's section on `label_confidence`: what it is, the fit and its measured
+    calibration, and the caveat where too few held-out cases back it."""
+    text = (
+        "\n## Label confidence\n\n`label_confidence` is the campaign's rater model's "
+        "probability that the item's true class is its label's (a model over every expert and "
+        "automatic grader, chosen by held-out log loss; the export refits it first when stale).\n"
+    )
+    if not found:
+        return text + "\nNo fit: the campaign had no judgement to fit, and the column is null.\n"
+    text += (
+        f"\nFitted {found['fitted_at']} (model `{found['model']}`, temperature "
+        f"{found['temperature']:g}); calibration measured on {found['heldout_cases']} held-out "
+        "cases."
+    )
+    if found["checked"]:
+        low, high = found["ece_interval"] or (None, None)
+        interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
+        text += f" Expected calibration error {found['ece']:.3f}{interval} (95% bootstrap).\n"
+    else:
+        text += f"\n\n**{found['caveat']}**\n"
+    return text
+
+
 def render_card(
     *, title: str, summary: str, fields: list[Field], manifest: dict, sample: dict | None
 ) -> str:
@@ -440,6 +449,9 @@ def render_card(
         out.write(f"| `{f.name}` | {kind} | {f.description} |\n")
     if any(f.name == "inclusion_probability" for f in fields):
         out.write(DESIGN_CARD)
+    if any(f.name == "label_confidence" for f in fields):
+        out.write(confidence_card(manifest.get("label_confidence")))
+    out.write(checkpoints_card(manifest.get("checkpoints")))
     out.write("\n## Counts\n\n")
     for key, value in manifest.get("counts", {}).items():
         out.write(f"- {key}: {value}\n")
@@ -452,6 +464,9 @@ def render_card(
         out.write("None: every final label of the campaign.\n")
     out.write("\n## Scale and conversions\n\n")
     out.write(f"Campaign scale: {manifest.get('scale')}.\n")
+    maps = manifest.get("scale_maps") or {}
+    if maps:
+        out.write(f"\n- Onto 0-7: {maps['to_0_7']}.\n- Onto 0 / 0.5 / 1: {maps['to_ternary']}.\n\n")
     conversions = manifest.get("conversions") or []
     if conversions:
         for conversion in conversions:

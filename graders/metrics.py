@@ -191,40 +191,6 @@ def macro_metrics(pairs: Iterable[Pair]) -> MacroMetrics:
 # --- Pooled over every proof (RefGrader) -----------------------------------------------------
 
 
-def pearson(x: Sequence[Number], y: Sequence[Number]) -> float | None:
-    """Pearson's r; None when either side is constant (r is undefined)."""
-    _check_nonempty(x, y)
-    mx, my = sum(x) / len(x), sum(y) / len(y)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y, strict=True))
-    sxx = sum((a - mx) ** 2 for a in x)
-    syy = sum((b - my) ** 2 for b in y)
-    if sxx == 0 or syy == 0:
-        return None
-    return sxy / math.sqrt(sxx * syy)
-
-
-def average_ranks(values: Sequence[Number]) -> list[float]:
-    """Ranks from 1, tied values sharing the mean of their ranks."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        rank = (start + end) / 2 + 1
-        for k in range(start, end + 1):
-            ranks[order[k]] = rank
-        start = end + 1
-    return ranks
-
-
-def spearman(x: Sequence[Number], y: Sequence[Number]) -> float | None:
-    """Spearman's rho as Pearson's r of the average ranks (equal to RefGrader's
-    1 - 6 sum d^2 / n(n^2 - 1) when there are no ties)."""
-    return pearson(average_ranks(x), average_ranks(y))
-
-
 @dataclass(frozen=True)
 class PooledMetrics:
     n: int
@@ -238,10 +204,11 @@ class PooledMetrics:
 def pooled_metrics(
     expert: Sequence[Number], predicted: Sequence[Number], categories: Sequence[Number]
 ) -> PooledMetrics:
+    _check_nonempty(expert, predicted)
     return PooledMetrics(
         n=len(expert),
-        pearson=pearson(expert, predicted),
-        spearman=spearman(expert, predicted),
+        pearson=agreement.pearson(expert, predicted),
+        spearman=agreement.spearman(expert, predicted),
         mae=mae(expert, predicted),
         rmse=rmse(expert, predicted),
         qwk=agreement.quadratic_weighted_kappa(expert, predicted, categories),

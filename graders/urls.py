@@ -3,11 +3,11 @@ namespace (their paths and names from before the app was split from exports)."""
 
 from django.urls import path
 
-from graders import views
+from graders import pairwise, views
 
 urlpatterns = [
     path("evaluations/", views.evaluation_list, name="evaluations"),
-    path("evaluations/run/", views.evaluation_run, name="evaluation_run"),
+    path("evaluations/run/", views.evaluation_run_view, name="evaluation_run"),
     path("evaluations/<id:evaluation_id>/", views.evaluation_detail, name="evaluation"),
     path(
         "evaluations/<id:evaluation_id>/retry/",
@@ -23,4 +23,5 @@ urlpatterns = [
     path("evaluations/grids/<id:grid_id>/", views.grid_detail, name="grid"),
     path("evaluations/grids/<id:grid_id>/retry/", views.grid_retry, name="grid_retry"),
     path("evaluations/grids/<id:grid_id>/report.json", views.grid_report_json, name="grid_json"),
+    path("pairs/<slug:slug>/selection/", pairwise.pairwise_selection, name="pairwise-selection"),
 ]

@@ -38,7 +38,7 @@ def _list_page(request, *, form=None, run_form=None, grid_form=None, status=200)
 
 @role_required(*READERS)
 @require_http_methods(["POST"])
-def evaluation_run(request):
+def evaluation_run_view(request):
     form = EndpointRunForm(request.POST, campaigns=selectors.campaigns_for_evaluation(request.user))
     if form.is_valid():
         try:

@@ -11,7 +11,6 @@ alive and does nothing).
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -23,6 +22,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.broker import celery_app
+from core.threads import every
 from jobs.kinds import KINDS, RUNNING, JobKind
 
 logger = logging.getLogger(__name__)
@@ -53,25 +53,24 @@ def _take(kind: JobKind, pk: int) -> bool:
     return claimed == 1
 
 
-class _Heartbeat(threading.Thread):
-    """Renews the row's heartbeat every JOB_HEARTBEAT_SECONDS while the job runs (a thread, so a
-    long model call or a long statement still beats)."""
+def _heartbeat_start(kind: JobKind, pk: int) -> Callable[[], None]:
+    """Renews the row's heartbeat every JOB_HEARTBEAT_SECONDS while the job runs (a thread,
+    `core.threads.every`, so a long model call or a long statement still beats); returns the
+    stop."""
+    running = kind.model.objects.filter(pk=pk, **{kind.status_field: RUNNING})
 
-    def __init__(self, kind: JobKind, pk: int):
-        super().__init__(daemon=True, name=f"heartbeat {kind.name} {pk}")
-        self.kind, self.pk = kind, pk
-        self.stopped = threading.Event()
-
-    def run(self) -> None:
-        running = self.kind.model.objects.filter(pk=self.pk, **{self.kind.status_field: RUNNING})
+    def beat() -> None:
         try:
-            while not self.stopped.wait(settings.JOB_HEARTBEAT_SECONDS):
-                try:
-                    running.update(heartbeat_at=timezone.now())
-                except DatabaseError as exc:  # e.g. a lock timeout: the next beat tries again
-                    logger.warning("%s %s: heartbeat not saved: %s", self.kind.name, self.pk, exc)
-        finally:
-            connection.close()
+            running.update(heartbeat_at=timezone.now())
+        except DatabaseError as exc:  # e.g. a lock timeout: the next beat tries again
+            logger.warning("%s %s: heartbeat not saved: %s", kind.name, pk, exc)
+
+    def last() -> None:  # the heartbeat thread's own connection, looked up in that thread
+        connection.close()
+
+    return every(
+        settings.JOB_HEARTBEAT_SECONDS, beat, name=f"heartbeat {kind.name} {pk}", last=last
+    )
 
 
 def job_run(kind_name: str, pk: int, body: Callable[[], object]) -> bool:
@@ -87,17 +86,21 @@ def job_run(kind_name: str, pk: int, body: Callable[[], object]) -> bool:
     if not _take(kind, pk):
         logger.info("%s %s: finished or running elsewhere, not run again", kind_name, pk)
         return False
-    heartbeat = _Heartbeat(kind, pk)
-    heartbeat.start()
+    heartbeat_stop = _heartbeat_start(kind, pk)
     try:
         body()
     except Retry as exc:
         _wait_for_retry(kind, pk, exc.when)
         raise
     finally:
-        heartbeat.stopped.set()
-        heartbeat.join()
+        heartbeat_stop()
     return True
+
+
+def retry_countdown(retries: int, *, first: int = 30, most: int = 600) -> int:
+    """Seconds before a job's next try after `retries` tries failed with a transient error (a
+    provider rate-limiting): `first`, then doubling (30 s, 60 s, 120 s...), at most `most`."""
+    return min(most, first * 2**retries)
 
 
 def _wait_for_retry(kind: JobKind, pk: int, when) -> None:

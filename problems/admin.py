@@ -1,14 +1,42 @@
 from django.contrib import admin
 
 from core.visibility import BlindAdminMixin
-from problems.models import ImportJob, Problem, Proof, ReferenceSolution, VerifierAnalysis
+from problems.models import (
+    ImportJob,
+    Problem,
+    ProblemStatement,
+    Proof,
+    ReferenceSolution,
+    VerifierAnalysis,
+)
 
 
 @admin.register(Problem)
 class ProblemAdmin(admin.ModelAdmin):
-    list_display = ["external_id", "contest", "year", "number", "topic", "source"]
+    list_display = [
+        "external_id",
+        "contest",
+        "year",
+        "number",
+        "topic",
+        "statement_version",
+        "source",
+    ]
     list_filter = ["contest", "year", "topic"]
     search_fields = ["external_id", "statement"]
+
+
+@admin.register(ProblemStatement)
+class ProblemStatementAdmin(admin.ModelAdmin):
+    """Past statements are history: written by imports only."""
+
+    list_display = ["problem", "version", "source", "replaced_by", "replaced_at"]
+    list_select_related = ["problem"]
+    search_fields = ["problem__external_id"]
+    readonly_fields = ["problem", "version", "text", "source", "replaced_by", "replaced_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 @admin.register(ReferenceSolution)
@@ -25,7 +53,7 @@ class ProofAdmin(BlindAdminMixin, admin.ModelAdmin):
     list_display = ["problem", "generator", "sample_key", "source"]
     list_filter = ["generator", "source"]
     list_select_related = ["problem"]
-    raw_id_fields = ["problem"]
+    raw_id_fields = ["problem", "statement"]
     search_fields = ["problem__external_id", "generator"]
 
 

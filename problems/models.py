@@ -25,7 +25,13 @@ class Problem(models.Model):
     year = models.PositiveIntegerField(null=True, blank=True, db_index=True)
     number = models.CharField(max_length=20, blank=True)
     topic = models.CharField(max_length=1, choices=Topic.choices, blank=True, db_index=True)
-    statement = models.TextField()
+    statement = models.TextField(help_text="The current statement (version statement_version).")
+    statement_version = models.PositiveIntegerField(
+        default=1,
+        db_default=1,
+        help_text="The current statement's version: 1, then one more each time an import "
+        "changes it (the earlier ones are ProblemStatement rows).",
+    )
     final_answer = models.TextField(blank=True)
     source = models.CharField(max_length=200, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
@@ -38,6 +44,32 @@ class Problem(models.Model):
 
     def __str__(self) -> str:
         return self.external_id
+
+
+class ProblemStatement(models.Model):
+    """A statement a problem had before an import changed it (problems/services/statements.py):
+    the proofs that were rated against it point at it (Proof.statement). The current statement
+    is the problem's own `statement`, version `statement_version`; statements a source carries
+    beside its own (DeepSeekMath-V2's `question_original`) are in the problem's metadata,
+    `alternative_statements`."""
+
+    problem = models.ForeignKey(Problem, on_delete=models.CASCADE, related_name="past_statements")
+    version = models.PositiveIntegerField()
+    text = models.TextField()
+    source = models.CharField(max_length=200, blank=True, help_text="The source that set it.")
+    replaced_by = models.CharField(
+        max_length=200, blank=True, help_text="The source whose import replaced it."
+    )
+    replaced_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["problem_id", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["problem", "version"], name="statement_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.problem_id}: statement version {self.version}"
 
 
 class ReferenceSolution(models.Model):
@@ -75,6 +107,15 @@ class Proof(models.Model):
     sample_index = models.IntegerField(null=True, blank=True)
     text = models.TextField()
     text_hash = models.CharField(max_length=64)
+    statement = models.ForeignKey(
+        ProblemStatement,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="proofs",
+        help_text="The statement the proof was written for and rated against, once the "
+        "problem's statement changed after it; empty: the problem's current statement.",
+    )
     source = models.CharField(max_length=200, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -90,6 +131,15 @@ class Proof(models.Model):
 
     def __str__(self) -> str:
         return f"{self.problem_id} / {self.generator} #{self.sample_key}"
+
+    @property
+    def statement_text(self) -> str:
+        """The statement this proof is shown, graded and exported with."""
+        return self.statement.text if self.statement_id else self.problem.statement
+
+    @property
+    def statement_version(self) -> int:
+        return self.statement.version if self.statement_id else self.problem.statement_version
 
 
 # A verdict read from model text has a score exactly when the text kept its output contract

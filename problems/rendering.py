@@ -24,8 +24,14 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from problems.latex import display_fixups, latex_plugin, normalise_source
 from problems.models import RenderedText
+from problems.tex_macros import (
+    definitions_normalised,
+    definitions_split,
+    has_definitions,
+    tex_macros_plugin,
+)
 
-RENDERER_VERSION = "4"
+RENDERER_VERSION = "5"
 CACHE_SECONDS = 7 * 24 * 3600
 
 ALLOWED_TAGS = {
@@ -37,9 +43,11 @@ ALLOWED_ATTRIBUTES = {
     "a": {"href", "title"},
     "ol": {"start"},
     "img": {"src", "alt", "title", "loading"},
+    "span": {"data-tex-scope"},
+    "div": {"data-tex-scope"},
 }
 ALLOWED_CLASSES = {
-    "span": {"math", "inline", "block"},
+    "span": {"math", "inline", "block", "define"},
     "div": {"math", "block"},
     "img": {"picture"},
 }
@@ -56,17 +64,30 @@ def _validate_link(url: str) -> bool:
     return lowered.startswith(SAFE_LINK_PREFIXES) or ":" not in lowered.split("/")[0]
 
 
+def _math(tag: str, kind: str, tex: str, env) -> str:
+    """A math element; in a text that defines macros, marked with the text's scope (its
+    formulas and definitions share one table of macros in the browser, no other text's)."""
+    scope = env.get("tex_scope") if env else None
+    if not scope:
+        return f'<{tag} class="math {kind}">{escapeHtml(tex)}</{tag}>'
+    tex = definitions_normalised(tex)
+    return f'<{tag} class="math {kind}" data-tex-scope="{scope}">{escapeHtml(tex)}</{tag}>'
+
+
 def _math_inline(self, tokens, idx, options, env) -> str:
-    return f'<span class="math inline">{escapeHtml(tokens[idx].content)}</span>'
+    return _math("span", "inline", tokens[idx].content, env)
 
 
 def _math_inline_display(self, tokens, idx, options, env) -> str:
-    return f'<span class="math block">{escapeHtml(display_fixups(tokens[idx].content))}</span>'
+    return _math("span", "block", display_fixups(tokens[idx].content), env)
 
 
 def _math_block(self, tokens, idx, options, env) -> str:
-    tex = display_fixups(tokens[idx].content.strip())
-    return f'<div class="math block">{escapeHtml(tex)}</div>\n'
+    return _math("div", "block", display_fixups(tokens[idx].content.strip()), env) + "\n"
+
+
+def _tex_definition(self, tokens, idx, options, env) -> str:
+    return _math("span", "define", tokens[idx].content, env)
 
 
 def _image_as_link(self, tokens, idx, options, env) -> str:
@@ -102,6 +123,8 @@ def _build_parser() -> MarkdownIt:
     md.validateLink = _validate_link
     dollarmath_plugin(md, allow_labels=False, allow_blank_lines=False, double_inline=True)
     latex_plugin(md)
+    tex_macros_plugin(md)
+    md.add_render_rule("tex_definition", _tex_definition)
     md.add_render_rule("math_inline", _math_inline)
     md.add_render_rule("math_inline_double", _math_inline_display)
     md.add_render_rule("math_block", _math_block)
@@ -126,8 +149,9 @@ def sanitise_html(html: str) -> str:
 
 
 def render_markdown_uncached(text: str) -> str:
+    env = {"tex_scope": _digest(text)[:16]} if has_definitions(text) else {}
     try:
-        html = _PARSER.render(normalise_source(text))
+        html = _PARSER.render(normalise_source(text), env)
     except RecursionError:
         html = f"<pre>{escapeHtml(text)}</pre>"
     return sanitise_html(html)
@@ -143,8 +167,9 @@ _UNBALANCED = (
 
 def preview_text(text: str, limit: int = 160) -> str:
     """The start of `text` on one line, cut at a space before `limit` characters and before any
-    math it would cut in half, with an ellipsis when something was cut."""
-    flat = " ".join(text.replace("$$", "$").split())
+    math it would cut in half, with an ellipsis when something was cut; the text's macro
+    definitions are left out (`preview_markdown` renders them, hidden)."""
+    flat = " ".join(definitions_split(text)[1].replace("$$", "$").split())
     if len(flat) <= limit:
         return flat
     cut = flat[:limit].rsplit(" ", 1)[0]
@@ -157,6 +182,12 @@ def preview_text(text: str, limit: int = 160) -> str:
         if unbalanced:
             cut = cut[: openings[-1]]
     return cut.rstrip() + " \u2026"
+
+
+def preview_markdown(text: str, limit: int = 160) -> str:
+    """The HTML of `preview_text`, its math typeset with the macros the whole text defines."""
+    definitions = definitions_split(text)[0]
+    return render_markdown(" ".join([*definitions, preview_text(text, limit)]))
 
 
 def _digest(text: str) -> str:

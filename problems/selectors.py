@@ -17,6 +17,7 @@ from problems.models import (
     ImportJob,
     Picture,
     Problem,
+    ProblemStatement,
     Proof,
     ReferenceSolution,
     Topic,
@@ -135,10 +136,29 @@ def problem_detail(*, external_id: str, blind: bool = False) -> Problem:
     )
 
 
+def problem_statements(*, problem: Problem) -> dict:
+    """What admins see of a problem's statements: its earlier versions (each with the number of
+    proofs rated against it), newest first, and the alternative statements its sources carry
+    (`alternative_statements` of its metadata, as the import recorded them)."""
+    past = list(
+        ProblemStatement.objects.filter(problem=problem)
+        .annotate(proof_count=Count("proofs"))
+        .order_by("-version")
+    )
+    recorded = (problem.metadata or {}).get("alternative_statements")
+    alternatives = [
+        entry
+        for entry in (recorded if isinstance(recorded, list) else [])
+        if isinstance(entry, dict) and isinstance(entry.get("text"), str)
+    ]
+    return {"past": past, "alternatives": alternatives}
+
+
 def proof_detail(*, proof_id: int) -> Proof:
-    """A proof with its problem and its verifier analyses; 404 when there is no such proof."""
+    """A proof with its problem, the statement it was rated against and its verifier analyses;
+    404 when there is no such proof."""
     return get_object_or_404(
-        Proof.objects.select_related("problem").prefetch_related(_analyses_prefetch()),
+        Proof.objects.select_related("problem", "statement").prefetch_related(_analyses_prefetch()),
         pk=proof_id,
     )
 

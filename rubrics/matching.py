@@ -130,7 +130,7 @@ def proofs_match(
         clusters = by_scheme[scheme.pk]
         if clusters:
             messages = match_messages(
-                problem=proof.problem.statement, clusters=clusters, proof=proof.text
+                problem=proof.statement_text, clusters=clusters, proof=proof.text
             )
             wanted.append((proof, clusters, messages, input_hash(messages, parameters)))
     matches: dict[int, ProofMatch] = {}

@@ -2,17 +2,12 @@
 
 from celery import shared_task
 
-from jobs.services import job_run
+from jobs.services import job_run, retry_countdown
 from llm.client import LLMTransientError
 
 from .generation import generation_task_execute
 
 MAX_RETRIES = 3
-
-
-def retry_countdown(retries: int) -> int:
-    """Seconds before the job's next try: 30 s, 60 s, 120 s..."""
-    return min(600, 30 * 2**retries)
 
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)

@@ -20,7 +20,7 @@ PAGE_SIZE = 25
 
 
 @role_required(*ALL_ROLES)
-def scheme_list(request):
+def scheme_list_page(request):
     form = SchemeFilterForm(request.GET)
     filters = form.filters()
     paginator = Paginator(selectors.scheme_list(filters=filters), PAGE_SIZE)
@@ -70,7 +70,7 @@ def _chain_rows(parsed: Scheme | None) -> list[dict]:
 
 
 @role_required(*ALL_ROLES)
-def scheme_detail(request, scheme_id: int):
+def scheme_detail_page(request, scheme_id: int):
     scheme = selectors.scheme_detail(scheme_id=scheme_id)
     base = selectors.scheme_diff_base(scheme=scheme)
     parsed = Scheme.from_dict(scheme.structure) if scheme.structure else None
@@ -93,7 +93,7 @@ def scheme_detail(request, scheme_id: int):
 
 @require_POST
 @role_required(Role.EXPERT, Role.ADMIN)
-def scheme_rate(request, scheme_id: int):
+def scheme_rate_view(request, scheme_id: int):
     scheme = selectors.scheme_detail(scheme_id=scheme_id)
     form = RateForm(request.POST)
     if form.is_valid():
@@ -131,7 +131,7 @@ def _saved_message(request, scheme) -> None:
 
 
 @role_required(Role.ADMIN)
-def scheme_edit(request, scheme_id: int):
+def scheme_edit_view(request, scheme_id: int):
     scheme = selectors.scheme_detail(scheme_id=scheme_id)
     form = EditForm(
         request.POST or None,
@@ -191,7 +191,7 @@ def scheme_new_pick(request):
 
 @require_POST
 @role_required(Role.ADMIN)
-def scheme_approve(request, scheme_id: int):
+def scheme_approve_view(request, scheme_id: int):
     scheme = selectors.scheme_detail(scheme_id=scheme_id)
     try:
         approved = services.scheme_approve(scheme=scheme, user=request.user)

@@ -1,5 +1,5 @@
-"""core.queries.read_ahead: a reader of batches run one step ahead in a thread, on the
-caller's connection (both databases)."""
+"""core.threads.read_ahead: a reader of batches run `depth` steps ahead in a thread, on the
+caller's connection."""
 
 import time
 
@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from core.queries import read_ahead
+from core.threads import read_ahead
 from problems.models import Problem
 
 pytestmark = pytest.mark.django_db
@@ -31,16 +31,17 @@ def test_the_steps_see_the_callers_transaction_and_are_counted():
 
 
 @pytest.mark.parametrize("pause", [0.0, 0.05])
-def test_exactly_one_step_ahead_whatever_the_pace(pause):
-    """A caller that takes two steps and stops has had three read, slow or fast."""
+@pytest.mark.parametrize("depth", [1, 3])
+def test_exactly_depth_steps_ahead_whatever_the_pace(pause, depth):
+    """A caller that takes two steps and stops has had 2 + depth read, slow or fast."""
     read: list[int] = []
-    steps = read_ahead(batches(read, 10))
+    steps = read_ahead(batches(read, 10), depth=depth)
     for taken, _ in enumerate(steps, start=1):
         time.sleep(pause)
         if taken == 2:
             break
     steps.close()
-    assert read == [0, 1, 2]
+    assert read == list(range(2 + depth))
 
 
 def test_a_failing_step_fails_the_caller():

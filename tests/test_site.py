@@ -47,7 +47,7 @@ def test_a_role_refusal_is_a_403_page_in_the_layout_even_with_debug(client, expe
 
 
 def test_not_found_and_server_error_pages_in_the_layout(client, expert_user, settings, rf):
-    from core.views import server_error
+    from core.views import server_error_page
 
     settings.DEBUG = False
     client.force_login(expert_user)
@@ -57,7 +57,7 @@ def test_not_found_and_server_error_pages_in_the_layout(client, expert_user, set
     assert 'id="error-page"' in body and "Not found" in body and 'href="/"' in body
     request = rf.get("/somewhere/")
     request.user = expert_user
-    response = server_error(request)
+    response = server_error_page(request)
     assert response.status_code == 500
     assert b"Something went wrong on our side" in response.content
     assert b'class="topbar"' in response.content

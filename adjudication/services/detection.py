@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import partial
+from functools import cache, partial
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
@@ -24,6 +24,7 @@ from adjudication.models import (
 from adjudication.services.labels import DERIVED_SOURCES, label_write
 from annotation.models import Campaign, Grade, GradeStatus, Item, Scale
 from annotation.scales import scale_spec
+from core.sql import Table
 
 
 class AdjudicationError(ValueError):
@@ -77,28 +78,31 @@ class _Judged:
         )
 
 
-def _judged_sql(*, lock: bool) -> str:
+@cache
+def _judged_sql() -> str:
     """One row per submitted judgement (one row with no judgement when there is none)."""
+    i, c, k = Table(Item, "i"), Table(Campaign, "c"), Table(AdjudicationCase, "k")
+    lb, g = Table(FinalLabel, "l"), Table(Grade, "g")
     return f"""
-SELECT i.required_judgements, i.scheme_id, c.scale, c.tolerance, c.label_policy, i.is_gold,
-       c.is_calibration, l.id, l.source,
-       (SELECT k.id FROM {AdjudicationCase._meta.db_table} k
-        WHERE k.item_id = i.id AND k.status <> %(resolved)s ORDER BY k.id LIMIT 1),
-       g.id, g.score
-FROM {Item._meta.db_table} i
-JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id
-LEFT JOIN {FinalLabel._meta.db_table} l ON l.item_id = i.id
-LEFT JOIN {Grade._meta.db_table} g ON g.item_id = i.id AND g.status = %(submitted)s
-WHERE i.id = %(item)s
-ORDER BY g.id
-{"FOR UPDATE OF i" if lock else ""}"""
+SELECT {i.required_judgements}, {i.scheme_id}, {c.scale}, {c.tolerance}, {c.label_policy},
+       {i.is_gold}, {c.is_calibration}, {lb.id}, {lb.source},
+       (SELECT {k.id} FROM {k}
+        WHERE {k.item_id} = {i.id} AND {k.status} <> %(resolved)s ORDER BY {k.id} LIMIT 1),
+       {g.id}, {g.score}
+FROM {i}
+JOIN {c} ON {c.id} = {i.campaign_id}
+LEFT JOIN {lb} ON {lb.item_id} = {i.id}
+LEFT JOIN {g} ON {g.item_id} = {i.id} AND {g.status} = %(submitted)s
+WHERE {i.id} = %(item)s
+ORDER BY {g.id}
+FOR UPDATE OF i"""
 
 
 def _judged(item_id: int) -> _Judged:
     """Locks the item's row (PostgreSQL) and reads what its evaluation needs, its submitted
     judgements with it: a hand-written join, since every submission that completes an item
     runs it."""
-    sql = _judged_sql(lock=connection.features.has_select_for_update_of)
+    sql = _judged_sql()
     params = {"item": item_id, "resolved": CaseStatus.RESOLVED, "submitted": GradeStatus.SUBMITTED}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -122,12 +126,16 @@ def _judged(item_id: int) -> _Judged:
     )
 
 
+_G = Table(Grade)
+_SUBMITTED_SCORES_SQL = (
+    f"SELECT {_G.id}, {_G.score} FROM {_G} WHERE {_G.item_id} = %s AND {_G.status} = %s "
+    f"ORDER BY {_G.id}"
+)
+
+
 def _submitted_scores(item_id: int) -> list[tuple[int, Decimal]]:
     """(grade id, score) of the item's submitted judgements, oldest first."""
-    sql = (
-        f"SELECT id, score FROM {Grade._meta.db_table} "
-        "WHERE item_id = %s AND status = %s ORDER BY id"
-    )
+    sql = _SUBMITTED_SCORES_SQL
     with connection.cursor() as cursor:
         cursor.execute(sql, [item_id, GradeStatus.SUBMITTED])
         return [(pk, Decimal(str(score))) for pk, score in cursor.fetchall()]

@@ -37,7 +37,7 @@ from annotation.models import (
     LabelPolicy,
     default_error_taxonomy,
 )
-from annotation.scales import SCALES, Scale, nearest
+from annotation.scales import Scale, nearest, scale_spec
 from annotation.services import campaign_create, expert_progress_count
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
@@ -97,7 +97,7 @@ def imported_grade_value(value: Decimal, scale: str) -> Decimal:
     """The judgement an imported rating stands for: a value of the scale, the rating's number
     read as `annotation.scales.nearest` reads every label between two values (halfway, the
     lower: 6.5 -> 6)."""
-    return nearest(value, SCALES[scale].values)
+    return nearest(value, scale_spec(scale).values)
 
 
 def _campaign_for(source: str, scale: str, report: ImportedReport) -> Campaign:
@@ -302,7 +302,7 @@ def imported_ratings_materialise(*, proofs: Iterable[Proof] | None = None) -> Im
                 report.grades += 1
             native = sum(v for v, _ in ratings) / len(ratings)
             # the ratings' numbers, kept: a mean between two values stays (6.5 stays 6.5)
-            value, mean = apply_policy(values, LabelPolicy.MEAN, SCALES[scale].values)
+            value, mean = apply_policy(values, LabelPolicy.MEAN, scale_spec(scale).values)
             final_label_set(
                 item=item,
                 value=value,

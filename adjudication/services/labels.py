@@ -13,7 +13,6 @@ from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from adjudication.signals import label_changed
 from annotation.models import Item
 from annotation.services import item_finalize
-from core.rows import row_upsert
 
 
 def label_write(
@@ -31,22 +30,21 @@ def label_write(
     import, labelling loop) also marks the item final; a label derived from the judgements
     (single, agreement) leaves the experts free to revise until the item is adjudicated or the
     campaign closes. Runs inside the caller's transaction, which holds the item's row lock;
-    every submission that completes an item runs it, hence no model instance
-    (`core.rows.row_upsert`)."""
+    every submission that completes an item runs it (one INSERT ... ON CONFLICT DO UPDATE,
+    the ORM's bulk_create)."""
     source = LabelSource(source).value
-    label_id = row_upsert(
-        FinalLabel,
-        unique="item_id",
-        replaced=_REPLACED,
-        values={
-            "item_id": item_id,
-            "scale": scale,
-            "scheme_id": scheme_id,
-            "source": source,
-            "grade_ids": sorted(grade_ids),
-            **columns,
-        },
+    label = FinalLabel(
+        item_id=item_id,
+        scale=scale,
+        scheme_id=scheme_id,
+        source=source,
+        grade_ids=sorted(grade_ids),
+        **columns,
     )
+    (label,) = FinalLabel.objects.bulk_create(
+        [label], update_conflicts=True, unique_fields=["item"], update_fields=_REPLACED
+    )
+    label_id = label.pk
     if source not in DERIVED_SOURCES:
         item_finalize(item_id=item_id)
         transaction.on_commit(partial(label_changed.send, sender=FinalLabel, item_id=item_id))

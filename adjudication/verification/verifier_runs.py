@@ -48,13 +48,13 @@ def endpoint_client(endpoint: LLMEndpoint) -> LLMClient:
 
 
 def verifier_messages(proof: Proof) -> list[dict[str, str]]:
-    return prompts.render(VERIFIER_PROMPT, problem=proof.problem.statement, proof=proof.text)
+    return prompts.render(VERIFIER_PROMPT, problem=proof.statement_text, proof=proof.text)
 
 
 def meta_verifier_messages(analysis: VerifierAnalysis) -> list[dict[str, str]]:
     return prompts.render(
         META_VERIFIER_PROMPT,
-        problem=analysis.proof.problem.statement,
+        problem=analysis.proof.statement_text,
         proof=analysis.proof.text,
         analysis=analysis.text,
     )
@@ -405,9 +405,13 @@ def _presplit(run: VerifierRun, analysis: VerifierAnalysis) -> Generated:
 
 def _targets(run: VerifierRun):
     if run.kind == VerifierRunKind.VERIFY:
-        return Proof.objects.filter(pk__in=run.target_ids).select_related("problem").order_by("pk")
+        return (
+            Proof.objects.filter(pk__in=run.target_ids)
+            .select_related("problem", "statement")
+            .order_by("pk")
+        )
     return (
         VerifierAnalysis.objects.filter(pk__in=run.target_ids)
-        .select_related("proof__problem")
+        .select_related("proof__problem", "proof__statement")
         .order_by("pk")
     )

@@ -76,7 +76,7 @@ def verifier_run_page(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @require_POST
 @role_required(Role.ADMIN)
-def verifier_run_retry(request: HttpRequest, run_id: int) -> HttpResponse:
+def verifier_run_retry_view(request: HttpRequest, run_id: int) -> HttpResponse:
     run = loop_selectors.verifier_run_detail(run_id)
     verifier_runs.verifier_run_retry(run=run)
     messages.success(request, "The failed samples are asked for again; usable ones are kept.")

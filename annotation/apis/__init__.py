@@ -5,7 +5,7 @@ One APIView per operation with input and output serializers. The grading page ca
 operations: one door, one set of rules.
 
 One module per operation group: `campaigns`, `items`, `assignment`, `grading`, `review`,
-`second_opinion` (`annotation/api_urls.py` routes to each); the permissions they share are here."""
+`second_opinion`, `pairs` (`annotation/api_urls.py` routes to each); the permissions they share are here."""
 
 from core.roles import ALL_ROLES, Role, api_permission
 

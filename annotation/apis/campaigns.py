@@ -18,16 +18,30 @@ from annotation.models import (
     SecondOpinionSource,
     TaskKind,
 )
+from annotation.scales import RANGE_MAX, is_scale
 from core.values import INT_MAX, INT_MIN, LEASE_MINUTES_MAX
 
 User = get_user_model()
+
+
+def _scale(value: str) -> str:
+    if not is_scale(value):
+        raise serializers.ValidationError(
+            f"{value!r} is not a scale: use one of {', '.join(Scale.values)} or an integer range "
+            f"a-b within 0-{RANGE_MAX}, such as 0-20."
+        )
+    return value
 
 
 class CampaignCreateInput(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     slug = serializers.SlugField(max_length=80, required=False, allow_blank=True)
     task_kind = serializers.ChoiceField(choices=TaskKind.choices, required=False)
-    scale = serializers.ChoiceField(choices=Scale.choices, required=False)
+    scale = serializers.CharField(
+        required=False,
+        max_length=10,
+        help_text="0-7, 0-0.5-1, 1-4, 0-10, 0-21, or any integer range a-b within 0-50.",
+    )
     double_share = serializers.DecimalField(
         max_digits=4, decimal_places=3, required=False, min_value=0, max_value=1
     )
@@ -37,7 +51,7 @@ class CampaignCreateInput(serializers.Serializer):
         max_digits=4, decimal_places=3, required=False, min_value=Decimal("0.001"), max_value=1
     )
     tolerance = serializers.DecimalField(
-        max_digits=4, decimal_places=2, required=False, min_value=0, max_value=7
+        max_digits=4, decimal_places=2, required=False, min_value=0, max_value=RANGE_MAX
     )
     label_policy = serializers.ChoiceField(choices=LabelPolicy.choices, required=False)
     error_taxonomy = serializers.ListField(child=serializers.DictField(), required=False)
@@ -54,6 +68,9 @@ class CampaignCreateInput(serializers.Serializer):
     )
     second_opinion_from = serializers.CharField(required=False, allow_blank=True, max_length=200)
     experts = serializers.ListField(child=serializers.CharField(), required=False)
+
+    def validate_scale(self, value: str) -> str:
+        return _scale(value)
 
 
 class CampaignOutput(serializers.Serializer):

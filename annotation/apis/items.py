@@ -50,7 +50,7 @@ class GradeOutput(SharedFields, serializers.Serializer):
     submitted_at = serializers.DateTimeField(allow_null=True)
     updated_at = serializers.DateTimeField()
     scheme = serializers.IntegerField(source="scheme_id", allow_null=True)
-    spans = GradeSpanOutput(many=True, source="spans.all")
+    spans = GradeSpanOutput(many=True, source="span_list")
     submit_key = serializers.CharField(
         help_text="The idempotency key of the submission that was stored (a page that lost an "
         "answer finds its own submission by it)."
@@ -62,7 +62,12 @@ class ItemOutput(SharedFields, serializers.Serializer):
     campaign = serializers.CharField(source="campaign.slug")
     scale = serializers.CharField(source="campaign.scale")
     problem = serializers.CharField(source="proof.problem.external_id")
-    statement = serializers.CharField(source="proof.problem.statement")
+    statement = serializers.CharField(
+        source="proof.statement_text",
+        help_text="The problem's statement the proof is graded against (the one it was rated "
+        "against when an import changed the problem's statement since).",
+    )
+    statement_version = serializers.IntegerField(source="proof.statement_version")
     proof_id = serializers.IntegerField(source="proof.pk")
     proof_text = serializers.CharField(source="proof.text")
     scheme_id = serializers.IntegerField(allow_null=True)

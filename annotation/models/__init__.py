@@ -2,11 +2,12 @@
 
 Writes go through annotation.services; reads through annotation.selectors. The invariants that a
 database can hold are constraints here: one grade per (item, expert), one assignment per (item,
-expert), one item per (campaign, proof, analysis), scores within 0-7 (every campaign scale lies
-inside it), span offsets ordered.
+expert), one item per (campaign, proof, analysis), scores within 0-50 (every campaign scale lies
+inside it: annotation.scales.RANGE_MAX), span offsets ordered.
 
 A package by sub-domain: `campaigns` (campaigns, members, items), `assignment`, `grading`
-(grades, spans, revisions, progress), `review` (analysis review), `second_opinion`; every model
+(grades, spans, revisions, progress), `review` (analysis review), `second_opinion`, `pairs`
+(pairwise comparisons of proofs); every model
 is imported from here (`from annotation.models import Grade`).
 """
 
@@ -35,6 +36,14 @@ from annotation.models.grading import (
     Grade,
     GradeRevision,
     GradeStatus,
+)
+from annotation.models.pairs import (
+    JudgementStatus,
+    PairChoice,
+    PairItem,
+    PairJudgement,
+    PairLabelSource,
+    PairStatus,
 )
 from annotation.models.review import (
     DefectSuggestion,
@@ -71,5 +80,11 @@ __all__ = [
     "MetaDefect",
     "DefectSuggestion",
     "SecondOpinion",
+    "PairChoice",
+    "PairStatus",
+    "PairLabelSource",
+    "JudgementStatus",
+    "PairItem",
+    "PairJudgement",
     "Scale",
 ]

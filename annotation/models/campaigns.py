@@ -31,6 +31,7 @@ def default_error_taxonomy() -> list[dict]:
 class TaskKind(models.TextChoices):
     PROOF_GRADING = "proof_grading", "Proof grading"
     ANALYSIS_REVIEW = "analysis_review", "Analysis review (meta-verification)"
+    PAIRWISE = "pairwise", "Pairwise comparison of proofs"
 
 
 class LabelPolicy(models.TextChoices):
@@ -89,7 +90,13 @@ class Campaign(models.Model):
     task_kind = models.CharField(
         max_length=20, choices=TaskKind.choices, default=TaskKind.PROOF_GRADING
     )
-    scale = models.CharField(max_length=10, choices=Scale.choices, default=Scale.ZERO_TO_SEVEN)
+    scale = models.CharField(
+        max_length=10,
+        choices=Scale.choices,
+        default=Scale.ZERO_TO_SEVEN,
+        help_text="One of the named scales or any integer range a-b within 0-50 "
+        "(annotation/scales.py; the services check it).",
+    )
     double_share = models.DecimalField(
         max_digits=4,
         decimal_places=3,

@@ -93,8 +93,10 @@ class Grade(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["item", "expert"], name="grade_item_expert"),
             models.CheckConstraint(
-                condition=Q(score__isnull=True) | (Q(score__gte=0) & Q(score__lte=7)),
-                name="grade_score_0_7",
+                # every campaign scale lies within 0-50 (annotation.scales.RANGE_MAX); the
+                # services hold a score to its campaign's own scale
+                condition=Q(score__isnull=True) | (Q(score__gte=0) & Q(score__lte=50)),
+                name="grade_score_0_50",
             ),
             models.CheckConstraint(
                 condition=Q(status=GradeStatus.DRAFT) | Q(score__isnull=False),
@@ -112,6 +114,13 @@ class Grade(models.Model):
     @property
     def is_submitted(self) -> bool:
         return self.status == GradeStatus.SUBMITTED
+
+    @property
+    def span_list(self) -> list:
+        """The grade's error spans in their order: as the write that just made them left them
+        on this instance (`written_spans`, no query), else read (from a prefetch if any)."""
+        written = self.__dict__.get("written_spans")
+        return list(self.spans.all()) if written is None else written
 
 
 class ErrorSpan(models.Model):

@@ -23,6 +23,7 @@ from annotation.models import (
     MemberRole,
 )
 from annotation.slots import item_open_sql, slot_taken_sql
+from core.sql import Table
 
 
 def assignment_for_expert(*, item_id: int, expert: AbstractBaseUser) -> Assignment | None:
@@ -110,63 +111,57 @@ OFFERABLE_BOUND = 100
 # ranked queue's index (annotation.models.Item, item_ranked_queue) backwards: the items with the
 # fewest judgements first, which the expert cannot have judged, so the count stops after about
 # OFFERABLE_BOUND items whatever the expert did before.
-ITEM, ASSIGNMENT = Item._meta.db_table, Assignment._meta.db_table
-
-
-GRADE, PROGRESS = Grade._meta.db_table, ExpertProgress._meta.db_table
+# table and column names from the models
+i, a = Table(Item, "i"), Table(Assignment, "a")
+g, gi, h, hi = Table(Grade, "g"), Table(Item, "gi"), Table(Assignment, "h"), Table(Item, "hi")
+p = Table(ExpertProgress, "p")
 
 
 _OFFERABLE = f"""
-  SELECT 1 FROM {ITEM} i
-  WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")}
-    AND (SELECT count(*) FROM {ASSIGNMENT} a
-         WHERE a.item_id = i.id AND {slot_taken_sql("a")}) < i.required_judgements
-    AND NOT EXISTS (SELECT 1 FROM {ASSIGNMENT} a
-                    WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
-  ORDER BY i.submitted_count, i.route_rank DESC, i.id DESC
+  SELECT 1 FROM {i}
+  WHERE {i.campaign_id} = %(campaign)s AND {item_open_sql("i")}
+    AND (SELECT count(*) FROM {a}
+         WHERE {a.item_id} = {i.id} AND {slot_taken_sql("a")}) < {i.required_judgements}
+    AND NOT EXISTS (SELECT 1 FROM {a}
+                    WHERE {a.item_id} = {i.id} AND {a.expert_id} = %(expert)s)
+  ORDER BY {i.submitted_count}, {i.route_rank} DESC, {i.id} DESC
 """
 
 
 # In a calibration round: its gold items the expert never held (each goes to every expert once).
 _OFFERABLE_GOLD = f"""
-  SELECT 1 FROM {ITEM} i
-  WHERE i.campaign_id = %(campaign)s AND i.is_gold
-    AND NOT EXISTS (SELECT 1 FROM {ASSIGNMENT} a
-                    WHERE a.item_id = i.id AND a.expert_id = %(expert)s)
+  SELECT 1 FROM {i}
+  WHERE {i.campaign_id} = %(campaign)s AND {i.is_gold}
+    AND NOT EXISTS (SELECT 1 FROM {a}
+                    WHERE {a.item_id} = {i.id} AND {a.expert_id} = %(expert)s)
 """
 
 
 # The whole position in one statement: the expert's count of submitted grades (ExpertProgress),
 # the item submitted before the grade at %(before)s (NULL: before the next one), the other open
 # items the expert holds, and the offerable items up to the bound.
-_SUBMITTED = f"""(SELECT p.submitted FROM {PROGRESS} p
-   WHERE p.campaign_id = %(campaign)s AND p.expert_id = %(expert)s)"""
+_SUBMITTED = f"""(SELECT {p.submitted} FROM {p}
+   WHERE {p.campaign_id} = %(campaign)s AND {p.expert_id} = %(expert)s)"""
 
 
-_POSITION = """
+def _position_sql(offerable: str) -> str:
+    return f"""
 SELECT
-  coalesce({submitted}, 0),
-  (SELECT g.item_id FROM {grade} g JOIN {item} gi ON gi.id = g.item_id
-   WHERE g.expert_id = %(expert)s AND gi.campaign_id = %(campaign)s
-     AND g.sequence = coalesce(%(before)s, {submitted})),
-  (SELECT count(*) FROM {assignment} h JOIN {item} hi ON hi.id = h.item_id
-   WHERE h.expert_id = %(expert)s AND h.status = '{active}'
-     AND hi.campaign_id = %(campaign)s AND NOT hi.is_final AND h.item_id <> %(item)s),
+  coalesce({_SUBMITTED}, 0),
+  (SELECT {g.item_id} FROM {g} JOIN {gi} ON {gi.id} = {g.item_id}
+   WHERE {g.expert_id} = %(expert)s AND {gi.campaign_id} = %(campaign)s
+     AND {g.sequence} = coalesce(%(before)s, {_SUBMITTED})),
+  (SELECT count(*) FROM {h} JOIN {hi} ON {hi.id} = {h.item_id}
+   WHERE {h.expert_id} = %(expert)s AND {h.status} = '{AssignmentStatus.ACTIVE.value}'
+     AND {hi.campaign_id} = %(campaign)s AND NOT {hi.is_final} AND {h.item_id} <> %(item)s),
   (SELECT count(*) FROM ({offerable} LIMIT %(limit)s) offerable)
 """
 
 
-_TABLES = {"grade": GRADE, "item": ITEM, "assignment": ASSIGNMENT}
+_POSITION_SQL = _position_sql(_OFFERABLE)
 
 
-_POSITION_SQL = _POSITION.format(
-    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE, **_TABLES
-)
-
-
-_POSITION_GOLD_SQL = _POSITION.format(
-    submitted=_SUBMITTED, active=AssignmentStatus.ACTIVE.value, offerable=_OFFERABLE_GOLD, **_TABLES
-)
+_POSITION_GOLD_SQL = _position_sql(_OFFERABLE_GOLD)
 
 
 def expert_position(

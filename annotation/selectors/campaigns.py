@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from annotation.models import (
     Assignment,
-    AssignmentStatus,
     Campaign,
     CampaignMember,
     Grade,
@@ -28,9 +27,9 @@ from annotation.models import (
     Item,
     MemberRole,
 )
-from annotation.slots import open_work_sql
+from annotation.slots import lease_live, open_work_sql
 from core.roles import Role, has_role
-from core.rows import columns, model_from_row
+from core.sql import Table, columns, model_from_row
 from rubrics.selectors import schemes_approved_for_problems
 
 
@@ -62,15 +61,16 @@ def campaign_for_user(*, slug: str, user: AbstractBaseUser, admin: bool = False)
 @cache
 def _expert_campaign_sql() -> tuple[tuple, str]:
     names, select = columns(Campaign, "c")
+    c, e = Table(Campaign, "c"), Table(CampaignMember, "e")
     return (
         names,
         f"""
 SELECT {select},
-       EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
-               WHERE e.campaign_id = c.id AND e.user_id = %(user)s AND e.role = %(expert)s),
-       {open_work_sql("c.id")}
-FROM {Campaign._meta.db_table} c
-WHERE c.slug = %(slug)s""",
+       EXISTS (SELECT 1 FROM {e}
+               WHERE {e.campaign_id} = {c.id} AND {e.user_id} = %(user)s AND {e.role} = %(expert)s),
+       {open_work_sql(c.id)}
+FROM {c}
+WHERE {c.slug} = %(slug)s""",
     )
 
 
@@ -172,10 +172,7 @@ def campaign_progress(campaign: Campaign) -> Progress:
             ),
             active=Count(
                 "assignments",
-                filter=Q(
-                    assignments__status=AssignmentStatus.ACTIVE,
-                    assignments__leased_until__gt=now,
-                ),
+                filter=lease_live(now, prefix="assignments__"),
                 distinct=True,
             ),
         )
@@ -212,9 +209,7 @@ def campaign_progress(campaign: Campaign) -> Progress:
     for expert_id, values in seconds.items():
         experts[expert_id].median_seconds = statistics.median(values)
     queue = (
-        Assignment.objects.filter(
-            item__campaign=campaign, status=AssignmentStatus.ACTIVE, leased_until__gt=now
-        )
+        Assignment.objects.filter(lease_live(now), item__campaign=campaign)
         .select_related("expert", "item__proof__problem")
         .order_by("expert_id", "created_at")
     )

@@ -12,13 +12,12 @@ from functools import cache
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import connection
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.http import Http404
 from django.utils import timezone
 
 from annotation.models import (
     Assignment,
-    AssignmentStatus,
     Campaign,
     CampaignMember,
     CampaignStatus,
@@ -26,11 +25,14 @@ from annotation.models import (
     GradeRevision,
     GradeStatus,
     Item,
+    JudgementStatus,
     MemberRole,
+    PairItem,
+    PairJudgement,
 )
-from annotation.slots import open_work_sql
+from annotation.slots import lease_live, open_work_sql
 from core.roles import Role, has_role
-from core.rows import columns, model_from_row
+from core.sql import Table, columns, model_from_row
 from core.visibility import blind_to_proof
 from problems.models import Problem, Proof, ReferenceSolution
 from rubrics.models import MarkingScheme
@@ -127,19 +129,20 @@ def _solutions(*, problem_id: int) -> list[ReferenceSolution]:
     """The problem's reference solutions as the grading page shows them (their text), in the
     model's order, by hand-written SQL (the ORM compiled this read on every page load)."""
     names, select = columns(ReferenceSolution, "r", ("id", "problem_id", "text"))
+    r = Table(ReferenceSolution, "r")
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT {select} FROM {ReferenceSolution._meta.db_table} r "
-            "WHERE r.problem_id = %s ORDER BY r.id",
-            [problem_id],
+            f"SELECT {select} FROM {r} WHERE {r.problem_id} = %s ORDER BY {r.id}", [problem_id]
         )
         return [model_from_row(ReferenceSolution, names, row) for row in cursor.fetchall()]
 
 
-_PROOF = ("id", "problem_id", "text")
+# statement_id: the statement the proof was rated against, when not its problem's current
+# one (problems.models.Proof.statement_text reads it only then)
+_PROOF = ("id", "problem_id", "text", "statement_id")
 
 
-_PROBLEM = ("id", "external_id", "statement")
+_PROBLEM = ("id", "external_id", "statement", "statement_version")
 
 
 _SCHEME = ("id", "version", "structure")
@@ -150,16 +153,23 @@ _PAGE_SCHEME = ("id", "version", "structure", "text")
 
 # An item with the caller's assignment (only while they are a member of its campaign: an expert
 # removed keeps the row but loses the item) and grade: the joins of the hand-written reads.
-_ITEM_FROM = f"""FROM {Item._meta.db_table} i
-JOIN {Campaign._meta.db_table} c ON c.id = i.campaign_id
-JOIN {Proof._meta.db_table} p ON p.id = i.proof_id
-JOIN {Problem._meta.db_table} pr ON pr.id = p.problem_id
-LEFT JOIN {MarkingScheme._meta.db_table} s ON s.id = i.scheme_id
-LEFT JOIN {Assignment._meta.db_table} a ON a.item_id = i.id AND a.expert_id = %(user)s
-  AND EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} m
-              WHERE m.campaign_id = i.campaign_id AND m.user_id = %(user)s)
-LEFT JOIN {Grade._meta.db_table} g ON g.item_id = i.id AND g.expert_id = %(user)s
-WHERE i.id = %(item)s"""
+i, c, p, pr = Table(Item, "i"), Table(Campaign, "c"), Table(Proof, "p"), Table(Problem, "pr")
+s, a, m, g = (
+    Table(MarkingScheme, "s"),
+    Table(Assignment, "a"),
+    Table(CampaignMember, "m"),
+    Table(Grade, "g"),
+)
+_ITEM_FROM = f"""FROM {i}
+JOIN {c} ON {c.id} = {i.campaign_id}
+JOIN {p} ON {p.id} = {i.proof_id}
+JOIN {pr} ON {pr.id} = {p.problem_id}
+LEFT JOIN {s} ON {s.id} = {i.scheme_id}
+LEFT JOIN {a} ON {a.item_id} = {i.id} AND {a.expert_id} = %(user)s
+  AND EXISTS (SELECT 1 FROM {m}
+              WHERE {m.campaign_id} = {i.campaign_id} AND {m.user_id} = %(user)s)
+LEFT JOIN {g} ON {g.item_id} = {i.id} AND {g.expert_id} = %(user)s
+WHERE {i.id} = %(item)s"""
 
 
 def _item_sql(parts: list[tuple], extra: str) -> tuple[str, list[tuple]]:
@@ -184,13 +194,14 @@ def _api_item_sql(*, with_campaign: bool, with_open_work: bool) -> tuple[str, li
         (Problem, "pr", _PROBLEM),
         (MarkingScheme, "s", _SCHEME),
     ]
+    e = Table(CampaignMember, "e")
     return _item_sql(
         parts,
-        f"""a.id, g.id,
-       EXISTS (SELECT 1 FROM {CampaignMember._meta.db_table} e
-               WHERE e.campaign_id = i.campaign_id AND e.user_id = %(user)s
-                 AND e.role = %(expert)s),
-       {open_work_sql("i.campaign_id", other_than="i.id") if with_open_work else "NULL"}""",
+        f"""{a.id}, {g.id},
+       EXISTS (SELECT 1 FROM {e}
+               WHERE {e.campaign_id} = {i.campaign_id} AND {e.user_id} = %(user)s
+                 AND {e.role} = %(expert)s),
+       {open_work_sql(i.campaign_id, other_than=i.id) if with_open_work else "NULL"}""",
     )
 
 
@@ -206,7 +217,7 @@ def _page_item_sql() -> tuple[str, list[tuple]]:
         (MarkingScheme, "s", _PAGE_SCHEME),
         (Assignment, "a", None),
     ]
-    return _item_sql(parts, "g.id")
+    return _item_sql(parts, g.id)
 
 
 def item_view_for_json(
@@ -281,10 +292,7 @@ def expert_totals(*, campaign: Campaign, expert: AbstractBaseUser) -> ExpertTota
     )
     submitted = [seconds for status, seconds in grades if status == GradeStatus.SUBMITTED]
     active = Assignment.objects.filter(
-        item__campaign=campaign,
-        expert=expert,
-        status=AssignmentStatus.ACTIVE,
-        leased_until__gt=timezone.now(),
+        lease_live(timezone.now()), item__campaign=campaign, expert=expert
     ).count()
     return ExpertTotals(
         submitted=len(submitted),
@@ -305,8 +313,22 @@ def proofs_held_blind(user: AbstractBaseUser) -> QuerySet:
     campaigns = CampaignMember.objects.filter(
         user_id=user.pk, role=MemberRole.EXPERT, campaign__status=CampaignStatus.OPEN
     ).values("campaign_id")
-    return (
+    items = (
         Item.objects.filter(campaign_id__in=campaigns).exclude(Exists(submitted)).values("proof_id")
+    )
+    # a pairwise campaign's pairs too: both proofs of each pair the user has not judged
+    judged = PairJudgement.objects.filter(
+        pair_id=OuterRef("pk"), expert_id=user.pk, status=JudgementStatus.SUBMITTED
+    )
+    pairs = PairItem.objects.filter(campaign_id__in=campaigns).exclude(Exists(judged))
+    return (
+        Proof.objects.filter(
+            Q(pk__in=items)
+            | Q(pk__in=pairs.values("proof_a_id"))
+            | Q(pk__in=pairs.values("proof_b_id"))
+        )
+        .annotate(proof_id=F("pk"))
+        .values("proof_id")
     )
 
 

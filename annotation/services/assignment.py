@@ -23,10 +23,12 @@ from annotation.models import Assignment, AssignmentStatus, Campaign, Item, Item
 from annotation.slots import (
     assignment_open,
     item_open_sql,
+    lease_is_live,
     open_work_sql,
     slot_taken,
     slot_taken_sql,
 )
+from core.sql import Table
 
 MANUAL_LEASE = timedelta(days=14)
 
@@ -101,7 +103,7 @@ def _own_open_assignment(
     after = Q()
     while page := list(mine.filter(after)[:OWN_PAGE]):
         for assignment in page:
-            if assignment.leased_until > now:
+            if lease_is_live(assignment, now):
                 return assignment
             renewed = _renew_expired(assignment=assignment, campaign=campaign)
             if renewed is not None:
@@ -186,42 +188,44 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 # The third column is `_lease_commit_fast` without a round trip of its own: when a candidate is
 # found, this transaction (which will write the lease) commits without waiting for the WAL flush.
 QUEUE_HEAD = 100
-# table names from the models (the statements below are hand-written for their plans)
-ITEM, ASSIGNMENT = Item._meta.db_table, Assignment._meta.db_table
+# table and column names from the models (the statements below are hand-written for their plans)
+a, i, q, head = Table(Assignment, "a"), Table(Item, "i"), Table(Item, "q"), Table(Item, "head")
 # One probe of the item's assignments per item walked: none is the expert's, and fewer slots are
 # taken than it needs (a correlated aggregate, which the planner never turns into a join reading
 # all of the expert's assignments).
 _CANDIDATE_FILTER = f"""(
-    SELECT count(*) FILTER (WHERE a.expert_id = %(expert)s) = 0
-       AND count(*) FILTER (WHERE {slot_taken_sql("a")}) < i.required_judgements
-    FROM {ASSIGNMENT} a WHERE a.item_id = i.id
+    SELECT count(*) FILTER (WHERE {a.expert_id} = %(expert)s) = 0
+       AND count(*) FILTER (WHERE {slot_taken_sql("a")}) < {i.required_judgements}
+    FROM {a} WHERE {a.item_id} = {i.id}
   )"""
 # the head: the queue's first QUEUE_HEAD items, read along the index, then taken in that order
 _HEAD_SQL = f"""
-SELECT i.id, i.required_judgements, set_config('synchronous_commit', 'off', true)
+SELECT {i.id}, {i.required_judgements}, set_config('synchronous_commit', 'off', true)
 FROM (
-  SELECT q.id, q.submitted_count, q.route_rank FROM {ITEM} q
-  WHERE q.campaign_id = %(campaign)s AND {item_open_sql("q")} AND NOT (q.id = ANY(%(skip)s))
-  ORDER BY q.submitted_count DESC, {{rank}} q.id
+  SELECT {q.id}, {q.submitted_count}, {q.route_rank} FROM {q}
+  WHERE {q.campaign_id} = %(campaign)s AND {item_open_sql("q")} AND NOT ({q.id} = ANY(%(skip)s))
+  ORDER BY {q.submitted_count} DESC, {{rank}} {q.id}
   LIMIT {QUEUE_HEAD}
 ) head
-JOIN {ITEM} i ON i.id = head.id
+JOIN {i} ON {i.id} = {head.id}
 WHERE {_CANDIDATE_FILTER}
-ORDER BY head.submitted_count DESC, {{head_rank}} head.id
+ORDER BY {head.submitted_count} DESC, {{head_rank}} {head.id}
 LIMIT 1
 FOR UPDATE OF i SKIP LOCKED
 """
 # a walk of one part of the queue (`part`: the fresh items, or the waiting ones)
 _WALK_SQL = f"""
-SELECT i.id, i.required_judgements, set_config('synchronous_commit', 'off', true)
-FROM {ITEM} i
-WHERE i.campaign_id = %(campaign)s AND {item_open_sql("i")} AND {{part}}
-  AND NOT (i.id = ANY(%(skip)s)) AND {_CANDIDATE_FILTER}
-ORDER BY i.submitted_count DESC, {{rank}} i.id
+SELECT {i.id}, {i.required_judgements}, set_config('synchronous_commit', 'off', true)
+FROM {i}
+WHERE {i.campaign_id} = %(campaign)s AND {item_open_sql("i")} AND {{part}}
+  AND NOT ({i.id} = ANY(%(skip)s)) AND {_CANDIDATE_FILTER}
+ORDER BY {i.submitted_count} DESC, {{rank}} {i.id}
 LIMIT 1
 FOR UPDATE OF i SKIP LOCKED
 """
-FRESH, WAITING = "i.submitted_count = 0", "i.submitted_count > 0"
+FRESH, WAITING = f"{i.submitted_count} = 0", f"{i.submitted_count} > 0"
+# a ranked campaign's order within each submitted count (the ranked queue's index)
+RANK = {t: f"{t.route_rank} ASC NULLS LAST," for t in (q, head, i)}
 
 
 def _by_uncertainty(campaign: Campaign) -> bool:
@@ -230,25 +234,26 @@ def _by_uncertainty(campaign: Campaign) -> bool:
 
 def _candidate_statements(campaign: Campaign) -> list[str]:
     """The candidate statements, tried in this order: the head, the fresh items, the waiting ones."""
-    ranked = _by_uncertainty(campaign)
-    rank = "{alias}.route_rank ASC NULLS LAST," if ranked else ""
-    head = _HEAD_SQL.format(rank=rank.format(alias="q"), head_rank=rank.format(alias="head"))
-    walks = [_WALK_SQL.format(part=part, rank=rank.format(alias="i")) for part in (FRESH, WAITING)]
-    return [head, *walks]
+    rank = RANK if _by_uncertainty(campaign) else dict.fromkeys(RANK, "")
+    first = _HEAD_SQL.format(rank=rank[q], head_rank=rank[head])
+    walks = [_WALK_SQL.format(part=part, rank=rank[i]) for part in (FRESH, WAITING)]
+    return [first, *walks]
 
 
 # Under the item's row lock, a new statement (a fresh READ COMMITTED snapshot that sees every
 # commit of earlier lock holders) recounts the taken slots and inserts the lease only if one is
 # still free.
+_NEW = Table(Assignment)
 _LEASE_SQL = f"""
-INSERT INTO {ASSIGNMENT}
-  (item_id, expert_id, leased_until, status, assigned_by_id, created_at, updated_at)
+INSERT INTO {_NEW}
+  ({_NEW.item_id}, {_NEW.expert_id}, {_NEW.leased_until}, {_NEW.status}, {_NEW.assigned_by_id},
+   {_NEW.created_at}, {_NEW.updated_at})
 SELECT %(item)s, %(expert)s, %(until)s, '{AssignmentStatus.ACTIVE.value}', NULL, %(now)s, %(now)s
 WHERE (
-  SELECT count(*) FROM {ASSIGNMENT} a
-  WHERE a.item_id = %(item)s AND {slot_taken_sql("a")}
+  SELECT count(*) FROM {a}
+  WHERE {a.item_id} = %(item)s AND {slot_taken_sql("a")}
 ) < %(required)s
-RETURNING id
+RETURNING {_NEW.id}
 """
 
 
@@ -282,18 +287,20 @@ def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment 
             if created is None:
                 skip.append(item_id)
                 continue
-            assignment = Assignment(
-                id=created[0],
-                item_id=item_id,
-                expert_id=expert.pk,
-                leased_until=until,
-                status=AssignmentStatus.ACTIVE,
-                created_at=now,
-                updated_at=now,
-            )
-            assignment._state.adding = False
-            assignment._state.db = cursor.db.alias
-            return assignment
+            # the row as inserted, a saved instance (Model.from_db, as the ORM builds one: every
+            # column, in the model's order)
+            values = {
+                "id": created[0],
+                "item_id": item_id,
+                "expert_id": expert.pk,
+                "leased_until": until,
+                "status": AssignmentStatus.ACTIVE,
+                "assigned_by_id": None,
+                "passed_at": None,
+                "created_at": now,
+                "updated_at": now,
+            }
+            return Assignment.from_db(connection.alias, list(values), list(values.values()))
     return None
 
 
@@ -368,7 +375,7 @@ def assignment_heartbeat(*, assignment: Assignment) -> Assignment:
         raise AssignmentError("This item is no longer assigned to you.")
     now = timezone.now()
     campaign = assignment.item.campaign
-    if assignment.leased_until <= now:
+    if not lease_is_live(assignment, now):
         renewed = _renew_expired(assignment=assignment, campaign=campaign)
         if renewed is None:
             raise AssignmentError(

@@ -58,8 +58,15 @@ def taxonomy_to_text(taxonomy: list[dict]) -> str:
 
 
 def _check(campaign: Campaign) -> None:
-    if campaign.scale not in scales.SCALES:
-        raise CampaignError(f"scale: {campaign.scale!r} is not one of {', '.join(scales.SCALES)}")
+    try:
+        spec = scales.scale_spec(campaign.scale)
+    except scales.ScaleError as exc:
+        raise CampaignError(f"scale: {exc}") from None
+    if not Decimal(0) <= Decimal(campaign.tolerance) <= spec.max - spec.min:
+        raise CampaignError(
+            f"tolerance: give a number from 0 to {scales.shown(spec.max - spec.min)} (the range "
+            f"of the {spec.name} scale)"
+        )
     if campaign.task_kind not in TaskKind.values:
         raise CampaignError(f"task_kind: {campaign.task_kind!r} is not known")
     if campaign.task_kind == TaskKind.ANALYSIS_REVIEW and campaign.scale != Scale.TERNARY:

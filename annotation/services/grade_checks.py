@@ -236,7 +236,7 @@ def spans_snapshot(grade: Grade) -> list[dict]:
     """The grade's error spans as JSON (revisions, the API and the grading page)."""
     return [
         {"start": s.start, "end": s.end, "quote": s.quote, "category": s.category, "note": s.note}
-        for s in grade.spans.all()
+        for s in grade.span_list
     ]
 
 

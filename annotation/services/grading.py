@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from functools import cache
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -47,8 +48,10 @@ from annotation.services.grade_checks import (
     submitted_conflict,
     written_here,
 )
-from annotation.services.progress import expert_progress_count, grade_insert_counted
+from annotation.services.progress import expert_progress_count
 from annotation.signals import item_judged, judgement_submitted
+from annotation.slots import lease_live_sql
+from core.sql import Table
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
 from rubrics.services import scheme_freeze
@@ -73,24 +76,23 @@ def _apply(
     grade.version += 1
 
 
+_SPAN = Table(ErrorSpan)
+_DELETE_SPANS_SQL = f"DELETE FROM {_SPAN} WHERE {_SPAN.grade_id} = %s"
+
+
 def _replace_spans(grade: Grade, spans: list[SpanInput], *, fresh: bool = False) -> None:
     if not fresh:
         # one statement (spans have no dependants): the ORM's delete would collect them first
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"DELETE FROM {ErrorSpan._meta.db_table} WHERE grade_id = %s", [grade.pk]
-            )
+            cursor.execute(_DELETE_SPANS_SQL, [grade.pk])
     written = (
         ErrorSpan.objects.bulk_create(ErrorSpan(grade=grade, **asdict(span)) for span in spans)
         if spans
         else []
     )
-    # the spans as written are the grade's spans (in the model's order): reading them back
-    # costs no query
-    cached = grade.spans.all()
-    cached._result_cache = sorted(written, key=lambda span: (span.start, span.end, span.pk))
-    cached._prefetch_done = True
-    grade._prefetched_objects_cache = {"spans": cached}
+    # the spans as written are the grade's spans (in the model's order, `Grade.span_list`):
+    # reading them back costs no query
+    grade.written_spans = sorted(written, key=lambda span: (span.start, span.end, span.pk))
 
 
 def _lock_item(item: Item) -> Item:
@@ -189,27 +191,26 @@ class _Submission:
     grade_page: str
 
 
+@cache
 def _submission_sql() -> str:
-    tables = {
-        "item": Item._meta.db_table,
-        "campaign": Campaign._meta.db_table,
-        "proof": Proof._meta.db_table,
-        "scheme": MarkingScheme._meta.db_table,
-        "assignment": Assignment._meta.db_table,
-        "grade": Grade._meta.db_table,
-    }
+    i, c, p = Table(Item, "i"), Table(Campaign, "c"), Table(Proof, "p")
+    s, a, g = Table(MarkingScheme, "s"), Table(Assignment, "a"), Table(Grade, "g")
     return f"""
-SELECT c.status, c.scale, c.error_taxonomy, p.text, s.structure, s.status,
-       i.is_final, i.is_gold, i.required_judgements, i.scheme_id,
-       a.id, a.status, a.leased_until <= %(now)s, g.id, g.status, g.seconds_spent,
-       g.version, g.submit_key, g.origin_page
-FROM {tables["item"]} i
-JOIN {tables["campaign"]} c ON c.id = i.campaign_id
-JOIN {tables["proof"]} p ON p.id = i.proof_id
-LEFT JOIN {tables["scheme"]} s ON s.id = i.scheme_id
-LEFT JOIN {tables["assignment"]} a ON a.item_id = i.id AND a.expert_id = %(expert)s
-LEFT JOIN {tables["grade"]} g ON g.item_id = i.id AND g.expert_id = %(expert)s
-WHERE i.id = %(item)s"""
+SELECT {c.status}, {c.scale}, {c.error_taxonomy}, {p.text}, {s.structure}, {s.status},
+       {i.is_final}, {i.is_gold}, {i.required_judgements}, {i.scheme_id},
+       {a.id}, {a.status}, NOT {lease_live_sql("a")}, {g.id}, {g.status}, {g.seconds_spent},
+       {g.version}, {g.submit_key}, {g.origin_page}
+FROM {i}
+JOIN {c} ON {c.id} = {i.campaign_id}
+JOIN {p} ON {p.id} = {i.proof_id}
+LEFT JOIN {s} ON {s.id} = {i.scheme_id}
+LEFT JOIN {a} ON {a.item_id} = {i.id} AND {a.expert_id} = %(expert)s
+LEFT JOIN {g} ON {g.item_id} = {i.id} AND {g.expert_id} = %(expert)s
+WHERE {i.id} = %(item)s"""
+
+
+_ITEM = Table(Item)
+_LOCK_ITEM_SQL = f"SELECT 1 FROM {_ITEM} WHERE {_ITEM.id} = %s FOR UPDATE"
 
 
 def _json(value):
@@ -223,10 +224,7 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
     the lock before committed (an identical submission arriving at once is then a repeat)."""
     sql = _submission_sql()
     with connection.cursor() as cursor:
-        if connection.features.has_select_for_update:
-            cursor.execute(
-                f"SELECT 1 FROM {Item._meta.db_table} WHERE id = %s FOR UPDATE", [item_id]
-            )
+        cursor.execute(_LOCK_ITEM_SQL, [item_id])
         cursor.execute(
             sql,
             {
@@ -269,17 +267,17 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
 
 # The submission's bookkeeping (under the item's row lock): the assignment is done and the item
 # holds one more submitted judgement; one statement on PostgreSQL.
+_A = Table(Assignment)
 _DONE_SQL = f"""
 WITH done AS (
-  UPDATE {Assignment._meta.db_table} SET status = '{AssignmentStatus.DONE.value}',
-    updated_at = %(now)s
-  WHERE id = %(assignment)s
+  UPDATE {_A} SET {_A.status} = '{AssignmentStatus.DONE.value}', {_A.updated_at} = %(now)s
+  WHERE {_A.id} = %(assignment)s
 )
-UPDATE {Item._meta.db_table}
-SET submitted_count = submitted_count + 1,
-    needs_work = submitted_count + 1 < required_judgements
-WHERE id = %(item)s
-RETURNING submitted_count, needs_work
+UPDATE {_ITEM}
+SET {_ITEM.submitted_count} = {_ITEM.submitted_count} + 1,
+    {_ITEM.needs_work} = {_ITEM.submitted_count} + 1 < {_ITEM.required_judgements}
+WHERE {_ITEM.id} = %(item)s
+RETURNING {_ITEM.submitted_count}, {_ITEM.needs_work}
 """
 
 
@@ -367,10 +365,10 @@ def grade_submit(
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
     grade.submit_key = submit_key[:64]
-    if target.grade_id is None:  # the judgement without a draft: one INSERT, no query compiler
-        grade_insert_counted(grade=grade)
+    grade.sequence = expert_progress_count(campaign_id=item.campaign_id, expert_id=expert.pk)
+    if target.grade_id is None:  # the judgement without a draft
+        Grade.objects.bulk_create([grade])
     else:
-        grade.sequence = expert_progress_count(campaign_id=item.campaign_id, expert_id=expert.pk)
         grade.save()
     _replace_spans(grade, data.spans, fresh=target.grade_id is None)
     if target.scheme_status == SchemeStatus.APPROVED:

@@ -6,21 +6,18 @@ from __future__ import annotations
 
 from django.db import connection
 
-from annotation.models import ExpertProgress, Grade
-from core.rows import model_insert
+from annotation.models import ExpertProgress
+from core.sql import Table
 
 # One statement: the row's
 # lock orders two submissions of the same expert, so no two grades get the same place.
+_P = Table(ExpertProgress)
 _COUNT_SQL = f"""
-INSERT INTO {ExpertProgress._meta.db_table} (campaign_id, expert_id, submitted)
+INSERT INTO {_P} ({_P.campaign_id}, {_P.expert_id}, {_P.submitted})
 VALUES (%s, %s, 1)
-ON CONFLICT (campaign_id, expert_id) DO UPDATE SET submitted = {ExpertProgress._meta.db_table}.submitted + 1
-RETURNING submitted
+ON CONFLICT ({_P.campaign_id}, {_P.expert_id}) DO UPDATE SET {_P.submitted} = {_P}.{_P.submitted} + 1
+RETURNING {_P.submitted}
 """
-
-
-# The count as a WITH clause (PostgreSQL) of the statement that writes the grade too.
-_COUNT_WITH = f"WITH progress AS ({_COUNT_SQL}) "
 
 
 def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
@@ -30,15 +27,3 @@ def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
     with connection.cursor() as cursor:
         cursor.execute(_COUNT_SQL, [campaign_id, expert_id])
         return cursor.fetchone()[0]
-
-
-def grade_insert_counted(*, grade: Grade) -> None:
-    """Inserts a new submitted `grade` (`core.rows.model_insert`) with its place in its
-    expert's count in one statement: the count's upsert a data-modifying WITH whose result is
-    the grade's sequence."""
-    model_insert(
-        grade,
-        computed={"sequence": "(SELECT submitted FROM progress)"},
-        with_sql=_COUNT_WITH,
-        with_params=[grade.item.campaign_id, grade.expert_id],
-    )

@@ -178,7 +178,7 @@ def _review_item(item: Item) -> VerifierAnalysis:
     return item.analysis
 
 
-def grade_check(
+def review_check(
     item: Item, data: MetaReviewInput, *, final: bool
 ) -> tuple[MetaRating | None, Decimal | None, list[str]]:
     """Validates the review against the analysis and proof texts (defects re-anchored); returns
@@ -337,7 +337,7 @@ def meta_review_save_draft(
     page since (another tab, another device), is a GradeConflict with the stored review, unless
     it says the same: nothing is overwritten unseen."""
     item = Item.objects.select_related("campaign", "proof", "analysis").get(pk=item.pk)
-    rating, value, problems = grade_check(item, data, final=False)
+    rating, value, problems = review_check(item, data, final=False)
     placing = [p for p in problems if p.startswith("defect")]
     if placing:
         raise GradeError(placing)
@@ -377,7 +377,7 @@ def meta_review_submit(
     if done is not None:
         return _repeat(item, done, data, origin)
     _check_open(item)
-    rating, value, problems = grade_check(item, data, final=True)
+    rating, value, problems = review_check(item, data, final=True)
     if problems:
         raise GradeError(problems)
     grade = grade_submit(
@@ -392,7 +392,7 @@ def meta_review_submit(
 
 def _repeat(item: Item, done: Grade, data: MetaReviewInput, origin: Origin) -> MetaReview:
     """The submitted review, if `data` repeats it; GradeConflict otherwise (whatever key)."""
-    rating, value, problems = grade_check(item, data, final=True)
+    rating, value, problems = review_check(item, data, final=True)
     if not problems and _says(done, data, rating, value):
         return MetaReview.objects.select_related("grade").get(grade=done)
     raise submitted_conflict(done, origin, noun="review")
@@ -416,7 +416,7 @@ def meta_review_revise(
     if not grade.is_submitted:
         raise GradeError("This review is a draft: submit it instead.")
     _check_open(item)
-    rating, value, problems = grade_check(item, data, final=True)
+    rating, value, problems = review_check(item, data, final=True)
     if problems:
         raise GradeError(problems)
     if _says(grade, data, rating, value):  # no change: no revision, no new version

@@ -15,6 +15,7 @@ from annotation.models import Assignment, CampaignMember, Item, TaskKind
 from annotation.plots import scores_svg
 from annotation.scales import scale_spec
 from annotation.services.review import analysis_items_create
+from annotation.views.pairs import pair_lease_next
 from core.http import page_or_fragment, wants_fragment
 from core.roles import ALL_ROLES, Role, has_role, role_required
 from core.visibility import blind_among, blind_count, holds_blind_work, without_blind_proofs
@@ -35,7 +36,7 @@ def campaign_list(request):
 
 
 @role_required(Role.ADMIN)
-def campaign_create(request):
+def campaign_create_view(request):
     form = CampaignForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
@@ -70,6 +71,8 @@ def campaign_edit(request, slug):
 @role_required(*ALL_ROLES)
 def campaign_detail(request, slug):
     campaign = selectors.campaign_for_user(slug=slug, user=request.user)
+    if campaign.task_kind == TaskKind.PAIRWISE and not has_role(request.user, Role.ADMIN):
+        return redirect("annotation:pairs", slug=slug)  # its page (annotation/views/pairs.py)
     if not has_role(request.user, Role.ADMIN):
         grades = selectors.own_grades_in_campaign(campaign=campaign, expert=request.user)
         context = {
@@ -303,5 +306,7 @@ def next_item(request, slug):
     campaign = selectors.expert_campaign(slug=slug, user=request.user)
     if request.method != "POST":
         return redirect("annotation:campaign", slug=campaign.slug)
+    if campaign.task_kind == TaskKind.PAIRWISE:
+        return pair_lease_next(request, campaign)
     after = request.GET.get("after", "")
     return lease_next(request, campaign, after_item_id=int(after) if after.isdigit() else None)

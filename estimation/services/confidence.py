@@ -305,13 +305,15 @@ class ProofPosterior:
 
 def automatic_posteriors(campaign: Campaign, proof_ids: list[int]) -> dict[int, ProofPosterior]:
     """Per proof with automatic judgements by raters of the campaign's stored fit, the fit's
-    posterior from those judgements alone (empty without a fit, or one on another scale)."""
+    posterior from those judgements alone, tempered by the fit's temperature as the labels'
+    confidences are (empty without a fit, or one on another scale)."""
     fit = RaterModelFit.objects.filter(campaign=campaign).first()
     if fit is None:
         return {}
     import numpy as np  # loaded only here and by the fit (see campaign_rater_model_fit)
 
     from adjudication.estimators import posterior
+    from adjudication.rater_models import temper
 
     values = [float(v) for v in scale_spec(campaign.scale).values]
     if len(fit.classes) != len(values):
@@ -323,13 +325,14 @@ def automatic_posteriors(campaign: Campaign, proof_ids: list[int]) -> dict[int, 
         if not known:
             continue
         verifier = [v for r, v in judged if r.kind == "verifier"]
+        plain = posterior(
+            fit.priors,
+            [np.asarray(r["confusion"]) for r, _ in known],
+            [k for _, k in known],
+            [1 / len(known)] * len(known),  # one voice, as in the fit
+        )
         found[proof_id] = ProofPosterior(
-            posterior=posterior(
-                fit.priors,
-                [np.asarray(r["confusion"]) for r, _ in known],
-                [k for _, k in known],
-                [1 / len(known)] * len(known),  # one voice, as in the fit
-            ).tolist(),
+            posterior=temper(plain[None, :], float(fit.temperature), {})[0].tolist(),
             verifier_class=unit_class(sum(verifier) / len(verifier), values) if verifier else None,
         )
     return found

@@ -21,7 +21,9 @@ not labelled yet (a campaign in progress) are taken as missing at random among t
 the probability of each labelled item is scaled by the share of the chosen that are labelled,
 and the interval's assumption line says so.
 Each comes with the number of expert labels an interval of `width` would need (same spread).
-Means are on the campaign scale.
+Means are on the campaign scale; an interval reaching past an end of the scale (few labels near
+0 or the top) is cut to the scale's range (`clipped`, and its assumption line says so), which
+keeps its coverage since no mean lies outside.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from decimal import Decimal, InvalidOperation
 from adjudication.estimators import (
     DesignInterval,
     active_ppi_mean_interval,
+    clipped_to,
     ipw_mean_interval,
     labels_needed,
 )
@@ -108,7 +111,18 @@ def _unknown_reason(unknown: int) -> str:
     )
 
 
-def _generator_row(generator: str, units: list[_Unit], width: float) -> GeneratorScore:
+def _clip_words(interval: DesignInterval, bounds: tuple[float, float]) -> str:
+    if not interval.clipped:
+        return ""
+    return (
+        f" Cut to the scale's range {bounds[0]:g}-{bounds[1]:g} (no mean lies outside it, so "
+        "the cut keeps the coverage)."
+    )
+
+
+def _generator_row(
+    generator: str, units: list[_Unit], width: float, bounds: tuple[float, float]
+) -> GeneratorScore:
     designs: dict[str, int] = defaultdict(int)
     for unit in units:
         designs[unit.design] += 1
@@ -131,22 +145,28 @@ def _generator_row(generator: str, units: list[_Unit], width: float) -> Generato
             f"units); has {clusters}"
         )
     else:
-        human = ipw_mean_interval(
-            [u.expert for u in labelled],
-            [u.probability * share for u in labelled],
-            [u.cluster for u in labelled],
-            confidence=CONFIDENCE,
+        human = clipped_to(
+            ipw_mean_interval(
+                [u.expert for u in labelled],
+                [u.probability * share for u in labelled],
+                [u.cluster for u in labelled],
+                confidence=CONFIDENCE,
+            ),
+            *bounds,
         )
         if not any(u.machine is not None for u in units):
             ppi_why = "no item has an automatic score"
         else:
-            ppi = active_ppi_mean_interval(
-                [u.expert is not None for u in units],
-                [u.expert for u in units],
-                [u.machine for u in units],
-                [u.probability * (share if u.expert is not None else 1.0) for u in units],
-                [u.cluster for u in units],
-                confidence=CONFIDENCE,
+            ppi = clipped_to(
+                active_ppi_mean_interval(
+                    [u.expert is not None for u in units],
+                    [u.expert for u in units],
+                    [u.machine for u in units],
+                    [u.probability * (share if u.expert is not None else 1.0) for u in units],
+                    [u.cluster for u in units],
+                    confidence=CONFIDENCE,
+                ),
+                *bounds,
             )
     missing = (
         f"; assumes the {waiting} chosen item(s) not labelled yet are like the labelled ones"
@@ -163,7 +183,7 @@ def _generator_row(generator: str, units: list[_Unit], width: float) -> Generato
     if human is not None:
         human_assumes = (
             f"Assumes: the recorded design ({weighting}); proofs clustered by problem "
-            f"({human.clusters} problems, taken as independent){missing}."
+            f"({human.clusters} problems, taken as independent){missing}.{_clip_words(human, bounds)}"
         )
     if ppi is not None:
         ppi_assumes = (
@@ -171,6 +191,7 @@ def _generator_row(generator: str, units: list[_Unit], width: float) -> Generato
             f"{len(units)} items corrected by the weighted errors of the labelled ones "
             f"(lambda {ppi.lam:.2f}), valid however wrong the graders are; proofs clustered "
             f"by problem ({ppi.clusters} problems, taken as independent){missing}."
+            f"{_clip_words(ppi, bounds)}"
         )
     return GeneratorScore(
         generator=generator,
@@ -230,4 +251,7 @@ def campaign_score_intervals(*, campaign: Campaign, width: float) -> list[Genera
             None if not judged else low + (high - low) * sum(v for _, v in judged) / len(judged)
         )
         groups[generator].append(_Unit(problem_id, design, probability, expert, machine))
-    return [_generator_row(generator, groups[generator], width) for generator in sorted(groups)]
+    return [
+        _generator_row(generator, groups[generator], width, (low, high))
+        for generator in sorted(groups)
+    ]

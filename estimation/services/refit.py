@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from adjudication.models import FinalLabel
 from annotation.models import Item
+from core.broker import broker_require
 from estimation.models import RaterModelFit, RaterModelRefit
 from jobs.models import JobStatus
 from jobs.services import job_send_on_commit, stale_after
@@ -66,6 +67,14 @@ def rater_model_refit_request(
         )
         job_send_on_commit(KIND, [refit.pk], countdown=settings.RATER_MODEL_REFIT_DEBOUNCE_SECONDS)
     return refit.pk
+
+
+def rater_model_refit_ask(*, campaign_id: int) -> int | None:
+    """An admin asked for a fit (the agreement page's button, the API): the same debounced refit
+    a change queues, never a fit in the request. Refused (503, nothing saved) while the job queue
+    is away, since the refit could not run."""
+    broker_require()
+    return rater_model_refit_request(campaign_id=campaign_id, reason="asked by an admin")
 
 
 def rater_model_refit_request_for_item(*, item_id: int, reason: str = "") -> int | None:

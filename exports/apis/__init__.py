@@ -93,7 +93,9 @@ class ExportDownloadApi(APIView):
     @extend_schema(
         responses={(200, "application/octet-stream"): bytes},
         tags=["exports"],
-        description="The data file; `?part=manifest`, `?part=card` or `?part=pictures` (a .zip of the pictures its texts refer to, when there are any) for the others.",
+        description="The data file; `?part=manifest`, `?part=card`, `?part=pictures` (a .zip of "
+        "the pictures its texts refer to, when there are any) or `?part=checkpoints` (the "
+        "checkpoint figures, where the grades used a scheme) for the others.",
     )
     def get(self, request, job_id: int):
         job = selectors.export_job_for_user(request.user, job_id)
@@ -103,7 +105,7 @@ class ExportDownloadApi(APIView):
         except ExportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except KeyError as exc:
-            raise Http404("part is data, manifest, card or pictures") from exc
+            raise Http404("part is data, manifest, card, pictures or checkpoints") from exc
         except FileNotFoundError as exc:
             raise Http404("the file is no longer on the server") from exc
         return FileResponse(handle, as_attachment=True, filename=name)

@@ -2,7 +2,7 @@
 
 Each format reads the final labels (or, for `annotations`, the submitted judgements) of one
 campaign in keyset-paginated batches of plain values, so memory stays flat however many rows there
-are. Filters: contest, year, generator, label source, minimum agreement, split.
+are (`pairs`: the judgements of a pairwise campaign's pairs of proofs). Filters: contest, year, generator, label source, minimum agreement, split.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from exports.formats.base import (
 )
 from exports.formats.judgements import plan_judgements
 from exports.formats.labelled import plan_dmv, plan_dv, plan_proofbench
+from exports.formats.pairs import plan_pairs
 
 PLANNERS = {
     "proofbench": plan_proofbench,
@@ -27,6 +28,7 @@ PLANNERS = {
     "dmv": plan_dmv,
     "annotations": plan_annotations,
     "judgements": plan_judgements,
+    "pairs": plan_pairs,
 }
 
 

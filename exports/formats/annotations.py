@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from django.db.models.functions import Coalesce
+
 from annotation.models import (
     Campaign,
     ErrorSpan,
@@ -49,6 +51,9 @@ GRADE_COLUMNS = {
     "problem_id": "item__proof__problem__external_id",
     "generator": "item__proof__generator",
     "sample_key": "item__proof__sample_key",
+    "statement_version": Coalesce(
+        "item__proof__statement__version", "item__proof__problem__statement_version"
+    ),
     "analysis_id": "item__analysis_id",
     "is_gold": "item__is_gold",
     "final_value": "item__final_label__value",
@@ -107,6 +112,12 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
             "sample_key",
             "string",
             "The proof's sample key (with problem and generator, its natural key).",
+        ),
+        Field(
+            "statement_version",
+            "int",
+            "The version of the problem's statement the proof was shown and rated with (1: the "
+            "statement the problem first had).",
         ),
         Field("analysis_id", "int", "The verifier analysis reviewed (analysis review only)."),
         Field("is_gold", "bool", "A gold (calibration) item."),
@@ -208,6 +219,7 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
                     "problem_id": raw["problem_id"],
                     "generator": raw["generator"],
                     "sample_key": raw["sample_key"],
+                    "statement_version": raw["statement_version"],
                     "analysis_id": raw["analysis_id"],
                     "is_gold": raw["is_gold"],
                     "expert": who(raw["expert_id"], raw["expert_username"]),

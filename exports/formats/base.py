@@ -29,10 +29,11 @@ from django.db.models.functions import Coalesce, NullIf
 
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
-from annotation.scales import DEFAULT_CUTS, SCALES
-from core.queries import of_ids, read_ahead
+from annotation.scales import DEFAULT_CUTS, scale_spec
+from core.queries import of_ids
+from core.threads import read_ahead
 from exports.writers import Field
-from problems.models import Problem
+from problems.models import Problem, ProblemStatement
 from problems.selectors import first_references
 from rubrics.models import MarkingScheme
 from rubrics.services import text_format_of
@@ -43,7 +44,7 @@ from rubrics.services import text_format_of
 BATCH = 2000
 FIRST_BATCH = 200
 BATCH_CHARS = 6_000_000
-FORMATS = ("proofbench", "dv", "dmv", "annotations", "judgements")
+FORMATS = ("proofbench", "dv", "dmv", "annotations", "judgements", "pairs")
 LABEL_SOURCES = ("agreement", "adjudication", "single", "imported", "automatic")
 
 
@@ -187,6 +188,13 @@ COMMON_TAIL = KEY_FIELDS + [
         "when an adjudicator accepted one; 0 for an automatic label).",
     ),
     Field("campaign", "string", "Campaign slug."),
+    Field(
+        "statement_version",
+        "int",
+        "The version of the problem's statement the proof was rated against, whose text is "
+        "`problem` (1: the statement the problem first had; a later import may have changed "
+        "the problem's current statement since).",
+    ),
     Field("licence", "string", "Licence of the source record, where the import recorded one."),
     Field(
         "label_confidence",
@@ -295,7 +303,7 @@ def _with_agreement(qs: QuerySet, campaign: Campaign, minimum: float, item_ref: 
         .annotate(n=Count("id"))
         .values("n")
     )
-    spec = SCALES[campaign.scale]
+    spec = scale_spec(campaign.scale)
     scale_range = spec.max - spec.min
     allowed = (Decimal(1) - Decimal(str(minimum))) * scale_range
     return qs.annotate(_spread=Subquery(spread), _n=Subquery(count)).filter(
@@ -348,6 +356,7 @@ class ProblemColumns(NamedTuple):
 
     problem_id: str
     statement: str
+    statement_version: int
     contest: str
     year: int | None
     licence: str
@@ -410,20 +419,55 @@ def _problem_loader(options: ExportOptions, references: bool) -> Callable:
     def load(problem_ids: set[int]) -> dict[int, ProblemColumns]:
         texts = first_references(problem_ids) if references else {}
         found = {}
-        for pk, external_id, statement, contest, year, licence in (
+        for pk, external_id, statement, version, contest, year, licence in (
             of_ids(Problem.objects.all(), "id", problem_ids)
             .order_by()
-            .values_list("id", "external_id", "statement", "contest", "year", _licence("metadata"))
+            .values_list(
+                "id",
+                "external_id",
+                "statement",
+                "statement_version",
+                "contest",
+                "year",
+                _licence("metadata"),
+            )
         ):
             split = ""
             if options.test_fraction is not None:
                 split = split_of(external_id, options.split_seed, options.test_fraction)
             found[pk] = ProblemColumns(
-                external_id, statement, contest, year, licence or "", texts.get(pk, ""), split
+                external_id,
+                statement,
+                version,
+                contest,
+                year,
+                licence or "",
+                texts.get(pk, ""),
+                split,
             )
         return found
 
     return load
+
+
+class StatementColumns(NamedTuple):
+    """A past statement that proofs were rated against (problems.models.ProblemStatement)."""
+
+    version: int
+    text: str
+
+    @property
+    def chars(self) -> int:
+        return len(self.text)
+
+
+def _load_statements(statement_ids: set[int]) -> dict[int, StatementColumns]:
+    return {
+        pk: StatementColumns(version, text)
+        for pk, version, text in of_ids(ProblemStatement.objects.all(), "id", statement_ids)
+        .order_by()
+        .values_list("id", "version", "text")
+    }
 
 
 def _load_schemes(scheme_ids: set[int]) -> dict[int, SchemeColumns]:
@@ -451,6 +495,7 @@ LABEL_COLUMNS: dict[str, str | Expression] = {
         0,
     ),
     "problem_pk": "item__proof__problem_id",
+    "statement_pk": "item__proof__statement_id",
     "item_id": "item_id",
     "sample_key": "item__proof__sample_key",
     "proof_licence": _licence("item__proof__metadata"),
@@ -470,30 +515,38 @@ def _stream(
 ) -> Iterator[dict]:
     """The rows of a label format: `build(raw, problem, schemes)` makes each row's own columns
     from the label's values, its problem's `ProblemColumns` and the batch's marking schemes
-    ({id: SchemeColumns}, read only when `schemes`); the common tail is added here."""
+    ({id: SchemeColumns}, read only when `schemes`); the common tail is added here. A proof
+    rated against an earlier statement of its problem gets that one (`problem.statement`,
+    `statement_version`), not the problem's current one."""
     problems = ReadOnce(_problem_loader(options, references))
     scheme_texts = ReadOnce(_load_schemes)
+    statements = ReadOnce(_load_statements)
 
-    def read() -> Iterator[tuple[list[dict], dict, dict]]:
+    def read() -> Iterator[tuple[list[dict], dict, dict, dict]]:
         for batch in _batches(qs, LABEL_COLUMNS | columns):
             by_problem = problems.get({raw["problem_pk"] for raw in batch})
             held = {}
             if schemes:
                 wanted = {raw[key] for raw in batch for key in ("scheme_id", "item_scheme_id")}
                 held = scheme_texts.get(wanted - {None})
-            yield batch, by_problem, held
+            past = statements.get({raw["statement_pk"] for raw in batch} - {None})
+            yield batch, by_problem, held, past
 
-    for batch, by_problem, held in read_ahead(read()):
+    for batch, by_problem, held, past in read_ahead(read()):
         for raw in batch:
             problem = by_problem[raw["problem_pk"]]
             if options.split and problem.split != options.split:
                 continue
+            if raw["statement_pk"] is not None:
+                shown = past[raw["statement_pk"]]
+                problem = problem._replace(statement=shown.text, statement_version=shown.version)
             row = build(raw, problem, held)
             row["sample_key"] = raw["sample_key"]
             row["item_id"] = raw["item_id"]
             row["label_source"] = raw["source"]
             row["judgements"] = raw["judgements"]
             row["campaign"] = campaign.slug
+            row["statement_version"] = problem.statement_version
             row["licence"] = raw["proof_licence"] or problem.licence
             row["label_confidence"] = raw["label_confidence"]
             row["route_rank"] = raw["route_rank"]

@@ -11,7 +11,8 @@ from django.db.models.functions import Mod
 
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, LabelPolicy, Scale, TaskKind
-from annotation.scales import ternary_of, to_0_7
+from annotation.scales import conversions as scale_conversions
+from annotation.scales import is_range, ternary_of, to_0_7
 from exports.formats.base import (
     ExportError,
     ExportOptions,
@@ -40,8 +41,8 @@ def fractional_ratings(campaign: Campaign) -> bool:
     """Whether `expert_rating` is a float column for this campaign: when its policy is the mean,
     or when any of its proof labels falls between two 0-7 values. Decided per campaign, so that
     the column never changes type between rows, splits or files of one campaign."""
-    if campaign.label_policy == LabelPolicy.MEAN:
-        return True
+    if campaign.label_policy == LabelPolicy.MEAN or is_range(campaign.scale):
+        return True  # a range's linear map onto 0-7 (7x / 10) is seldom whole
     # 2x - 1 is whole when 2x is
     return _between_values(
         campaign, analyses=False, factor=2 if campaign.scale == Scale.ONE_TO_FOUR else 1
@@ -83,6 +84,17 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
                 "between two values too: 1.5 -> 2)",
             }
         )
+    elif is_range(campaign.scale):
+        conversions.append(
+            {
+                "field": "expert_rating",
+                "from": campaign.scale,
+                "to": Scale.ZERO_TO_SEVEN.value,
+                "description": f"expert_rating from {campaign.scale} onto 0-7: "
+                + scale_conversions(campaign.scale)["to_0_7"]
+                + " (the campaign's own label is in native_rating)",
+            }
+        )
     rating_kind = "float" if fractional_ratings(campaign) else "int"
     fields = [
         Field("problem_id", "string", "The problem's external id."),
@@ -107,7 +119,13 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
             "The format of marking_scheme's text (proofbench_markdown, imobench_guidelines for "
             "band schemes, refgrader_*): an import reads it back as the same kind of scheme.",
         ),
-    ] + _tail(options)
+    ]
+    native = is_range(campaign.scale)
+    if native:
+        fields.append(
+            Field("native_rating", "float", f"The final label on the campaign's {campaign.scale}.")
+        )
+    fields += _tail(options)
 
     def build(raw, problem, schemes):
         value = to_0_7(raw["value"], campaign.scale)
@@ -125,7 +143,7 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
             "generation_prompt": raw["generation_prompt"] or "",
             "scheme_version": scheme.version if scheme else None,
             "scheme_format": scheme.text_format if scheme else "",
-        }
+        } | ({"native_rating": float(raw["value"])} if native else {})
 
     qs = _labels(campaign, options).filter(item__analysis__isnull=True)
     return Plan(
@@ -168,6 +186,17 @@ def _ternary_conversions(
     def span(a: int, b: int) -> str:
         return str(a) if a == b else f"{a}-{b}"
 
+    if is_range(scale):
+        return [
+            {
+                "field": field_name,
+                "from": scale,
+                "to": Scale.TERNARY.value,
+                "cuts": [low, high],
+                "description": f"{field_name} from {scale} onto 0 / 0.5 / 1 by "
+                + scale_conversions(scale, cuts)["to_ternary"],
+            }
+        ]
     text = (
         f"{field_name} from 0-7 onto 0 / 0.5 / 1 by cut points {low} and {high}: "
         f"{span(high, 7)} -> 1, {span(low, high - 1)} -> 0.5, {span(0, low - 1)} -> 0; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 import tempfile
 import zipfile
@@ -15,10 +16,13 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import Campaign, Item
+from annotation.models import Campaign, Item, TaskKind
+from annotation.scales import conversions as scale_conversions
+from annotation.selectors.pairs import pair_proofs
 from core.broker import broker_require
 from core.files import stored_file_put, stored_folder_delete
 from core.roles import Role, has_role
+from core.values import csv_safe
 from core.visibility import ensure_not_blind
 from exports.formats import ExportError, ExportOptions, plan_for
 from exports.models import ExportJob, FileType, JobStatus
@@ -45,6 +49,37 @@ def companion_paths(data_path: PurePath) -> tuple[PurePath, PurePath]:
         data_path.with_name(f"{data_path.name}.manifest.json"),
         data_path.with_name(f"{data_path.name}.README.md"),
     )
+
+
+def checkpoints_path(data_path: PurePath) -> PurePath:
+    """The checkpoint figures that go beside a data file (`x.jsonl.checkpoints.csv`), written
+    when the campaign's grades used a marking scheme's checklist."""
+    return data_path.with_name(f"{data_path.name}.checkpoints.csv")
+
+
+def export_paths(data_path: PurePath) -> tuple[PurePath, ...]:
+    """Every file an export may write: the data, its manifest and card, and its checkpoints."""
+    return (data_path, *companion_paths(data_path), checkpoints_path(data_path))
+
+
+def checkpoints_write(*, campaign: Campaign, path: Path) -> dict | None:
+    """Writes the campaign's checkpoint figures (adjudication.checkpoints: agreement on each
+    checkpoint's award and its discrimination, with intervals; the same rows as the checkpoints
+    page's CSV) to `path`, and returns its manifest entry; None (and no file) when no grade used
+    a scheme's checklist."""
+    import csv
+
+    from adjudication.checkpoints import CSV_COLUMNS, campaign_checkpoint_figures_cached, csv_rows
+
+    rows = csv_rows(campaign_checkpoint_figures_cached(campaign))
+    if not rows:
+        return None
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow([name for name, _ in CSV_COLUMNS])
+    writer.writerows([csv_safe(c) if isinstance(c, str) else c for c in row] for row in rows)
+    result = write_text_atomic(path, text.getvalue())
+    return {"rows": len(rows), "size": result.size, "sha256": result.sha256}
 
 
 def dataset_write(
@@ -90,6 +125,9 @@ def dataset_write(
         "file_type": file_type,
         "campaign": campaign.slug,
         "scale": campaign.scale,
+        # the campaign scale's maps onto 0-7 and onto 0 / 0.5 / 1 (with the export's cut
+        # points), whether or not this format applies them: `conversions` lists those it did
+        "scale_maps": scale_conversions(campaign.scale, options.cuts),
         "task_kind": campaign.task_kind,
         "created_at": timezone.now().isoformat(),
         "filters": options.to_dict(),
@@ -113,6 +151,12 @@ def dataset_write(
             **picture_files,
         },
     }
+    manifest["label_confidence"] = label_confidence_manifest(campaign)
+    checkpoints = checkpoints_path(out)
+    found = checkpoints_write(campaign=campaign, path=checkpoints)
+    manifest["checkpoints"] = None if found is None else {"file": checkpoints.name, **found}
+    if found is not None:
+        manifest["files"][checkpoints.name] = found
     if picture_files:  # files beside the data, which its texts refer to
         manifest["pictures"] = {"folder": PICTURE_FOLDER, "count": len(picture_files)}
     title = f"{campaign.name}: {fmt} dataset"
@@ -132,6 +176,34 @@ def dataset_write(
     with_manifest = manifest_bytes(manifest)
     write_text_atomic(manifest_path, with_manifest.decode("utf-8"))
     return manifest
+
+
+def label_confidence_manifest(campaign: Campaign) -> dict | None:
+    """What the rows' `label_confidence` rests on: the fit (model, when), the calibration
+    measured on its held-out cases and whether that backs the confidences (`checked`; when not,
+    the `caveat` the card states). None before any fit."""
+    from estimation.models import RaterModelFit
+    from estimation.selectors import confidence_standing
+
+    fit = RaterModelFit.objects.filter(campaign=campaign).first()
+    if fit is None:
+        return None
+    calibration = fit.calibration or {}
+    checked, caveat = confidence_standing(calibration)
+    return {
+        "model": fit.model,
+        "fitted_at": fit.fitted_at.isoformat(),
+        "temperature": fit.temperature,
+        "heldout_cases": calibration.get("cases", 0),
+        "ece": calibration.get("ece"),
+        "ece_interval": (
+            [calibration.get("ece_low"), calibration.get("ece_high")]
+            if calibration.get("ece") is not None
+            else None
+        ),
+        "checked": checked,
+        "caveat": caveat,
+    }
 
 
 PICTURE_FOLDER = "pictures"
@@ -218,6 +290,8 @@ def export_create(
     # an export shows its proofs' models, analyses and labels: refused to a user holding one
     # of them blind, with the reason (core.visibility)
     ensure_not_blind(user, Item.objects.filter(campaign=campaign), "this campaign's export")
+    if campaign.task_kind == TaskKind.PAIRWISE:
+        ensure_not_blind(user, pair_proofs(campaign), "this campaign's export", proof="pk")
     if has_role(user, Role.EXPERT) and not has_role(user, Role.ADMIN):
         # an expert who also researches sees no judgement of an item still being graded
         options = replace(options, final_only=True)
@@ -296,8 +370,9 @@ def export_run(*, job_id: int) -> ExportJob:
                 on_total=on_total,
                 on_progress=on_progress,
             )
-            for local in (out, *companion_paths(out)):
-                stored_file_put(local, str(stored / local.name))
+            for local in export_paths(out):
+                if local.exists():  # the checkpoints file only where schemes were used
+                    stored_file_put(local, str(stored / local.name))
             if manifest.get("pictures"):
                 bundle = pictures_zip(out)
                 stored_file_put(bundle, str(stored / bundle.name))
@@ -354,7 +429,9 @@ def export_file_open(job: ExportJob, part: str) -> tuple[IO[bytes], str]:
     data = PurePosixPath(job.file)
     manifest, card = companion_paths(data)
     pictures = data.with_name(f"{data.name}.pictures.zip")
-    name = str({"data": data, "manifest": manifest, "card": card, "pictures": pictures}[part])
+    parts = {"data": data, "manifest": manifest, "card": card, "pictures": pictures}
+    parts["checkpoints"] = checkpoints_path(data)
+    name = str(parts[part])
     if part != "data" and not default_storage.exists(name):
         # jobs finished before companions took the data file's whole name: STEM.manifest.json
         stem = data.name.rsplit(".", 1)[0]

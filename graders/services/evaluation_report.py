@@ -15,10 +15,12 @@ from annotation.scales import (
     DEFAULT_CUTS,
     PredictionScale,
     Scale,
+    is_range,
     nearest,
     ternary_of,
     to_0_7,
 )
+from annotation.scales import conversions as scale_conversions
 from graders import metrics, trust
 from graders.models import (
     GraderEvaluation,
@@ -40,6 +42,14 @@ def _comparison(campaign_scale: str, prediction_scale: str) -> tuple[str, list[s
         "between two integers counts as the nearest, halfway as the lower)"
     )
     notes = []
+    maps = scale_conversions(campaign_scale, DEFAULT_CUTS)
+    if prediction_scale == PredictionScale.ZERO_TO_ONE and is_range(campaign_scale):
+        notes.append(
+            f"expert labels from {campaign_scale} onto 0 / 0.5 / 1 by {maps['to_ternary']}"
+        )
+        return PredictionScale.ZERO_TO_ONE, notes
+    if is_range(campaign_scale):
+        notes.append(f"expert labels from {campaign_scale} onto 0-7: {maps['to_0_7']}")
     if campaign_scale == Scale.ONE_TO_FOUR:
         notes.append("expert labels from 1-4 onto 0-7 by 2x - 1")
     if prediction_scale == PredictionScale.ZERO_TO_ONE and campaign_scale != Scale.TERNARY:

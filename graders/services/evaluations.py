@@ -101,7 +101,7 @@ def _grading_messages(
         reference = references.get(item.proof.problem_id, "")
         scheme = item.scheme.text if item.scheme else ""
     return grading_messages(
-        problem=item.proof.problem.statement,
+        problem=item.proof.statement_text,
         reference=reference,
         scheme=scheme,
         proof=item.proof.text,
@@ -139,7 +139,7 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
         batch = list(
             _labelled_proof_items(evaluation.campaign)
             .filter(id__gt=last)
-            .select_related("proof__problem", "scheme")[:RUN_BATCH]
+            .select_related("proof__problem", "proof__statement", "scheme")[:RUN_BATCH]
         )
         if not batch:
             break
@@ -170,7 +170,9 @@ def evaluation_run(*, evaluation_id: int) -> GraderEvaluation:
         done = set(evaluation.predictions.values_list("item_id", "run_index"))
         GraderEvaluation.objects.filter(pk=evaluation.pk).update(processed=len(done))
     evaluation.refresh_from_db()
-    failures = list(evaluation.failures.select_related("item__proof__problem"))
+    failures = list(
+        evaluation.failures.select_related("item__proof__problem", "item__proof__statement")
+    )
     evaluation.counts = {
         "predictions": len(done),
         "proofs": len({item_id for item_id, _ in done}),

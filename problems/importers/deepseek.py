@@ -4,7 +4,10 @@ average_automatic_rating, human_rating}, and for IMO-ProofBench also solution, "
 guidelines", level, source, type).
 
 Human ratings keep their native maximum: Putnam out of 10, CMO out of 21, the rest out of 7;
-the automatic rating is out of 1.
+the automatic rating is out of 1. Where DeepSeekMath-V2 corrected a statement it keeps the old
+text as `question_original`: kept as an alternative statement of the problem (its metadata's
+`alternative_statements`, shown to admins); `question` is the statement its proofs were rated
+against.
 """
 
 import re
@@ -34,9 +37,10 @@ NAME = "deepseek"
 # IMO-ProofBench content as Apache-2.0 (Google DeepMind).
 LICENCE = "Apache-2.0"
 GENERATOR = "DeepSeekMath-V2"
-INPUT_KEYS = ("id", "question", "answer", "contest", "problem_idx")
+INPUT_KEYS = ("id", "question", "question_original", "answer", "contest", "problem_idx")
 OUTPUT_KEYS = (
     "question",
+    "question_original",
     "problem_idx",
     "model_prediction",
     "solution",
@@ -63,6 +67,15 @@ def problem_fields(problem_idx: str) -> dict:
     if match:
         return {"contest": match.group(1), "year": int(match.group(2)), "number": match.group(3)}
     return {}
+
+
+def alternative_statements(row: Row, statement: str, source: str) -> list[dict]:
+    """`question_original` when it differs from the statement: the text before DeepSeekMath-V2
+    corrected it."""
+    original = row.text("question_original")
+    if not original.strip() or original.strip() == statement.strip():
+        return []
+    return [{"source": source, "field": "question_original", "text": original}]
 
 
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
@@ -92,6 +105,7 @@ def read_inputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
         row = Row(where, entry, issues)
         problem_idx = row.key("problem_idx", required=True)
         statement = row.text("question", required=True)
+        alternatives = alternative_statements(row, statement, source)
         answer = row.text("answer")
         contest = row.text("contest")
         if issues:
@@ -106,6 +120,7 @@ def read_inputs(path: Path, progress: Progress, name: str) -> Iterator[Item]:
             statement=statement,
             final_answer="" if answer.strip().lower() in ("", "null", "none") else answer,
             source=source,
+            metadata={"alternative_statements": alternatives} if alternatives else {},
             **fields,
         )
 
@@ -124,6 +139,7 @@ def output_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     row = Row(where, data, issues)
     problem_idx = row.key("problem_idx", required=True)
     statement = row.text("question", required=True)
+    alternatives = alternative_statements(row, statement, source)
     solution = row.text("solution")
     guidelines = row.text("grading guidelines")
     original = row.text("source")
@@ -155,6 +171,8 @@ def output_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     }
     if kind:
         metadata["category"] = kind
+    if alternatives:
+        metadata["alternative_statements"] = alternatives
     yield ProblemIn(
         where,
         problem_idx,

@@ -8,7 +8,7 @@ default is not applied). From Proofmark's exports it also reads `scheme_format` 
 format, default proofbench_markdown), `scheme_version` (the version number the scheme gets when
 that number is free, and the one the rating was given under) and `sample_key` (the proof's
 sample key, default `response_number`); their other columns (label_source, label_confidence,
-judgements, campaign, item_id, split, ...) are known and not read.
+judgements, campaign, item_id, split, statement_version, ...) are known and not read.
 """
 
 import hashlib
@@ -59,6 +59,8 @@ COLUMNS = (
     "route_rank",
     "route_uncertainty",
     "label_confidence",
+    "statement_version",
+    "native_rating",
     # how the export's item was chosen (exports' sampling design columns)
     "chosen_by",
     "inclusion_probability",

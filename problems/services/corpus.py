@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import itertools
 import logging
-import queue
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from django.db import DatabaseError, transaction
 
+from core.threads import read_ahead
 from problems.importers import (
     Issue,
     Progress,
@@ -37,47 +36,14 @@ from problems.signals import corpus_imported
 
 logger = logging.getLogger(__name__)
 
-_DONE = object()
-
 
 def records_ahead(items: Iterator, chunk: int = 500, depth: int = 8) -> Iterator:
-    """Iterates `items` in a thread, a few chunks ahead of the caller: reading and parsing the
-    next records overlaps the database's work on the current batch (psycopg releases the GIL
-    while it waits). The queue's bound keeps memory flat; errors reach the caller."""
-    ahead: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(value) -> bool:
-        while not stop.is_set():
-            try:
-                ahead.put(value, timeout=0.2)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for block in _batched(items, chunk):
-                if not put(block):
-                    return
-            put(_DONE)
-        except BaseException as exc:  # handed over to the consuming thread
-            put(exc)
-
-    thread = threading.Thread(target=produce, name="corpus-import-reader", daemon=True)
-    thread.start()
-    try:
-        while True:
-            block = ahead.get()
-            if block is _DONE:
-                return
-            if isinstance(block, BaseException):
-                raise block
-            yield from block
-    finally:
-        stop.set()
-        thread.join()
+    """Iterates `items` in a thread, `depth` chunks of `chunk` records ahead of the caller
+    (`core.queries.read_ahead`): reading and parsing the next records overlaps the database's
+    work on the current batch (psycopg releases the GIL while it waits). The bound keeps memory
+    flat; errors reach the caller."""
+    for block in read_ahead(_batched(items, chunk), depth=depth):
+        yield from block
 
 
 def _batched(items: Iterator, size: int) -> Iterator[tuple]:

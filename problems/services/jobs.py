@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from core.broker import broker_require
 from core.files import stored_file_local
+from core.sql import Table
 from jobs.services import job_send_on_commit
 from problems.models import ImportJob
 from problems.progress import import_progress_remove, import_progress_write
@@ -99,8 +100,9 @@ class _ProgressWriter:
             return
         from psycopg.types.json import Jsonb
 
+        job = Table(ImportJob)
         self.connection.execute(
-            f"UPDATE {ImportJob._meta.db_table} SET processed = %s, counts = %s WHERE id = %s",
+            f"UPDATE {job} SET {job.processed} = %s, {job.counts} = %s WHERE {job.id} = %s",
             [min(bytes_read, self.total), Jsonb(report.counts), self.job_id],
         )
 

@@ -13,7 +13,7 @@ BATCH_SIZE = 2000
 MAX_ISSUES = 1000
 MODELS = ("problems", "reference_solutions", "proofs", "analyses")
 PROBLEM_FIELDS = ("statement", "contest", "year", "number", "topic", "final_answer")
-SOURCED_LISTS = ("imported_schemes", "imported_ratings")
+SOURCED_LISTS = ("imported_schemes", "imported_ratings", "alternative_statements")
 
 
 def text_hash(text: str) -> str:

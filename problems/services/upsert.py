@@ -28,6 +28,7 @@ from problems.services.report import (
     ImportReport,
     text_hash,
 )
+from problems.services.statements import StatementChange, statements_replace
 
 
 def _merge_sourced(old: list, new: list) -> list:
@@ -189,7 +190,7 @@ class Upserter:
     def _flush_problems(self) -> None:
         if not self.problems:
             return
-        names = ("id", "source", "metadata", *PROBLEM_FIELDS)
+        names = ("id", "source", "metadata", "statement_version", *PROBLEM_FIELDS)
         existing = {
             key[0]: dict(zip(names, row, strict=True))
             for key, row in rows_by_key(
@@ -197,7 +198,8 @@ class Upserter:
             ).items()
         }
         writes = []
-        for external_id, (_, merged) in self.problems.items():
+        changes: dict[str, tuple[Where, StatementChange]] = {}
+        for external_id, (where, merged) in self.problems.items():
             old = existing.get(external_id)
             if old is None:
                 writes.append({"external_id": external_id, **merged})
@@ -208,9 +210,20 @@ class Upserter:
             desired = _merge_problem_row(old, merged)
             if all(desired[name] == old[name] for name in desired):
                 continue
+            if desired["statement"] != old["statement"]:
+                desired["statement_version"] = old["statement_version"] + 1
+                change = StatementChange(
+                    old["id"],
+                    old["statement_version"],
+                    old["statement"],
+                    old["source"],
+                    merged.get("source") or "",
+                )
+                changes[external_id] = (where, change)
             if old["id"] <= self.baseline:
                 self.updated_problems.add(old["id"])
             writes.append({"external_id": external_id, **desired})
+        self._replace_statements(changes)
         now = timezone.now()
         columns = ("external_id", *PROBLEM_FIELDS, "source", "metadata", "created_at", "updated_at")
         rows: dict[bool, list[tuple]] = {True: [], False: []}
@@ -226,13 +239,34 @@ class Upserter:
             self.problem_ids[external_id] = pk
             self.created_problems.append(pk)
             self.fresh.add(pk)
+        versions = [w["statement_version"] for w in writes if w["external_id"] in existing]
         upsert_rows(
             Problem,
-            columns,
-            rows[True],
+            (*columns, "statement_version"),
+            [(*row, version) for row, version in zip(rows[True], versions, strict=True)],
             unique=["external_id"],
-            update=[*PROBLEM_FIELDS, "source", "metadata", "updated_at"],
+            update=[*PROBLEM_FIELDS, "source", "metadata", "statement_version", "updated_at"],
         )
+
+    def _replace_statements(self, changes: dict[str, tuple[Where, StatementChange]]) -> None:
+        """Past versions kept, their proofs pinned (problems/services/statements.py); a
+        warning for each problem whose proofs keep a statement that is no longer shown."""
+        pinned = statements_replace(changes=[change for _, change in changes.values()])
+        for external_id, (where, change) in changes.items():
+            count = pinned.get(change.problem_id, 0)
+            if not count:
+                continue
+            self.report.add(
+                Issue(
+                    "warning",
+                    where,
+                    f"problem {external_id}: the statement differs from the one its {count} "
+                    f"proof(s) were rated against; it is now version {change.version + 1}, "
+                    f"and those proofs keep version {change.version} (their grades, ratings "
+                    "and exports pair them with it).",
+                    "statement",
+                )
+            )
 
     def _flush_solutions(self) -> None:
         if not self.solutions:
@@ -444,7 +478,9 @@ class Upserter:
 
 def _merge_problem_row(old: dict, merged: dict) -> dict:
     """What the problem row becomes: incoming non-empty fields win; metadata merges."""
-    desired = {name: old[name] for name in (*PROBLEM_FIELDS, "source", "metadata")}
+    desired = {
+        name: old[name] for name in (*PROBLEM_FIELDS, "source", "metadata", "statement_version")
+    }
     for name in PROBLEM_FIELDS:
         if merged.get(name) not in ("", None):
             desired[name] = merged[name]

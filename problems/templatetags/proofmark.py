@@ -6,7 +6,7 @@ from django import template
 from django.utils.safestring import SafeString, mark_safe
 
 from core.values import shown
-from problems.rendering import preview_text, render_markdown
+from problems.rendering import preview_markdown, render_markdown
 
 register = template.Library()
 
@@ -20,7 +20,7 @@ def markdown(text: str | None) -> SafeString:
 @register.filter
 def preview(text: str | None, limit: int = 160) -> SafeString:
     """The start of a Markdown text, on one line, rendered (math included) and sanitised."""
-    return mark_safe(render_markdown(preview_text(text or "", int(limit))))  # noqa: S308
+    return mark_safe(preview_markdown(text or "", int(limit)))  # noqa: S308
 
 
 def _number(value) -> str:

@@ -5,7 +5,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 
 from core.http import page_or_fragment, wants_fragment
-from core.roles import ALL_ROLES, role_required
+from core.roles import ALL_ROLES, Role, has_role, role_required
 from core.visibility import blind_among, blind_to_evaluations, blind_to_proof, holds_blind_work
 from problems import selectors
 
@@ -24,7 +24,7 @@ def _filters_from(request) -> selectors.ProblemFilters:
 
 
 @role_required(*ALL_ROLES)
-def problem_list(request):
+def problem_list_page(request):
     filters = _filters_from(request)
     paginator = Paginator(selectors.problem_list(filters=filters), PAGE_SIZE)
     page = paginator.get_page(request.GET.get("page"))
@@ -42,22 +42,21 @@ def problem_list(request):
 
 
 @role_required(*ALL_ROLES)
-def problem_detail(request, external_id):
+def problem_detail_page(request, external_id):
     problem = selectors.problem_detail(
         external_id=external_id, blind=holds_blind_work(request.user)
     )
     held = blind_among(request.user, [proof.pk for proof in problem.proofs.all()])
     for proof in problem.proofs.all():
         proof.held_blind = proof.pk in held
-    return render(
-        request,
-        "problems/problem_detail.html",
-        {"problem": problem, "blind": blind_to_evaluations(request.user)},
-    )
+    context = {"problem": problem, "blind": blind_to_evaluations(request.user)}
+    if has_role(request.user, Role.ADMIN):
+        context["statements"] = selectors.problem_statements(problem=problem)
+    return render(request, "problems/problem_detail.html", context)
 
 
 @role_required(*ALL_ROLES)
-def proof_detail(request, proof_id):
+def proof_detail_page(request, proof_id):
     proof = selectors.proof_detail(proof_id=proof_id)
     previous_id, next_id = selectors.proof_siblings(
         proof=proof, blind=holds_blind_work(request.user)

@@ -95,7 +95,7 @@ def generation_run(request, run_id):
 
 @require_POST
 @role_required(Role.ADMIN)
-def generation_task_retry(request, task_id):
+def generation_task_retry_view(request, task_id):
     task = get_object_or_404(GenerationTask, pk=task_id)
     try:
         generation.generation_task_retry(task=task)
@@ -116,7 +116,7 @@ def generation_run_retry(request, run_id):
 
 @require_POST
 @role_required(Role.ADMIN)
-def generator_config_freeze(request, config_id):
+def generator_config_freeze_view(request, config_id):
     config = get_object_or_404(GeneratorConfig, pk=config_id)
     try:
         config = generation.generator_config_freeze(config=config, user=request.user)
@@ -132,7 +132,7 @@ def generator_config_freeze(request, config_id):
 
 @require_POST
 @role_required(Role.ADMIN)
-def llm_endpoint_from_settings(request):
+def llm_endpoint_from_settings_view(request):
     try:
         endpoint = generation.llm_endpoint_from_settings()
         messages.success(request, f"Endpoint “{endpoint.name}” uses {endpoint.model}.")

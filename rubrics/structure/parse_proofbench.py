@@ -44,8 +44,8 @@ from .text import (
     TAG_MAX,
     Line,
     lines_of,
-    number,
     plain,
+    points_value,
     read_item,
     split_top_level,
     tidy,
@@ -210,7 +210,7 @@ class _Parser:
         cap = None
         match = TAG_MAX.search(rest)
         if match:
-            cap = number(match.group(1))
+            cap = points_value(match.group(1))
             rest = rest[: match.start()] + rest[match.end() :]
         rest = TAG_ADDITIVE.sub(" ", rest)
         rest = re.sub(
@@ -379,7 +379,7 @@ class _Parser:
             return None
         rest = tidy(source[: match.start()] + " " + source[match.end() :])
         rest = tidy(LEADING_CONDITION.sub("", rest))
-        return Deduction(id="", text=rest, kind=kind, value=number(value), line=number_)
+        return Deduction(id="", text=rest, kind=kind, value=points_value(value), line=number_)
 
     # --- result --------------------------------------------------------------------------
 

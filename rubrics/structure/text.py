@@ -98,7 +98,8 @@ def plain(text: str) -> str:
     return text.rstrip(":").strip()
 
 
-def number(value: str) -> Decimal:
+def points_value(value: str) -> Decimal:
+    """A points figure of a scheme's text as a Decimal ("½" is one half)."""
     return Decimal("0.5") if value == "½" else Decimal(value)
 
 
@@ -167,7 +168,7 @@ def read_item(text: str) -> ItemText:
     cap = None
     match = TAG_MAX.search(text)
     if match:
-        cap = number(match.group(1))
+        cap = points_value(match.group(1))
         text = text[: match.start()] + " " + text[match.end() :]
     text = TAG_ADDITIVE.sub(" ", text).strip()
 
@@ -175,13 +176,13 @@ def read_item(text: str) -> ItemText:
     for pattern in (POINTS_BRACKETED, POINTS_BOLD, POINTS_LEADING, POINTS_TRAILING):
         match = pattern.search(text)
         if match:
-            points = number(match.group(1))
+            points = points_value(match.group(1))
             text = text[: match.start()] + " " + text[match.end() :]
             break
     else:
         match = POINTS_ANYWHERE.search(text)
         if match:
-            points, certain = number(match.group(1)), False
+            points, certain = points_value(match.group(1)), False
     title, description = split_title(tidy(text))
     return ItemText(
         points, cap, larger, partial, title, description, certain, approachability, adds_up
@@ -192,7 +193,7 @@ def without_zero_points(text: str) -> str:
     """The text without a '(0 pts)' (or '**0 pts**', '0 pts:', '— 0 pts') marker."""
     for pattern in (POINTS_BRACKETED, POINTS_BOLD, POINTS_LEADING, POINTS_TRAILING):
         match = pattern.search(text)
-        if match and number(match.group(1)) == 0:
+        if match and points_value(match.group(1)) == 0:
             text = text[: match.start()] + " " + text[match.end() :]
     return tidy(text)
 

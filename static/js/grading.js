@@ -263,6 +263,18 @@
     });
     changed(250);
   }
+  // The final score typed as a number: a digit chooses its score at once, and a second digit
+  // within a moment makes a two-digit score when the scale has it (1 then 5: 15 on 0-21; on
+  // 0-7, where there is no 15, the 5 is chosen).
+  var typed = { digits: "", at: 0 };
+  function typeScore(digit) {
+    var now = Date.now();
+    var joined = typed.digits && now - typed.at < 900 ? typed.digits + digit : "";
+    typed.at = now;
+    if (joined && setScore(joined, true)) { typed.digits = ""; return true; }
+    typed.digits = digit;
+    return setScore(digit, true);
+  }
   var keyed = {};
   rows.forEach(function (row, index) { if (row.dataset.key) keyed[row.dataset.key] = index; });
   page.keys(function (key) {
@@ -279,7 +291,7 @@
         var radio = row.querySelector('input[type=radio][value="' + value + '"]');
         if (radio) { radio.checked = true; changed(250); } else { flash("Checkpoint " + row.dataset.id + " takes " + row.dataset.levels.replace(/,/g, ", ")); }
       } else if (editable) {
-        if (setScore(value, true)) changed(250);
+        if (key === "h" ? setScore(value, true) : typeScore(key)) changed(250);
       }
     } else if (key === "j" || key === "ArrowDown" && activeRow !== null) { focusRow(activeRow === null ? 0 : activeRow + 1); }
     else if (key === "k" || key === "ArrowUp" && activeRow !== null) { focusRow(activeRow === null ? rows.length - 1 : activeRow - 1); }

@@ -6,12 +6,35 @@
     "\\lcm": "\\operatorname{lcm}",
     "\\qed": "\\square",
   };
+  // KaTeX's bounds: macro expansions per formula (a macro that expands without end is an error
+  // in its formula), and the largest size a formula may ask for, in em.
+  var limits = { maxExpand: 1000, maxSize: 50 };
+  // A text that defines macros (the server marks its math with data-tex-scope) has a table of
+  // its own, which its definitions fill in the order they are written (KaTeX reads them, with
+  // globalGroup so that a definition lasts to the end of the text); no other text sees it.
+  var scopes = {};
+  function scopeOf(el) {
+    var id = el.getAttribute("data-tex-scope");
+    if (!id) return null;
+    if (!Object.prototype.hasOwnProperty.call(scopes, id)) scopes[id] = Object.assign({}, macros);
+    return scopes[id];
+  }
+  function options(display, scope) {
+    return Object.assign({ displayMode: display, throwOnError: false, strict: "ignore", trust: false,
+      macros: scope || Object.assign({}, macros), globalGroup: !!scope }, limits);
+  }
   function typeset(root) {
     if (!window.katex) return;
     root.querySelectorAll(".math:not([data-typeset])").forEach(function (el) {
       var display = el.classList.contains("block");
+      var scope = scopeOf(el);
       try {
-        window.katex.render(el.textContent, el, { displayMode: display, throwOnError: false, strict: "ignore", trust: false, macros: Object.assign({}, macros) });
+        if (el.classList.contains("define")) {
+          if (scope) window.katex.renderToString(el.textContent, options(false, scope));
+          el.textContent = "";
+        } else {
+          window.katex.render(el.textContent, el, options(display, scope));
+        }
       } catch (e) {
         el.classList.add("math-error");
       }

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from adjudication.agreement import krippendorff_alpha_ordinal
+from adjudication.agreement import krippendorff_alpha_ordinal, spearman
 from adjudication.checkpoints import (
     CSV_COLUMNS,
     TOO_FEW_DOUBLE,
@@ -24,7 +24,6 @@ from adjudication.checkpoints import (
     coincidence_rows,
     ordinal_alpha_rows,
     percent_agreement,
-    spearman,
 )
 from annotation.models import Campaign, Item
 from tests.annotation.factories import approved_scheme
@@ -106,7 +105,8 @@ def test_each_checkpoint_shows_its_agreement_and_discrimination_with_intervals()
     assert [c.checkpoint_id for c in (c1, c2, c3)] == ["c1", "c2", "c3"]
     # c1: agreed on every proof, and it follows the label exactly
     assert c1.agreement == 1.0 and c1.alpha == pytest.approx(1.0)
-    assert c1.discrimination == pytest.approx(1.0) and c1.flags == []
+    assert c1.discrimination == pytest.approx(1.0)
+    assert c1.flags == ["few proofs: intervals rough"]  # 8 proofs: fewer than ROUGH_BELOW
     assert c1.agreement_ci == (1.0, 1.0)
     # c2: at odds, against the reference alpha, and flagged
     units = [
@@ -143,7 +143,10 @@ def test_the_page_and_the_csv(client):
     assert list(rows[0]) == [name for name, _ in CSV_COLUMNS]
     assert len(rows) == 6
     c2 = next(r for r in rows if r["problem"] == "CP-1" and r["checkpoint"] == "c2")
-    assert c2["flags"] == "ambiguous; does not separate" and float(c2["percent_agreement"]) == 0.0
+    assert (
+        c2["flags"] == "ambiguous; few proofs: intervals rough; does not separate"
+        and float(c2["percent_agreement"]) == 0.0
+    )
     assert float(c2["alpha_lo"]) <= float(c2["alpha"]) <= float(c2["alpha_hi"])
     thin = next(r for r in rows if r["problem"] == "CP-2" and r["checkpoint"] == "c1")
     assert thin["alpha"] == "" and TOO_FEW_DOUBLE in thin["note"]
@@ -199,3 +202,48 @@ def test_the_api_gives_the_pages_figures(api_client_for):
     assert c2["percent_agreement"] == 0.0 and "ambiguous" in c2["flags"]
     assert len(c2["alpha_ci"]) == 2
     assert second["checkpoints"][0]["agreement_note"] == TOO_FEW_DOUBLE
+
+
+@pytest.mark.django_db
+def test_the_export_writes_the_checkpoints_file_with_its_manifest_entry_and_card(tmp_path):
+    """A dataset export carries the checkpoint figures beside its data: a CSV with the page's
+    rows, listed in the manifest (rows, checksum) and explained in the card; a campaign whose
+    grades used no scheme writes none and the card says so."""
+    import hashlib
+    import json
+
+    from exports.formats import ExportOptions
+    from exports.services import dataset_write
+    from exports.services.datasets import checkpoints_path, companion_paths
+    from tests.annotation.factories import CampaignFactory, ItemFactory
+
+    campaign = checkpoint_campaign()
+    out = tmp_path / "dv.jsonl"
+    manifest = dataset_write(
+        campaign=campaign, fmt="dv", file_type="jsonl", options=ExportOptions(), out=out
+    )
+    path = checkpoints_path(out)
+    rows = list(csv.DictReader(io.StringIO(path.read_text())))
+    assert len(rows) == 6 and manifest["checkpoints"]["rows"] == 6  # 2 scheme versions x 3
+    assert manifest["checkpoints"]["file"] == path.name == "dv.jsonl.checkpoints.csv"
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert manifest["files"][path.name]["sha256"] == digest
+    c1 = next(r for r in rows if r["problem"] == "CP-1" and r["checkpoint"] == "c1")
+    assert float(c1["percent_agreement"]) == 1.0 and float(c1["discrimination"]) > 0.9
+    c2 = next(r for r in rows if r["problem"] == "CP-1" and r["checkpoint"] == "c2")
+    assert "ambiguous" in c2["flags"]
+    assert next(r for r in rows if r["problem"] == "CP-2")["note"].startswith("too few")
+    manifest_path, card_path = companion_paths(out)
+    assert json.loads(manifest_path.read_text())["checkpoints"]["sha256"] == digest
+    card = card_path.read_text()
+    assert "## Checkpoints" in card and f"`{path.name}` (6 rows" in card
+    assert "| `discrimination` |" in card
+
+    plain = CampaignFactory(scale="0-7")
+    ItemFactory(campaign=plain)  # no grade used a scheme
+    other = tmp_path / "plain.jsonl"
+    manifest = dataset_write(
+        campaign=plain, fmt="dv", file_type="jsonl", options=ExportOptions(), out=other
+    )
+    assert manifest["checkpoints"] is None and not checkpoints_path(other).exists()
+    assert "No checkpoints file" in companion_paths(other)[1].read_text()

@@ -121,12 +121,12 @@ def test_submit_with_next_returns_the_next_item_in_one_round_trip(
     api = api_client_for(expert)
     leased = api.post(f"/api/v1/campaigns/{campaign.slug}/next/").json()["item"]["id"]
     # token and roles 1; the item with its campaign, membership and whether the expert holds
-    # other open work 1; the submission 13 (in its savepoint: the item's lock, then its read;
-    # the grade with the expert's progress counter; the first grade
+    # other open work 1; the submission 14 (in its savepoint: the item's lock, then its read;
+    # the expert's progress counter, then the grade; the first grade
     # freezes the scheme: 5 of them; the assignment done; the item's evaluation read with its
     # judgements, then its label's upsert); the lease 4 (no look for open work: the first read
     # said); the next item 1 (its assignment and campaign known).
-    with django_assert_max_num_queries(20):
+    with django_assert_max_num_queries(21):
         answer = api.post(f"/api/v1/items/{leased}/submit/?next=1", {"score": 3}, format="json")
     assert answer.status_code == 200, answer.json()
     body = answer.json()

@@ -97,7 +97,7 @@ def test_campaign_create_defaults_and_clear_errors(admin_user):
     assert len(campaign.error_taxonomy) == 11
     assert campaign.members.get().role == "admin"
     with pytest.raises(services.CampaignError, match="scale"):
-        services.campaign_create(name="Bad", created_by=admin_user, scale="0-10")
+        services.campaign_create(name="Bad", created_by=admin_user, scale="0-10.5")
     with pytest.raises(services.CampaignError, match="exists already"):
         services.campaign_create(name="Pilot round", created_by=admin_user)
     with pytest.raises(services.CampaignError, match="line 2"):

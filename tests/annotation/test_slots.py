@@ -13,6 +13,9 @@ from annotation.slots import (
     assignment_open_sql,
     item_open,
     item_open_sql,
+    lease_is_live,
+    lease_live,
+    lease_live_sql,
     slot_taken,
     slot_taken_sql,
 )
@@ -48,6 +51,33 @@ def test_the_taken_slot_fragment_and_its_orm_twin_agree():
         f"SELECT a.id FROM annotation_assignment a WHERE {slot_taken_sql('a')}", now
     )
     assert by_orm == by_sql == set(made[:2])
+
+
+def test_the_live_lease_forms_agree():
+    now = timezone.now()
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign)
+    made = [
+        Assignment.objects.create(
+            item=item, expert=expert_in(campaign), status=status, leased_until=until
+        )
+        for status, until in [
+            (AssignmentStatus.ACTIVE, now + timedelta(minutes=5)),  # live
+            (AssignmentStatus.ACTIVE, now - timedelta(seconds=1)),  # expired
+            (AssignmentStatus.DONE, now + timedelta(minutes=5)),  # submitted: no lease
+            (AssignmentStatus.RELEASED, now + timedelta(minutes=5)),  # given back
+        ]
+    ]
+    by_orm = set(Assignment.objects.filter(lease_live(now)).values_list("pk", flat=True))
+    by_relation = set(
+        Item.objects.filter(lease_live(now, prefix="assignments__")).values_list("pk", flat=True)
+    )
+    by_sql = ids_by_sql(
+        f"SELECT a.id FROM annotation_assignment a WHERE {lease_live_sql('a')}", now
+    )
+    by_instance = {a.pk for a in made if lease_is_live(a, now)}
+    assert by_orm == by_sql == by_instance == {made[0].pk}
+    assert by_relation == {item.pk}
 
 
 def test_the_open_item_fragment_and_its_orm_twin_agree():

@@ -1,12 +1,14 @@
 """Browser flow of the rater model's measured calibration on the agreement page: a campaign
 double-scored on 40% of its proofs shows the model chosen by held-out calibration, the
 reliability diagram (inline SVG) and the calibration error with its interval; a campaign with
-one expert and six gold items says in words that there is too little evidence."""
+one expert and six gold items says in words that there is too little evidence, after its fit
+button queued the refit (the page polls the refit's state and reloads when it lands)."""
 
 import pytest
 
-from estimation.models import RaterModelFit
+from estimation.models import RaterModelFit, RaterModelRefit
 from estimation.services.confidence import campaign_rater_model_fit
+from estimation.services.refit import rater_model_refit_run
 from tests.estimation.factories import simulated_campaign
 from tests.exports.factories import graded_by_experts_and_graders
 
@@ -35,15 +37,25 @@ def test_the_agreement_page_draws_the_reliability_diagram_and_states_the_error(
     assert_accessible(page)
 
 
-def test_too_little_evidence_is_said_in_words_after_a_fit_from_the_page(
+def test_the_fit_button_queues_the_refit_and_the_page_reloads_when_it_lands(
     page, live_server, login, admin_user, assert_accessible
 ):
     campaign = graded_by_experts_and_graders()
+    RaterModelRefit.objects.filter(campaign=campaign).delete()  # the factory's own changes
     login(page, admin_user)
     page.goto(f"{live_server.url}/adjudication/campaigns/{campaign.slug}/agreement/")
     page.click("button:has-text('Fit the rater model')")
-    page.wait_for_selector("#calibration-words")
+    # htmx swaps the fit's state in: queued, the button disabled; the request fitted nothing
+    page.wait_for_selector("#fit-status[data-state='queued'] button[disabled]")
+    assert "refit queued" in page.inner_text("#fit-age")
+    assert not RaterModelFit.objects.filter(campaign=campaign).exists()
+    assert_accessible(page)
+    # the worker runs the refit; the page's poll sees it land and reloads with the new fit
+    refit = RaterModelRefit.objects.get(campaign=campaign, status="pending")
+    rater_model_refit_run(refit_id=refit.pk)
+    page.wait_for_selector("#calibration-words", timeout=15_000)
     assert RaterModelFit.objects.filter(campaign=campaign).count() == 1
+    assert page.locator("#fit-status[data-state='current']").count() == 1
     words = page.inner_text("#calibration-words")
     assert "Too little evidence to state a calibration error: 6 held-out cases" in words
     assert page.locator("#reliability").count() == 0

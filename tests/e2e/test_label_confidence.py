@@ -1,12 +1,14 @@
 """Browser flow of label confidence and scores with intervals: the admin opens the agreement page
-(no model yet), fits the rater model with a double click (one fit), reads each rater's confusion
+(no model yet), queues the rater model's refit with a double click (one refit, run by the
+worker; the page reloads when it lands), reads each rater's confusion
 heat map, opens the labels page; then the scores page: a bad width with Enter is named, a good
 one shows the intervals and their plot, back returns to the agreement page."""
 
 import pytest
 
 from adjudication.models import FinalLabel
-from estimation.models import RaterModelFit
+from estimation.models import RaterModelFit, RaterModelRefit
+from estimation.services.refit import rater_model_refit_run
 from tests.exports.factories import graded_by_experts_and_graders
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -16,14 +18,20 @@ def test_admin_fits_the_rater_model_and_reads_scores_with_intervals(
     page, live_server, login, admin_user, screenshot_dir, assert_accessible
 ):
     campaign = graded_by_experts_and_graders()
+    RaterModelRefit.objects.filter(campaign=campaign).delete()  # the factory's own changes
     login(page, admin_user)
     page.goto(f"{live_server.url}/adjudication/campaigns/{campaign.slug}/agreement/")
     page.wait_for_selector("text=No rater model fitted yet")
     assert_accessible(page)
 
-    # a double click fits once and lands on the page with the model
+    # a double click queues one refit (the second press joins it); the worker fits and the
+    # page, polling the refit's state, reloads with the model
     page.dblclick("button:has-text('Fit the rater model')")
-    page.wait_for_selector("#rater-confusions svg")
+    page.wait_for_selector("#fit-status[data-state='queued']")
+    (refit,) = RaterModelRefit.objects.filter(campaign=campaign)
+    assert not RaterModelFit.objects.filter(campaign=campaign).exists()
+    rater_model_refit_run(refit_id=refit.pk)
+    page.wait_for_selector("#rater-confusions svg", timeout=15_000)
     page.wait_for_load_state("networkidle")
     assert RaterModelFit.objects.filter(campaign=campaign).count() == 1
     assert page.locator("#rater-confusions .card").count() == 3

@@ -14,10 +14,13 @@ from django.urls import reverse
 from adjudication.models import FinalLabel
 from adjudication.services.labels import final_label_set
 from annotation.models import Item
-from estimation.models import RaterModelFit
+from estimation.models import RaterModelFit, RaterModelRefit
 from estimation.routing.services import campaign_routing_set
 from estimation.services.confidence import campaign_rater_model_fit, rater_model_store
 from estimation.services.intervals import campaign_score_intervals
+from estimation.services.refit import rater_model_refit_run
+from jobs.models import JobStatus
+from jobs.services import task_by_name
 from tests.annotation.factories import CampaignFactory, ItemFactory
 from tests.exports.factories import graded_by_experts_and_graders
 from tests.factories import UserFactory
@@ -90,9 +93,9 @@ def test_agreement_page_and_api_show_the_confidence_and_each_raters_matrix(
     client.force_login(admin)
     page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
     assert "No rater model fitted yet" in page
-    response = client.post(reverse("exports:rater_model_fit", args=[campaign.slug]), follow=True)
-    page = response.content.decode()
-    assert "Rater model fitted over" in page and 'id="rater-confusions"' in page
+    campaign_rater_model_fit(campaign_id=campaign.pk)  # what the queued refit does, in a worker
+    page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
+    assert 'id="rater-confusions"' in page
     assert page.count('rater-confusion"') == 3 and "overconfident" in page
     labels = client.get(reverse("adjudication:labels", args=[campaign.slug])).content.decode()
     assert "Confidence" in labels
@@ -100,8 +103,71 @@ def test_agreement_page_and_api_show_the_confidence_and_each_raters_matrix(
     model = body["rater_model"]
     assert model["with_confidence"] == 24 and len(model["raters"]) == 3
     assert len(model["raters"][0]["confusion"]) == 3
-    refit = api_client_for(admin).post(reverse("api-rater-model-fit", args=[campaign.slug]))
-    assert refit.status_code == 200 and refit.json()["labels"] == 24
+
+
+def _refit_messages(monkeypatch) -> list:
+    """The refit task's messages, recorded instead of sent (no worker here): [(args, countdown)]."""
+    found = []
+    task = type(task_by_name("estimation.rater_model_refit"))
+    monkeypatch.setattr(
+        task,
+        "apply_async",
+        lambda self, args, countdown=None, **kw: found.append((args, countdown)),
+    )
+    return found
+
+
+def test_the_fit_button_and_api_queue_the_debounced_refit_and_never_fit_in_the_request(
+    client, api_client_for, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    settings.RATER_MODEL_REFIT_DEBOUNCE_SECONDS = 7
+    sent = _refit_messages(monkeypatch)
+    campaign = graded_by_experts_and_graders()
+    RaterModelRefit.objects.filter(campaign=campaign).delete()  # the factory's own changes
+    admin = UserFactory(roles=["admin"])
+    client.force_login(admin)
+    url = reverse("exports:rater_model_fit", args=[campaign.slug])
+    dashboard = reverse("adjudication:dashboard", args=[campaign.slug])
+
+    # a plain form post: queued, back to the page, which says so and polls
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, follow=True)
+    page = response.content.decode()
+    assert "Refit queued: it runs in the background" in page
+    assert not RaterModelFit.objects.filter(campaign=campaign).exists()  # nothing fitted here
+    refit = RaterModelRefit.objects.get(campaign=campaign)
+    assert (refit.status, refit.reason) == (JobStatus.PENDING, "asked by an admin")
+    assert sent == [((refit.pk,), 7)]  # the same debounced job a change queues
+    assert 'data-state="queued"' in page and 'hx-trigger="every 2s"' in page
+    assert "Refit queued</button>" in page and "disabled" in page
+
+    # htmx: the button's answer is the fit's state alone; a second press joins the waiting refit
+    with django_capture_on_commit_callbacks(execute=True):
+        fragment = client.post(url, headers={"HX-Request": "true"})
+    body = fragment.content.decode()
+    assert fragment.status_code == 200 and body.startswith('<div id="fit-status"')
+    assert "refit queued" in body and "<h2" not in body
+    assert RaterModelRefit.objects.get(campaign=campaign).changes == 2 and len(sent) == 1
+
+    # the poll while it runs, then after it landed: htmx is asked to reload the page
+    RaterModelRefit.objects.filter(pk=refit.pk).update(status=JobStatus.RUNNING)
+    poll = client.get(dashboard, {"fit_status": "1"}, headers={"HX-Request": "true"})
+    assert 'data-state="running"' in poll.content.decode() and "HX-Refresh" not in poll
+    assert "Fitting" in poll.content.decode()
+    rater_model_refit_run(refit_id=refit.pk)
+    poll = client.get(dashboard, {"fit_status": "1"}, headers={"HX-Request": "true"})
+    assert poll["HX-Refresh"] == "true" and 'data-state="current"' in poll.content.decode()
+    assert "hx-trigger" not in poll.content.decode()
+    assert client.get(dashboard, {"fit_status": "maybe"}).status_code == 400
+
+    # the API: 202 with the refit's state, no fit in the request
+    fitted_at = RaterModelFit.objects.get(campaign=campaign).fitted_at
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api_client_for(admin).post(reverse("api-rater-model-fit", args=[campaign.slug]))
+    assert answer.status_code == 202
+    assert answer.json()["state"] == "queued" and answer.json()["refit"] is not None
+    assert "refit queued" in answer.json()["fit_age"]
+    assert RaterModelFit.objects.get(campaign=campaign).fitted_at == fitted_at
     expert = UserFactory(roles=["expert"])
     assert (
         api_client_for(expert)
@@ -269,3 +335,79 @@ def test_a_fit_made_before_calibration_was_measured_says_so(campaign, client):
     client.force_login(UserFactory(roles=["admin"]))
     page = client.get(reverse("adjudication:dashboard", args=[campaign.slug])).content.decode()
     assert "made before calibration was measured" in page
+
+
+def test_the_automatic_posteriors_routing_reads_are_tempered_as_the_labels_are(campaign):
+    """Routing and adaptive double-scoring read a proof's posterior from its automatic
+    judgements alone; a fit that softened (or sharpened) its posteriors by a temperature
+    softens these too, so routing reads the same confidence the labels state."""
+    import numpy as np
+
+    from estimation.services.confidence import automatic_posteriors
+
+    campaign_rater_model_fit(campaign_id=campaign.pk)
+    proof_ids = list(Item.objects.filter(campaign=campaign).values_list("proof_id", flat=True))
+    RaterModelFit.objects.filter(campaign=campaign).update(temperature=1.0)
+    plain = automatic_posteriors(campaign, proof_ids)
+    assert plain
+    RaterModelFit.objects.filter(campaign=campaign).update(temperature=2.0)
+    soft = automatic_posteriors(campaign, proof_ids)
+    assert soft.keys() == plain.keys()
+    for proof_id, found in plain.items():
+        expected = np.sqrt(np.clip(found.posterior, 1e-10, None))  # posterior^(1/2), normalised
+        expected /= expected.sum()
+        np.testing.assert_allclose(soft[proof_id].posterior, expected, atol=1e-9)
+        assert soft[proof_id].verifier_class == found.verifier_class
+    sharp = plain[next(iter(plain))].posterior
+    assert max(soft[next(iter(plain))].posterior) <= max(sharp) + 1e-12
+
+
+def test_confidences_too_few_cases_back_are_marked_unchecked_on_pages_api_and_card(
+    campaign, client, api_client_for, tmp_path
+):
+    """Six held-out cases cannot measure a calibration: the agreement, labels and case pages,
+    the API and the export's manifest and card state the caveat beside the confidences; once
+    enough cases back them, none of them does."""
+    import json
+
+    from exports.formats import ExportOptions
+    from exports.services import dataset_write
+    from exports.services.datasets import companion_paths
+
+    campaign_rater_model_fit(campaign_id=campaign.pk)
+    fit = RaterModelFit.objects.get(campaign=campaign)
+    assert not fit.calibration["enough"] and fit.calibration["cases"] == 6
+    admin = UserFactory(roles=["admin"])
+    client.force_login(admin)
+    agreement = reverse("adjudication:dashboard", args=[campaign.slug])
+    labels = reverse("adjudication:labels", args=[campaign.slug])
+    for url in (agreement, labels):
+        page = client.get(url).content.decode()
+        assert 'id="confidence-caveat"' in page and "Unchecked: 6 held-out cases" in page
+        assert ">unchecked</span>" in page
+    body = api_client_for(admin).get(reverse("api-campaign-agreement", args=[campaign.slug]))
+    model = body.json()["rater_model"]
+    assert model["confidence_checked"] is False
+    assert "not as probabilities" in model["confidence_caveat"]
+    out = tmp_path / "dv.jsonl"
+    manifest = dataset_write(
+        campaign=campaign, fmt="dv", file_type="jsonl", options=ExportOptions(), out=out
+    )
+    found = manifest["label_confidence"]
+    assert found["checked"] is False and found["heldout_cases"] == 6 and found["ece"] is None
+    manifest_path, card_path = companion_paths(out)
+    assert json.loads(manifest_path.read_text())["label_confidence"]["caveat"] == found["caveat"]
+    card = card_path.read_text()
+    assert "## Label confidence" in card and "**Unchecked: 6 held-out cases" in card
+
+    # enough held-out cases (as a larger campaign has): checked, and no caveat anywhere
+    calibration = dict(fit.calibration, enough=True, cases=40, ece=0.031, ece_low=0.01)
+    RaterModelFit.objects.filter(pk=fit.pk).update(calibration=dict(calibration, ece_high=0.06))
+    for url in (agreement, labels):
+        page = client.get(url).content.decode()
+        assert 'id="confidence-caveat"' not in page and ">unchecked</span>" not in page
+    body = api_client_for(admin).get(reverse("api-campaign-agreement", args=[campaign.slug]))
+    assert body.json()["rater_model"]["confidence_checked"] is True
+    dataset_write(campaign=campaign, fmt="dv", file_type="jsonl", options=ExportOptions(), out=out)
+    card = companion_paths(out)[1].read_text()
+    assert "Expected calibration error 0.031 [0.010, 0.060]" in card and "Unchecked" not in card

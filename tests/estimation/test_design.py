@@ -93,6 +93,33 @@ def test_scores_weight_the_routed_labels_and_say_what_they_assume(campaign):
     assert row.designs[ItemDesign.NOT_CHOSEN] == 12
 
 
+def test_an_interval_past_an_end_of_the_scale_is_cut_to_it_and_says_so(campaign):
+    """Labels piled on the top of 0-7 (one 4 among 7s) make a t interval reaching past 7: it is
+    cut to 0-7 (no mean lies outside, so the cut keeps the coverage) and the line says so; an
+    interval inside the range is left alone."""
+    for n, item in enumerate(Item.objects.filter(campaign=campaign).order_by("pk")):
+        value = Decimal(4) if n == 0 else Decimal(7)
+        final_label_set(item=item, value=value, source="single", policy="test", grade_ids=[])
+    (row,) = campaign_score_intervals(campaign=campaign, width=1)
+    assert row.human.clipped and row.human.high == 7.0 and row.human.low < row.human.mean < 7
+    assert "Cut to the scale's range 0-7" in row.human_assumes
+    assert row.as_dict()["human"]["clipped"] is True
+    label_chosen(campaign)  # values 0-7 spread: nothing to cut
+    (row,) = campaign_score_intervals(campaign=campaign, width=1)
+    assert not row.human.clipped and "Cut to" not in row.human_assumes
+
+
+def test_clipping_keeps_an_interval_inside_the_range_and_none_as_none():
+    from adjudication.estimators import DesignInterval, clipped_to
+
+    inside = DesignInterval(mean=3.0, low=2.0, high=4.0, n=5, sd=1.0, clusters=5)
+    assert clipped_to(inside, 0.0, 7.0) is inside
+    past = DesignInterval(mean=-0.2, low=-1.0, high=0.6, n=5, sd=1.0, clusters=5, lam=0.5)
+    cut = clipped_to(past, 0.0, 7.0)
+    assert (cut.mean, cut.low, cut.high, cut.clipped, cut.sd) == (0.0, 0.0, 0.6, True, 1.0)
+    assert clipped_to(None, 0.0, 7.0) is None
+
+
 def test_no_random_share_no_interval_and_the_reason(campaign, client):
     campaign_routing_set(
         campaign=campaign,

@@ -99,3 +99,55 @@ def test_equal_probabilities_are_unweighted_and_unknown_ones_are_named():
     Item.objects.filter(campaign=campaign).update(double_probability=None)
     found = campaign_agreement(campaign, n_resamples=20)
     assert not found.weighted and "3 double-scored item(s) have no known" in found.weighting
+
+
+def test_the_figures_per_pair_and_per_week_are_weighted_by_the_design_too():
+    """Each pair's and each week's figures are Hajek estimates over their own items (1 / each
+    item's probability of being double-scored), checked against scikit-learn's weighted kappa;
+    the words say so."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    campaign = CampaignFactory(scale="0-7", double_share=Decimal("0"))
+    items_create_from_selection(campaign=campaign, proofs=proofs(0, 8), required_judgements=2)
+    items = list(Item.objects.filter(campaign=campaign).order_by("pk"))
+    probability = [0.5, 0.25, 1.0, 0.2, 0.5, 0.25, 1.0, 0.4]
+    scores = [(3, 3), (4, 6), (0, 2), (7, 7), (5, 4), (1, 1), (2, 5), (6, 6)]
+    for item, p in zip(items, probability, strict=True):
+        item.double_design, item.double_probability = DoubleDesign.ADAPTIVE, p
+        item.save()
+    a, b, c = (UserFactory(roles=["expert"], username=n) for n in ("ann", "bob", "cyd"))
+    late = timezone.now()
+    early = late - timedelta(days=14)
+    for n, (item, (x, y)) in enumerate(zip(items, scores, strict=True)):
+        grade(item, a, x)
+        grade(item, b if n < 5 else c, y)  # pair ann-bob on items 0-4, ann-cyd on 5-7
+        # the even items judged two weeks before the odd ones
+        Grade.objects.filter(item=item).update(submitted_at=early if n % 2 == 0 else late)
+    found = campaign_agreement(campaign, n_resamples=20)
+    assert found.weighted and "per pair of experts and per week are weighted" in found.weighting
+
+    def kappa(rows):
+        return cohen_kappa_score(
+            [scores[n][0] for n in rows],
+            [scores[n][1] for n in rows],
+            labels=list(range(8)),
+            weights="quadratic",
+            sample_weight=[1 / probability[n] for n in rows],
+        )
+
+    def exact(rows):
+        weight = [1 / probability[n] for n in rows]
+        hits = [w for w, n in zip(weight, rows, strict=True) if scores[n][0] == scores[n][1]]
+        return sum(hits) / sum(weight)
+
+    pairs = {row["experts"]: row["figures"] for row in found.pairs}
+    for key, rows in ((("ann", "bob"), range(5)), (("ann", "cyd"), range(5, 8))):
+        assert pairs[key].values["exact"] == pytest.approx(exact(list(rows)))
+        assert pairs[key].values["kappa"] == pytest.approx(kappa(list(rows)), abs=1e-12)
+    early_week, late_week = found.weeks
+    assert early_week["figures"].values["exact"] == pytest.approx(exact([0, 2, 4, 6]))
+    assert late_week["figures"].values["kappa"] == pytest.approx(kappa([1, 3, 5, 7]), abs=1e-12)
+    unweighted = sum(scores[n][0] == scores[n][1] for n in (0, 2, 4, 6)) / 4
+    assert early_week["figures"].values["exact"] != pytest.approx(unweighted)

@@ -109,6 +109,7 @@ def test_an_interrupted_job_left_nothing_complete_and_a_rerun_completes(db, medi
     assert sorted(p.name for p in (Path(media) / job.file).parent.iterdir()) == [
         "golden-pilot-dv.csv",
         "golden-pilot-dv.csv.README.md",
+        "golden-pilot-dv.csv.checkpoints.csv",  # its grades used a scheme's checklist
         "golden-pilot-dv.csv.manifest.json",
     ]
     again = export_run(job_id=job.pk)  # idempotent: a finished job is left alone
@@ -121,10 +122,12 @@ def test_an_interrupted_job_left_nothing_complete_and_a_rerun_completes(db, medi
         ("manifest", "golden-pilot-dv.manifest.json"),
         ("card", "golden-pilot-dv.README.md"),
         ("data", "golden-pilot-dv.csv"),
+        ("checkpoints", "golden-pilot-dv.csv.checkpoints.csv"),
     ):
         handle, served = export_file_open(job, part)
         handle.close()
         assert served == name
+    assert job.manifest["checkpoints"]["file"] == "golden-pilot-dv.csv.checkpoints.csv"
 
 
 def test_only_admins_may_export_names(db):
@@ -185,6 +188,7 @@ def test_command_writes_data_manifest_and_card(db, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "pb.jsonl",
         "pb.jsonl.README.md",
+        "pb.jsonl.checkpoints.csv",
         "pb.jsonl.manifest.json",
     ]
     with pytest.raises(CommandError, match="no campaign with slug 'nope'"):

@@ -124,7 +124,7 @@ def test_one_definition_of_kappa_confusion_and_bias():
 def test_spearman_without_ties_is_refgraders_formula():
     x, y = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
     d2 = sum((a - b) ** 2 for a, b in zip(x, y, strict=True))
-    assert m.spearman(x, y) == pytest.approx(1 - 6 * d2 / (5 * (25 - 1)))
+    assert agreement.spearman(x, y) == pytest.approx(1 - 6 * d2 / (5 * (25 - 1)))
 
 
 def test_confusion_matrix_reads_means_as_the_nearest_category_halfway_lower():

@@ -1,0 +1,92 @@
+"""Hand-written SQL's names and rows. A statement names a model's table and columns through a
+`Table`, which takes them from the model's `_meta` (public API: `db_table`,
+`get_field(...).column`), so that a renamed table or column (`db_table`, `db_column`) changes the
+SQL with it and a name the model lacks fails at import, not in production; its rows become model
+instances converted as the ORM converts its own (`columns`, `model_from_row`: JSON and decimals),
+so that the hot reads join in one statement what the ORM would compile at a higher CPU cost and
+still hand out models.
+
+    a = Table(Assignment, "a")
+    f"SELECT {a.id} FROM {a} WHERE {a.item_id} = %s"   # a."id" ... "annotation_assignment" a
+    Table(Assignment).status                            # "status", for SET and INSERT lists
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from django.core.exceptions import FieldDoesNotExist
+from django.db import connection
+
+
+class Table:
+    """`model`'s table in a statement, under `alias` (or none). `str(table)` is the quoted table
+    and its alias; `table.<name>` (a field's name or attname) is its quoted column, qualified by
+    the alias when there is one (so `Table(model)` gives the bare table and bare columns)."""
+
+    __slots__ = ("_model", "_alias")
+
+    def __init__(self, model, alias: str | None = None) -> None:
+        self._model, self._alias = model, alias
+
+    def __str__(self) -> str:
+        table = connection.ops.quote_name(self._model._meta.db_table)
+        return f"{table} {self._alias}" if self._alias else table
+
+    def __getattr__(self, field: str) -> str:
+        try:
+            column = self._model._meta.get_field(field).column
+        except FieldDoesNotExist:
+            raise AttributeError(f"{self._model.__name__} has no column {field!r}") from None
+        quoted = connection.ops.quote_name(column)
+        return f"{self._alias}.{quoted}" if self._alias else quoted
+
+
+@cache
+def _stored_fields(model) -> tuple:
+    """The fields of `model` that are columns of its table, in the model's order (the public
+    `_meta.get_fields()`, narrowed to the concrete ones but many-to-many: the order
+    `Model.from_db` takes)."""
+    return tuple(f for f in model._meta.get_fields() if f.concrete and not f.many_to_many)
+
+
+def _in_model_order(model, attnames) -> tuple[str, ...]:
+    wanted = set(attnames)
+    return tuple(f.attname for f in _stored_fields(model) if f.attname in wanted)
+
+
+@cache
+def columns(model, alias: str, attnames: tuple[str, ...] | None = None) -> tuple[tuple, str]:
+    """The attnames of `model` in the model's order (all its concrete columns unless given) and
+    the SQL list that selects them from the table aliased `alias`, in that order."""
+    fields = _stored_fields(model)
+    names = _in_model_order(model, attnames or [f.attname for f in fields])
+    column = {f.attname: f.column for f in fields}
+    return names, ", ".join(f"{alias}.{connection.ops.quote_name(column[n])}" for n in names)
+
+
+@cache
+def _converters(model, attnames: tuple[str, ...]) -> list[tuple]:
+    """Per column: the backend's and the field's converters, as the SQL compiler applies them."""
+    by_attname = {f.attname: f for f in _stored_fields(model)}
+    found = []
+    for name in attnames:
+        column = by_attname[name].get_col(model._meta.db_table)
+        found.append(
+            (
+                column,
+                connection.ops.get_db_converters(column) + column.get_db_converters(connection),
+            )
+        )
+    return found
+
+
+def model_from_row(model, attnames: tuple[str, ...], values) -> object:
+    """An instance of `model` from `values` of its columns `attnames`, given in the model's
+    order as `columns` lists them (the other columns load on first use, as with `only()`)."""
+    converted = []
+    for value, (column, converters) in zip(values, _converters(model, attnames), strict=True):
+        for convert in converters:
+            value = convert(value, column, connection)
+        converted.append(value)
+    return model.from_db(connection.alias, list(attnames), converted)
