@@ -69,9 +69,13 @@ def checkpoints_write(*, campaign: Campaign, path: Path) -> dict | None:
     a scheme's checklist."""
     import csv
 
-    from adjudication.checkpoints import CSV_COLUMNS, campaign_checkpoint_figures_cached, csv_rows
+    from adjudication.checkpoints import (
+        CSV_COLUMNS,
+        campaign_checkpoint_figures_cached,
+        checkpoint_csv_rows,
+    )
 
-    rows = csv_rows(campaign_checkpoint_figures_cached(campaign))
+    rows = checkpoint_csv_rows(campaign_checkpoint_figures_cached(campaign))
     if not rows:
         return None
     text = io.StringIO()
