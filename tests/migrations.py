@@ -14,8 +14,12 @@ def migrate(targets=None) -> MigrationExecutor:
 
 def models_before(before: list[tuple[str, str | None]]):
     """Migrates back to `before` (the old app's last migration before a move, then the new app's
-    `None`) and gives the models as they were then, every other app as it is today."""
-    graph = migrate(before).loader.graph
-    moved = {app for app, _ in before}
-    nodes = [node for node in graph.leaf_nodes() if node[0] not in moved] + [before[0]]
-    return MigrationExecutor(connection).loader.project_state(nodes).apps
+    `None`) and gives the models as the database then holds them: the state of every migration
+    still applied (a later migration of another app that needs what `before` undoes is undone
+    with it, and its models are those of before too)."""
+    migrate(before)
+    executor = MigrationExecutor(connection)
+    applied = [
+        node for node in executor.loader.applied_migrations if node in executor.loader.graph.nodes
+    ]
+    return executor.loader.project_state(applied).apps

@@ -204,14 +204,16 @@ def test_web_and_worker_in_separate_folders_share_files_only_through_storage(
     finally:
         stop(web)
         stop(worker)
-    # The export's three files are on the shared volume, nowhere else; the upload was read
-    # there by the worker and removed when its job ended (the retention rule).
+    # The export's files (its grades used a scheme's checklist, so the checkpoint figures go
+    # beside the data) are on the shared volume, nowhere else; the upload was read there by the
+    # worker and removed when its job ended (the retention rule).
     stored = files_in(shared)
     assert not [name for name in stored if name.endswith("rows.jsonl")]
     assert {Path(name).name for name in stored if name.startswith("exports/")} == {
         "deploy-pilot-dv.jsonl",
         "deploy-pilot-dv.jsonl.manifest.json",
         "deploy-pilot-dv.jsonl.README.md",
+        "deploy-pilot-dv.jsonl.checkpoints.csv",
     }
     for machine in ("web-machine", "worker-machine"):
         local = files_in(tmp_path / machine)

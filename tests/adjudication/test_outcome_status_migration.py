@@ -6,14 +6,12 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from adjudication.models import LabellingOutcome
-from tests.migrations import migrate, models_before
 
 BEFORE = [("adjudication", "0010_verdict_only_from_a_kept_contract")]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_old_outcomes_become_a_status_and_a_decision():
-    old = models_before(BEFORE)
+def test_old_outcomes_become_a_status_and_a_decision(migrations):
+    old = migrations.models_before(BEFORE)
     endpoint = old.get_model("rubrics", "LLMEndpoint").objects.create(
         name="v", base_url="http://127.0.0.1:1/v1", model="v"
     )
@@ -31,7 +29,7 @@ def test_old_outcomes_become_a_status_and_a_decision():
         )
         ids[state] = Outcome.objects.create(run=run, proof=proof, outcome=state).pk
 
-    migrate()
+    migrations.migrate()
 
     found = {
         state: LabellingOutcome.objects.values_list("status", "decision").get(pk=pk)

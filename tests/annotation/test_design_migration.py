@@ -5,17 +5,13 @@ design as the campaign's uniform share."""
 
 from decimal import Decimal
 
-import pytest
-
 from annotation.models import Item
-from tests.migrations import migrate, models_before
 
 BEFORE = [("annotation", "0012_grade_origin_assignment_passed")]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_items_made_before_designs_get_one_that_tells_the_truth():
-    old = models_before(BEFORE)
+def test_items_made_before_designs_get_one_that_tells_the_truth(migrations):
+    old = migrations.models_before(BEFORE)
     Campaign = old.get_model("annotation", "Campaign")
     OldItem = old.get_model("annotation", "Item")
     problem = old.get_model("problems", "Problem").objects.create(external_id="P1", statement="s")
@@ -36,7 +32,7 @@ def test_items_made_before_designs_get_one_that_tells_the_truth():
         "routed": OldItem.objects.create(campaign=routed, proof=proofs[2], route_rank=1).pk,
     }
 
-    migrate()
+    migrations.migrate()
 
     found = {name: Item.objects.get(pk=pk) for name, pk in ids.items()}
     assert (found["plain"].design, found["plain"].inclusion_probability) == ("all", 1.0)

@@ -4,17 +4,13 @@ and a retake there, migrate forwards, and read them through today's models (both
 
 from decimal import Decimal
 
-import pytest
-
 from calibration.models import CalibrationPass, CalibrationRequirement, CalibrationRetake
-from tests.migrations import migrate
 
 BEFORE = [("annotation", "0009_grade_version"), ("calibration", "0002_expert_retakes")]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_gate_keeps_its_rows_when_it_moves_to_calibration():
-    old = migrate(BEFORE).loader.project_state(BEFORE).apps
+def test_the_gate_keeps_its_rows_when_it_moves_to_calibration(migrations):
+    old = migrations.migrate(BEFORE).loader.project_state(BEFORE).apps
     user = old.get_model("auth", "User").objects.create(username="ada")
     campaign_model = old.get_model("annotation", "Campaign")
     campaign = campaign_model.objects.create(slug="main", name="Main")
@@ -29,7 +25,7 @@ def test_the_gate_keeps_its_rows_when_it_moves_to_calibration():
         requirement=requirement, expert=user, round=round, replaces=round
     )
 
-    migrate()
+    migrations.migrate()
 
     moved = CalibrationRequirement.objects.get(pk=requirement.pk)
     assert (moved.campaign.slug, moved.round.slug, moved.min_items) == ("main", "round", 2)

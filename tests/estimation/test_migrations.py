@@ -2,24 +2,21 @@
 on the table it had: migrate back to before the move, store a fit there, migrate forwards, and
 read it through today's model."""
 
-import pytest
 from django.utils import timezone
 
 from estimation.models import RaterModelFit
-from tests.migrations import migrate, models_before
 
 BEFORE = [("adjudication", "0007_job_status_one_vocabulary"), ("estimation", None)]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_fit_keeps_its_row_when_it_moves_to_estimation():
-    old = models_before(BEFORE)
+def test_the_fit_keeps_its_row_when_it_moves_to_estimation(migrations):
+    old = migrations.models_before(BEFORE)
     campaign = old.get_model("annotation", "Campaign").objects.create(slug="main", name="Main")
     fit = old.get_model("adjudication", "RaterModelFit").objects.create(
         campaign=campaign, classes=["0", "1"], priors=[0.5, 0.5], items=3, fitted_at=timezone.now()
     )
 
-    migrate()
+    migrations.migrate()
 
     moved = RaterModelFit.objects.get(pk=fit.pk)
     assert (moved.campaign.slug, moved.classes, moved.items) == ("main", ["0", "1"], 3)

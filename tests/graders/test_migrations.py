@@ -2,17 +2,13 @@
 tables they had: migrate back to before the move, write an evaluation, a prediction and a failure
 there, migrate forwards, and read them through today's models."""
 
-import pytest
-
 from graders.models import GraderEvaluation, GraderPrediction, GraderPredictionFailure
-from tests.migrations import migrate, models_before
 
 BEFORE = [("exports", "0006_job_status_one_vocabulary"), ("graders", None)]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_evaluations_keep_their_rows_when_they_move_to_graders():
-    old = models_before(BEFORE)
+def test_the_evaluations_keep_their_rows_when_they_move_to_graders(migrations):
+    old = migrations.models_before(BEFORE)
     campaign = old.get_model("annotation", "Campaign").objects.create(slug="main", name="Main")
     problem = old.get_model("problems", "Problem").objects.create(external_id="P-1")
     proof = old.get_model("problems", "Proof").objects.create(
@@ -29,7 +25,7 @@ def test_the_evaluations_keep_their_rows_when_they_move_to_graders():
         evaluation=evaluation, item=item, run_index=1, reason="no score"
     )
 
-    migrate()
+    migrations.migrate()
 
     moved = GraderEvaluation.objects.get(pk=evaluation.pk)
     assert (moved.name, moved.campaign.slug, moved.status) == ("o3", "main", "succeeded")

@@ -6,8 +6,7 @@ databases)."""
 from decimal import Decimal
 
 import pytest
-from django.db import IntegrityError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
+from django.db import IntegrityError, transaction
 
 from adjudication.models import MetaVerification
 from problems.models import VerifierAnalysis
@@ -32,20 +31,12 @@ ANALYSES = {
 }
 
 
-def _migrate(targets=None):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-    return executor
-
-
 def _decimal(value):
     return None if value is None else Decimal(value)
 
 
-@pytest.mark.django_db(transaction=True)
-def test_stored_verdicts_are_re_read_and_the_database_then_holds_the_rule():
-    old = _migrate(BEFORE).loader.project_state(BEFORE).apps
+def test_stored_verdicts_are_re_read_and_the_database_then_holds_the_rule(migrations):
+    old = migrations.migrate(BEFORE).loader.project_state(BEFORE).apps
     problem = old.get_model("problems", "Problem").objects.create(external_id="M-1", statement="S")
     proof = old.get_model("problems", "Proof").objects.create(
         problem=problem, generator="g", sample_key="0", text="P", text_hash="h"
@@ -67,7 +58,7 @@ def test_stored_verdicts_are_re_read_and_the_database_then_holds_the_rule():
         score=Decimal("0.5"), kept_contract=True,
     )  # fmt: skip
 
-    _migrate()
+    migrations.migrate()
 
     stored = {a.sample_key: a for a in VerifierAnalysis.objects.all()}
     for key, (_, _, (score, kept)) in ANALYSES.items():
