@@ -6,7 +6,7 @@
         [--quick] [--rounds 2] [--write]
 
 Each round runs, one after the other and never at once: Label Studio 1.23.x
-(benchmarks/label_studio.py: installed from the package index into a venv of its own, served by
+(benchmarks/label_studio_round.py: installed from the package index into a venv of its own, served by
 gunicorn with 2 sync workers on PostgreSQL), then Proofmark as the Procfile serves it
 (bench_http.py, bench_import.py, bench_export.py, each a whole process with its own `web` and
 `worker`), then PostgreSQL's COPY of the same rows into one table (the floor an import can
@@ -173,7 +173,9 @@ def command_for(run: Run, *, quick: bool) -> list[str]:
     if run.benchmark == "copy":
         rows = 2000 if quick else 20000
         return [PYTHON, __file__, "--copy-only", str(rows), "--copy-json", str(run.json)]
-    script = "label_studio.py" if run.benchmark == "label_studio" else f"bench_{run.benchmark}.py"
+    script = (
+        "label_studio_round.py" if run.benchmark == "label_studio" else f"bench_{run.benchmark}.py"
+    )
     words = [PYTHON, str(HERE / script), "--json", str(run.json)]
     if quick:
         words.append("--quick")

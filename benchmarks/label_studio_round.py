@@ -2,7 +2,7 @@
 side-by-side benchmark (benchmarks/bench_versus_label_studio.py puts its figures beside
 Proofmark's, `make bench COMPARE=label-studio`).
 
-    DATABASE_URL=postgres://.../proofmark_bench python benchmarks/label_studio.py \
+    DATABASE_URL=postgres://.../proofmark_bench python benchmarks/label_studio_round.py \
         [--quick | --items 20000] [--json out.json]
 
 Label Studio (`LABEL_STUDIO_VERSION`, 1.23.2) is installed from the package index into a venv of
