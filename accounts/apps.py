@@ -30,9 +30,10 @@ class AccountsConfig(AppConfig):
 
 
 def _count_failure(sender, credentials, request=None, **kwargs) -> None:
-    if "username" not in credentials:  # a single sign-on (accounts.oidc): no password tried
+    from accounts.login_limits import login_failed, no_password_tried
+
+    if no_password_tried(request, credentials):
         return
-    from accounts.login_limits import login_failed
 
     login_failed(request, str(credentials.get("username", "")))
 

@@ -435,6 +435,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES",
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_CLIENT_IP_CALLABLE = "core.proxies.client_address"
 AXES_RESET_ON_SUCCESS = True
+AXES_WHITELIST_CALLABLE = "accounts.login_limits.no_password_tried"  # a single sign-on
 # Above it (accounts/login_limits.py): an address is refused after LOGIN_ADDRESS_LIMIT failed
 # log-ins in LOGIN_WINDOW_MINUTES whatever the names; a user name is slowed after LOGIN_NAME_SLOW
 # failures from any addresses and locked at LOGIN_NAME_LOCK until an admin unlocks it.

@@ -180,3 +180,16 @@ def test_password_log_in_switched_off(client, sso, settings, db, path):
     answer = client.post(path, {"username": user.username, "password": "pass-word-123"})
     assert answer.status_code in (200, 403)
     assert "_auth_user_id" not in client.session
+
+
+def test_a_refused_sign_on_is_no_failed_password(live_server, sso, settings):
+    from axes.models import AccessAttempt
+    from django.core.cache import cache
+
+    from accounts import login_limits
+
+    settings.OIDC_REQUIRE_ROLE = True
+    sso.user("kim", ["lab-staff"])
+    assert sso_login(live_server, "kim").status_code == 403
+    assert not AccessAttempt.objects.exists()
+    assert cache.get(login_limits._key("address", "127.0.0.1")) is None
