@@ -13,11 +13,12 @@ from tests.oidc_provider.harness import PASSWORD
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 
-def test_sign_in_with_the_provider(live_server, sso, page, assert_accessible):
+def test_sign_in_with_the_provider(live_server, sso, page, assert_accessible, screenshot_dir):
     sso.user("nia", ["proofmark-experts"])
     page.goto(f"{live_server.url}/problems/")
     page.wait_for_url("**/accounts/login/**")
     assert_accessible(page)
+    page.screenshot(path=screenshot_dir / "sso-login.png")
     page.get_by_role("link", name="Sign in with Lab Login").click()
 
     expect(page.get_by_role("heading", name="Lab sign-in")).to_be_visible()
