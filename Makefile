@@ -110,9 +110,10 @@ format: deps
 # BASE=<revision>: the HTTP, import and export benchmarks against that revision (a worktree in
 # .run/bench-base with its own .venv and database) and this tree in alternating rounds, side by
 # side (benchmarks/compare.py); ROUNDS=n rounds (default 2, QUICK=1 one); WRITE=1 adds the section
-# to benchmarks/RESULTS.md.
+# to benchmarks/RESULTS.md. COMPARE=label-studio: only the side by side with Label Studio
+# (benchmarks/bench_versus_label_studio.py, the headline every `make bench` starts with).
 bench: deps services
-	$(if $(BASE),DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/compare.py --base $(BASE) $(if $(QUICK),--quick) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(WRITE),--write),DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/run_all.py $(if $(QUICK),--quick))
+	$(if $(COMPARE),DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/bench_versus_label_studio.py $(if $(QUICK),--quick) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(WRITE),--write),$(if $(BASE),DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/compare.py --base $(BASE) $(if $(QUICK),--quick) $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(WRITE),--write),DATABASE_URL=$(TEST_DATABASE_URL)_bench $(PY) benchmarks/run_all.py $(if $(QUICK),--quick)))
 
 clean:
 	rm -rf $(VENV) node_modules .run

@@ -242,7 +242,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_one(run: Run, words: list[str], env: dict, cwd: Path) -> None:
+def run_one(run: Run, words: list[str], env: dict, cwd: Path, extract=None) -> None:
+    """Runs one benchmark process, timing it; its figures are `extract(json)` (by default the
+    benchmark's own extractor here), keyed as figures_of keys them."""
     run.started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     run.loop_ms = python_speed_ms()
     run.load_before = load()
@@ -260,14 +262,15 @@ def run_one(run: Run, words: list[str], env: dict, cwd: Path) -> None:
         tail = log.read_text(errors="replace").strip().splitlines()[-1:] or [""]
         run.failed = f"exit {result.returncode}: {tail[0][:200]} (see {log})"
         return
-    run.figures = figures_of(run.benchmark, run.json)
+    run.figures = figures_of(run.benchmark, run.json, extract)
 
 
-def figures_of(benchmark: str, path: Path) -> dict[str, float]:
+def figures_of(benchmark: str, path: Path, extract=None) -> dict[str, float]:
     """The figures of one run's JSON file, keyed by their Figure (as JSON, for the raw files)."""
+    extract = extract or EXTRACT[benchmark]
     return {
         json.dumps([f.name, f.unit, f.higher_is_better]): value
-        for f, value in EXTRACT[benchmark](json.loads(path.read_text())).items()
+        for f, value in extract(json.loads(path.read_text())).items()
     }
 
 

@@ -1,4 +1,4 @@
-"""Run by Label Studio's own interpreter, inside its package folder (benchmarks/bench_label_studio.py
+"""Run by Label Studio's own interpreter, inside its package folder (benchmarks/label_studio_round.py
 does that): the first user, their organisation with API tokens enabled, and experts, each with
 a token; prints them as JSON on the last line. Label Studio's own `label-studio user` does the
 same for one user (server.py `_create_user`)."""

@@ -11,14 +11,11 @@ from estimation.services.refit import (
     rater_model_refit_fail,
     rater_model_refit_run,
 )
-from jobs.services import job_run
+from jobs.services import job_run, retry_countdown
 
 MAX_RETRIES = 3
-
-
-def retry_countdown(retries: int) -> int:
-    """Seconds before the job's next try: 5 s, 10 s, 20 s..."""
-    return min(300, 5 * 2**retries)
+# the database's transient errors pass in seconds, not a provider's minutes: 5 s, 10 s, 20 s
+FIRST_RETRY_SECONDS = 5
 
 
 @shared_task(
@@ -40,7 +37,9 @@ def rater_model_refit_task(self, refit_id: int) -> None:
                     refit_id=refit_id, reason=f"the database was unavailable: {exc}"
                 )
                 return
-            raise self.retry(exc=exc, countdown=retry_countdown(self.request.retries)) from exc
+            raise self.retry(
+                exc=exc, countdown=retry_countdown(self.request.retries, first=FIRST_RETRY_SECONDS)
+            ) from exc
         except Exception as exc:
             rater_model_refit_fail(refit_id=refit_id, reason=f"the fit stopped: {exc!r}")
             raise

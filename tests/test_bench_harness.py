@@ -57,11 +57,11 @@ def http_result(rate: float, web_cpu: float) -> dict:
     def row(phase, clients, campaign="http-big", **extra):
         return {
             "phase": phase, "clients": clients, "campaign": campaign, "rate": rate,
-            "p95_ms": 50.0, "web_cpu_ms": web_cpu, "throttled": 0, "page_p95_ms": None, **extra,
+            "p50_ms": 50.0, "p95_ms": 50.0, "web_cpu_ms": web_cpu, "throttled": 0, "page_p95_ms": None, **extra,
         }  # fmt: skip
 
     rows = [row("next + submit", n) for n in (4, 16)]
-    rows += [row("submit?next=1", n, page_p95_ms=70.0) for n in (4, 16)]
+    rows += [row("submit?next=1", n, page_p95_ms=70.0) for n in (1, 4, 16)]
     rows += [row("grading page", n) for n in (4, 16)]
     rows.append(row("submit?next=1", 4, "http-small", page_p95_ms=60.0))
     return {"machine": "test", "items": 20000, "results": rows}
@@ -134,3 +134,60 @@ def test_every_benchmark_takes_what_make_bench_passes_it():
             [sys.executable, str(script), "--help"], capture_output=True, text=True, check=True
         ).stdout
         assert "--quick" in usage, script.name
+
+
+def test_the_side_by_side_with_label_studio_gives_ratios_and_says_each_target_met_or_missed(
+    tmp_path,
+):
+    """bench_versus_label_studio.py's table from result files: Label Studio's median, Proofmark's,
+    the ratio (a rate over a rate, a time under a time) and the target's verdict."""
+    import bench_versus_label_studio as versus
+
+    def ls(rate, page_ms):
+        per = {"rate": rate, "p50_ms": 100.0, "p95_ms": 300.0, "web_cpu_ms": 90.0}
+        return {"machine": "test", "items": 20000, "version": "1.23.2", "results": {
+            "import": {"proofs_per_s": 700.0},
+            **{f"judgements {n}": per for n in (1, 4, 16)},
+            "task page": {"p50_ms": page_ms, "p95_ms": 2 * page_ms},
+            "export": {"rows_per_s": 260.0},
+        }}  # fmt: skip
+
+    proofmark = {
+        "http": http_result(80.0, 13.0),
+        "import": {"api": {"proofs_per_s": 2500.0}},
+        "export": {"exports": {"proofbench jsonl": {"api": {"rows_per_s": 4000.0}}}},
+        "copy": {"rows": 20000, "seconds": 4.0, "rows_per_s": 5000.0},
+    }
+    runs = []
+    for round_, (rate, page_ms) in enumerate([(7.0, 250.0), (9.0, 260.0)], start=1):
+        for name, data in (("label_studio", ls(rate, page_ms)), *proofmark.items()):
+            path = tmp_path / f"{name}-{round_}.json"
+            path.write_text(json.dumps(data))
+            run = compare.Run(name, versus.SYSTEM.get(name, "proofmark"), round_, path, started="x")
+            run.figures = compare.figures_of(name, path, versus.EXTRACT[name])
+            runs.append(run)
+    lines = versus.section(runs, False, "2 cores").splitlines()
+
+    def row(name):
+        return next(line for line in lines if line.startswith(f"| {name} "))
+
+    # 80 judgements/s against a median of 8: 10x, met; the page 50 ms (p50) against 255: 5.1x
+    assert row("judgements, 4 clients (/s)") == "| judgements, 4 clients (/s) | 8 (7 to 9) | 80 | 10.0x | 10x: met |"  # fmt: skip
+    assert row("page an expert loads, 4 clients: p50").endswith("| 5.1x | 10x: missed |")
+    assert row("judgements, 16 clients: p95").endswith("| under 100 ms: met |")
+    assert "within 1.5x of COPY: met (50% of COPY)" not in row("import (proofs/s)")
+    assert row("import (proofs/s)").endswith("within 1.5x of COPY: missed (50% of COPY) |")
+    assert row("export of the labelled rows").endswith("| 15.4x | 10x: met |")
+    assert "| PostgreSQL COPY of the same rows (proofs/s) | | 5,000 | | floor |" in lines
+
+
+def test_make_bench_starts_with_the_side_by_side_and_compare_runs_it_alone():
+    dry = subprocess.run(
+        ["make", "-n", "bench", "COMPARE=label-studio", "QUICK=1", "WRITE=1"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "benchmarks/bench_versus_label_studio.py --quick  --write" in dry.stdout
+    import run_all
+
+    assert run_all.HEADLINE == "bench_versus_label_studio.py"
+    assert (BENCHMARKS / run_all.HEADLINE).exists()

@@ -37,7 +37,7 @@ from annotation.models import (
     LabelPolicy,
     default_error_taxonomy,
 )
-from annotation.scales import Scale, nearest, scale_spec
+from annotation.scales import Scale, is_range, nearest, scale_spec
 from annotation.services import campaign_create, expert_progress_count
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
@@ -74,8 +74,11 @@ def _fmt(value: Decimal) -> str:
 def imported_on_scale(value: Decimal, maximum: Decimal) -> tuple[str, Decimal, str]:
     """A native rating on a campaign scale, its number kept (no rounding: a label may fall
     between two values of its scale): out of 7 -> 0-7 as it is, out of 1 -> 0 / 0.5 / 1 as it
-    is, anything else -> 0-7 by x * 7 / max (to the two decimals of a label). Returns (scale,
-    value, how, in words). A judgement needs a value of the scale: `imported_grade_value`."""
+    is, out of another whole number up to the widest range a campaign may use -> that range as
+    it is (Putnam's 0-10, CMO's 0-21: the native scale, annotation.scales); anything else (a
+    fractional or larger maximum) -> 0-7 by x * 7 / max (to the two decimals of a label).
+    Returns (scale, value, how, in words). A judgement needs a value of the scale:
+    `imported_grade_value`."""
     if maximum <= 0 or not Decimal(0) <= value <= maximum:
         raise ValueError(f"rating {_fmt(value)} is not within 0..{_fmt(maximum)}")
     if maximum in (7, 1):
@@ -84,6 +87,9 @@ def imported_on_scale(value: Decimal, maximum: Decimal) -> tuple[str, Decimal, s
             value,
             f"{_fmt(value)}/{_fmt(maximum)}",
         )
+    native = f"0-{_fmt(maximum)}"
+    if maximum == maximum.to_integral_value() and is_range(native):
+        return native, value, f"{_fmt(value)}/{_fmt(maximum)} on its native scale {native}"
     exact = value * 7 / maximum
     scaled = exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
     return (

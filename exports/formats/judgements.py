@@ -16,6 +16,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.db.models import F, QuerySet
 from django.db.models.fields.json import KeyTransform
+from django.db.models.functions import Coalesce
 
 from adjudication.models import MetaVerification
 from annotation.models import Campaign, Grade, GradeStatus, Item
@@ -120,6 +121,12 @@ def plan_judgements(campaign: Campaign, options: ExportOptions) -> Plan:
             "sample_key",
             "string",
             "The proof's sample key (with problem_id and generator, the proof's natural key).",
+        ),
+        Field(
+            "statement_version",
+            "int",
+            "The version of the problem's statement the proof was rated against (1: the "
+            "statement the problem first had; a later import may have changed it since).",
         ),
         Field(
             "analysis_id",
@@ -264,6 +271,7 @@ def plan_judgements(campaign: Campaign, options: ExportOptions) -> Plan:
                     "generator",
                     "sample_key",
                     problem_key=F("problem__external_id"),
+                    statement_version=Coalesce("statement__version", "problem__statement_version"),
                     imported=KeyTransform("imported_ratings", "metadata"),
                 )
             }
@@ -273,6 +281,7 @@ def plan_judgements(campaign: Campaign, options: ExportOptions) -> Plan:
                     "problem_id": proof["problem_key"],
                     "generator": proof["generator"],
                     "sample_key": proof["sample_key"],
+                    "statement_version": proof["statement_version"],
                 }
                 tail = {}
                 if options.test_fraction is not None:

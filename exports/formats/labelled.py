@@ -122,9 +122,14 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
     ]
     native = is_range(campaign.scale)
     if native:
-        fields.append(
-            Field("native_rating", "float", f"The final label on the campaign's {campaign.scale}.")
-        )
+        fields += [
+            Field("native_rating", "float", f"The final label on the campaign's {campaign.scale}."),
+            Field(
+                "native_scale",
+                "string",
+                "The campaign's scale: an import reads native_rating on it (lossless round trip).",
+            ),
+        ]
     fields += _tail(options)
 
     def build(raw, problem, schemes):
@@ -143,7 +148,9 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
             "generation_prompt": raw["generation_prompt"] or "",
             "scheme_version": scheme.version if scheme else None,
             "scheme_format": scheme.text_format if scheme else "",
-        } | ({"native_rating": float(raw["value"])} if native else {})
+        } | (
+            {"native_rating": float(raw["value"]), "native_scale": campaign.scale} if native else {}
+        )
 
     qs = _labels(campaign, options).filter(item__analysis__isnull=True)
     return Plan(

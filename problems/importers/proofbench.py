@@ -61,6 +61,7 @@ COLUMNS = (
     "label_confidence",
     "statement_version",
     "native_rating",
+    "native_scale",
     # how the export's item was chosen (exports' sampling design columns)
     "chosen_by",
     "inclusion_probability",
@@ -99,10 +100,15 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
         (value for column in MAX_COLUMNS if (value := row.number(column)) is not None), 7
     )
     experts = [
-        (column, value)
+        (column, value, maximum)
         for column in sorted(data, key=lambda column: (column != "expert_rating", column))
         if EXPERT_COLUMN.match(str(column)) and (value := row.number(column)) is not None
     ]
+    native = native_rating(row)
+    if native is not None and experts and experts[0][0] == "expert_rating":
+        # Proofmark's own export of a campaign on a wider scale: expert_rating is its label
+        # brought onto 0-7, native_rating the label itself, out of native_scale's top
+        experts[0] = ("expert_rating", *native)
     prompt = row.text("generation_prompt")
     licence = row.text("licence").strip()
     scheme_format = row.key("scheme_format", default="proofbench_markdown")
@@ -110,9 +116,9 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     sample_key = row.key("sample_key")
     if maximum <= 0:
         issues.append(error(where, f"{maximum} is no maximum.", "expert_max"))
-    for column, value in experts:
-        if not 0 <= value <= maximum:
-            issues.append(error(where, f"{value} is outside 0-{maximum}.", column))
+    for column, value, top in experts:
+        if not 0 <= value <= top:
+            issues.append(error(where, f"{value} is outside 0-{top}.", column))
     if scheme_format not in SCHEME_FORMATS or scheme_format == "matharena_json":
         text_formats = ", ".join(f for f in SCHEME_FORMATS if f != "matharena_json")
         issues.append(
@@ -160,12 +166,12 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
                     "source": source,
                     "kind": "expert",
                     "value": value,
-                    "max": maximum,
+                    "max": top,
                     "raw": value,
                     **({"column": column} if column != "expert_rating" else {}),
                     **graded_under,
                 }
-                for column, value in experts
+                for column, value, top in experts
             ]
         if prompt:
             metadata["generation_prompt"] = prompt
@@ -179,6 +185,17 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
             source=source,
             metadata=metadata,
         )
+
+
+def native_rating(row: Row):
+    """(value, maximum) of a row's native_rating on its native_scale "0-N" (what Proofmark's
+    ProofBench export of a 0-N campaign writes beside expert_rating), else None."""
+    value = row.number("native_rating")
+    scale = row.text("native_scale").strip()
+    match = re.fullmatch(r"0-(\d{1,3})", scale)
+    if value is None or match is None or int(match.group(1)) <= 0:
+        return None
+    return value, int(match.group(1))
 
 
 def text_sha256(text: str) -> str:

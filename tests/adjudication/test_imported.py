@@ -28,8 +28,11 @@ def rating(source, value, maximum, kind="expert"):
     [
         ("7", "7", "0-7", "7", "7"),
         ("6.5", "7", "0-7", "6.5", "6"),  # kept; the judgement halfway reads as the lower
-        ("8", "10", "0-7", "5.6", "6"),
-        ("9", "21", "0-7", "3", "3"),
+        ("8", "10", "0-10", "8", "8"),  # Putnam's native scale
+        ("9", "21", "0-21", "9", "9"),  # CMO's
+        ("8.5", "10", "0-10", "8.5", "8"),
+        ("40", "60", "0-7", "4.67", "5"),  # wider than a campaign may be: normalised
+        ("3", "7.5", "0-7", "2.8", "3"),
         ("0", "1", "0-0.5-1", "0", "0"),
         ("0.75", "1", "0-0.5-1", "0.75", "0.5"),
     ],
@@ -76,10 +79,12 @@ def test_materialise_ratings_and_spans_idempotently():
     assert "outside the proof" in report.skipped[0]
 
     label = FinalLabel.objects.get(item__proof=putnam)
-    assert (label.value, label.scale, label.source) == (Decimal("5.6"), "0-7", "imported")
-    assert label.item.grades.get().score == Decimal(6)
+    # Putnam's 8/10 stays 8 on its native 0-10 scale, in a campaign of that scale
+    assert (label.value, label.scale, label.source) == (Decimal("8"), "0-10", "imported")
+    assert label.item.grades.get().score == Decimal(8)
     assert (label.native_value, label.native_max) == (Decimal("8"), Decimal("10"))
-    assert "normalised to 0-7" in label.policy
+    assert "native scale 0-10" in label.policy
+    assert label.item.campaign.scale == "0-10"
     campaign = label.item.campaign
     assert campaign.slug.startswith("imported-deepseek") and campaign.status == "closed"
     assert label.item.is_final and not label.item.needs_work

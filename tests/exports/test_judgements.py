@@ -144,7 +144,9 @@ def test_the_api_and_the_page_offer_judgements(api_client_for, client, tmp_path,
     with handle:
         lines = handle.read().decode().splitlines()
     assert name.endswith("-judgements.csv") and len(lines) == 1 + 11
-    assert lines[0].startswith("problem_id,generator,sample_key,analysis_id,item_id,campaign,")
+    assert lines[0].startswith(
+        "problem_id,generator,sample_key,statement_version,analysis_id,item_id,campaign,"
+    )
     client.force_login(researcher)
     page = client.get(reverse("exports:list")).content.decode()
     assert 'value="judgements"' in page

@@ -53,3 +53,7 @@ def test_exports_keep_the_statement_the_proofs_were_rated_against(tmp_path):
         (r["problem_id"], r["statement_version"]) for r in rows(corpus, "annotations", tmp_path)
     }
     assert versions == {("GOLDEN-PILOT-1", 1), ("GOLDEN-PILOT-2", 1)}
+    judged = {
+        (r["problem_id"], r["statement_version"]) for r in rows(corpus, "judgements", tmp_path)
+    }
+    assert judged == {("GOLDEN-PILOT-1", 1), ("GOLDEN-PILOT-2", 1)}

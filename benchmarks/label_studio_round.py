@@ -1,8 +1,9 @@
-"""Benchmark: Label Studio on this machine and corpus, as production serves it, for the
-side-by-side table (benchmarks/side_by_side.py puts its figures beside Proofmark's).
+"""Label Studio on this machine and corpus, as production serves it: one round of the
+side-by-side benchmark (benchmarks/bench_versus_label_studio.py puts its figures beside
+Proofmark's, `make bench COMPARE=label-studio`).
 
-    DATABASE_URL=postgres://.../proofmark_bench python benchmarks/bench_label_studio.py \
-        [--items 20000] [--json out.json]
+    DATABASE_URL=postgres://.../proofmark_bench python benchmarks/label_studio_round.py \
+        [--quick | --items 20000] [--json out.json]
 
 Label Studio (`LABEL_STUDIO_VERSION`, 1.23.2) is installed from the package index into a venv of
 its own, `.run/label-studio/venv` (Python 3.12: `LABEL_STUDIO_PYTHON`, else `python3.12` on the
@@ -62,13 +63,15 @@ CONFIG = """<View>
 
 
 def python312() -> str:
-    found = os.environ.get("LABEL_STUDIO_PYTHON") or shutil.which("python3.12")
-    if not found:
-        pyenv = sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12"))
-        found = str(pyenv[-1]) if pyenv else ""
-    if not found:
-        sys.exit("Label Studio needs Python 3.12: set LABEL_STUDIO_PYTHON to one")
-    return found
+    """An interpreter of Python 3.12 that runs: LABEL_STUDIO_PYTHON, `python3.12` on the PATH or
+    pyenv's (a pyenv shim on the PATH without that version selected exits 127: each is tried)."""
+    candidates = [os.environ.get("LABEL_STUDIO_PYTHON"), shutil.which("python3.12")]
+    candidates += [str(p) for p in sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python3.12"))]
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import venv"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return candidate
+    sys.exit("Label Studio needs Python 3.12: set LABEL_STUDIO_PYTHON to one")
 
 
 def install() -> Path:
@@ -212,11 +215,17 @@ def timed_clients(clients: int, work: list, act) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--items", type=int, default=20_000)
-    parser.add_argument("--judgements", type=int, default=600, help="per client count")
-    parser.add_argument("--pages", type=int, default=400)
+    parser.add_argument(
+        "--quick", action="store_true", help="2,000 tasks, 150 judgements, 100 pages"
+    )
+    parser.add_argument("--items", type=int, help="tasks (default 20,000)")
+    parser.add_argument("--judgements", type=int, help="per client count (default 600)")
+    parser.add_argument("--pages", type=int, help="page loads of each kind (default 400)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    args.items = args.items or (2_000 if args.quick else 20_000)
+    args.judgements = args.judgements or (150 if args.quick else 600)
+    args.pages = args.pages or (100 if args.quick else 400)
     package = install()
     database = os.environ["DATABASE_URL"].rsplit("/", 1)[1] + "_ls"
     fresh_database(database)
