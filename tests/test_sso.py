@@ -193,3 +193,15 @@ def test_a_refused_sign_on_is_no_failed_password(live_server, sso, settings):
     assert sso_login(live_server, "kim").status_code == 403
     assert not AccessAttempt.objects.exists()
     assert cache.get(login_limits._key("address", "127.0.0.1")) is None
+
+
+def test_the_log_in_limits_hold_beside_sign_on(client, sso, settings, db):
+    settings.LOGIN_ADDRESS_LIMIT = 2
+    user = UserFactory(username="local-lee")
+    for name in ("x1", "x2"):
+        assert client.post("/accounts/login/", {"username": name, "password": "no"}).status_code
+    refused = client.post(
+        "/accounts/login/", {"username": user.username, "password": "pass-word-123"}
+    )
+    assert refused.status_code == 429 and b"Too many failed log-ins" in refused.content
+    assert b"Sign in with Lab Login" in refused.content  # the provider is still offered
