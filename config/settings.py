@@ -470,6 +470,15 @@ except ValueError as error:
 OIDC_REQUIRE_ROLE = env_bool("OIDC_REQUIRE_ROLE", False)
 OIDC_LINK_BY_USERNAME = env_bool("OIDC_LINK_BY_USERNAME", False)
 OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_callback"
+# a client id without the endpoints would fail every log-in: refused at start instead
+_oidc_needs = ["OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_ENDPOINT", "OIDC_OP_USER_ENDPOINT"]
+if OIDC_RP_SIGN_ALGO[:2] in ("RS", "ES"):  # signed with the provider's key
+    _oidc_needs.append("OIDC_OP_JWKS_ENDPOINT")
+_oidc_missing = [name for name in _oidc_needs if OIDC_RP_CLIENT_ID and not globals()[name]]
+if _oidc_missing:
+    raise ImproperlyConfigured(
+        f"Single sign-on (OIDC_RP_CLIENT_ID) needs {', '.join(_oidc_missing)}"
+    )
 PASSWORD_LOGIN = env_bool("PASSWORD_LOGIN", True)
 if not PASSWORD_LOGIN and not OIDC_RP_CLIENT_ID:
     raise ImproperlyConfigured("PASSWORD_LOGIN=false needs single sign-on (OIDC_RP_CLIENT_ID).")

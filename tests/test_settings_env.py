@@ -84,3 +84,16 @@ def test_single_sign_on_settings_from_the_environment():
         text=True,
     )
     assert refused.returncode != 0 and "PASSWORD_LOGIN=false needs single sign-on" in refused.stderr
+
+
+def test_single_sign_on_refuses_to_start_without_the_providers_endpoints():
+    refused = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "OIDC_RP_CLIENT_ID": "x"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0
+    assert "needs OIDC_OP_AUTHORIZATION_ENDPOINT, OIDC_OP_TOKEN_ENDPOINT" in refused.stderr
+    assert "OIDC_OP_JWKS_ENDPOINT" in refused.stderr
