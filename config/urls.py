@@ -29,6 +29,7 @@ urlpatterns = [
     path("api/v1/", include("config.api_urls")),
     path("", home, name="home"),
     path("accounts/", include("problems.account_urls")),
+    path("accounts/oidc/", include("accounts.urls")),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("problems/", include("problems.urls")),

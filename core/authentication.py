@@ -5,6 +5,7 @@ judgement's own work)."""
 
 from functools import cache
 
+from django.conf import settings
 from django.contrib.auth import backends, get_user_model
 from django.contrib.auth.models import Group
 from django.db import connection
@@ -80,7 +81,13 @@ WHERE {_u.id} = %s""",
 
 class ModelBackend(backends.ModelBackend):
     """Django's ModelBackend (AUTHENTICATION_BACKENDS), but a session's user is read with the
-    names of their groups, in one statement, and their roles are remembered for the request."""
+    names of their groups, in one statement, and their roles are remembered for the request;
+    with PASSWORD_LOGIN off no password logs in (the log-in page's, the admin's, any other)."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if not settings.PASSWORD_LOGIN:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
 
     def get_user(self, user_id):
         names, sql = _session_user_sql()

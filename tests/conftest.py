@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 
 from tests.factories import UserFactory
+from tests.oidc_provider.harness import oidc_provider, sso  # noqa: F401 (the SSO tests' fixtures)
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

@@ -69,3 +69,31 @@ def test_without_database_url_the_embedded_server_of_the_run_folder_is_used(tmp_
         text=True,
     )
     assert refused.returncode != 0 and "PostgreSQL only" in refused.stderr
+
+
+def test_single_sign_on_settings_from_the_environment():
+    assert setting_read("OIDC_ROLE_MAP", OIDC_ROLE_MAP='{"lab-admins": "admin"}') == {
+        "lab-admins": "admin"
+    }
+    assert setting_read("OIDC_RP_CLIENT_ID") == "" and setting_read("PASSWORD_LOGIN") is True
+    refused = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "PASSWORD_LOGIN": "false"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0 and "PASSWORD_LOGIN=false needs single sign-on" in refused.stderr
+
+
+def test_single_sign_on_refuses_to_start_without_the_providers_endpoints():
+    refused = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "OIDC_RP_CLIENT_ID": "x"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0
+    assert "needs OIDC_OP_AUTHORIZATION_ENDPOINT, OIDC_OP_TOKEN_ENDPOINT" in refused.stderr
+    assert "OIDC_OP_JWKS_ENDPOINT" in refused.stderr
