@@ -145,3 +145,24 @@ def pick_run_shares(run: PairwisePickRun) -> dict[tuple[int, int], float]:
 
 def pick_run_failures(run: PairwisePickRun, limit: int = 100) -> list:
     return list(run.records.filter(pick="").order_by("proof_a_id", "proof_b_id", "order")[:limit])
+
+
+def pick_campaign_for_user(user: AbstractBaseUser, slug: str) -> Campaign:
+    """A campaign to run a pairwise grader over (researchers and admins); 403 naming why while
+    the user holds one of its proofs ungraded as an expert (the picks name its proofs)."""
+    from annotation.models import TaskKind
+    from annotation.selectors.pairs import pair_proofs
+
+    _check(user)
+    campaign = get_object_or_404(Campaign, slug=slug)
+    if campaign.task_kind == TaskKind.PAIRWISE:
+        ensure_not_blind(user, pair_proofs(campaign), "this comparison", proof="pk")
+    else:
+        ensure_not_blind(user, Item.objects.filter(campaign=campaign), "this campaign's picks")
+    return campaign
+
+
+def pick_run_for_user(user: AbstractBaseUser, run_id: int) -> PairwisePickRun:
+    run = get_object_or_404(pick_runs_for_user(user), pk=run_id)
+    pick_campaign_for_user(user, run.campaign.slug)
+    return run

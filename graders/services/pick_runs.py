@@ -124,6 +124,8 @@ def pick_run(*, run_id: int) -> PairwisePickRun:
         "failures": records.filter(pick="").count(),
         "position": trust.position_probe(pick_run_picks(run)),
     }
+    if not run.report["position"]["n"]:
+        run.report["position"]["none"] = "No pair was picked in both orders (see the failures)."
     if picked:
         run.status = JobStatus.SUCCEEDED
     else:

@@ -171,3 +171,50 @@ def test_a_grading_campaigns_labelled_proofs_are_paired_per_problem(researcher, 
     lone, _, _ = pairwise_campaign(generators=("model-a",))
     with pytest.raises(PredictionError, match="no pair of proofs"):
         pick_run_create(user=researcher, campaign=lone, endpoint=endpoint)
+
+
+def test_the_selection_page_starts_a_run_and_shows_its_position_bias(
+    client, researcher, fake_llm, endpoint
+):
+    from django.urls import reverse
+
+    campaign, proofs, experts = pairwise_campaign(generators=GENERATORS[:3], problems=1)
+    experts_judge(campaign, proofs, experts)
+    fake_llm.on(QUESTION, text("<choice>first</choice>"))
+    client.force_login(researcher)
+    url = reverse("exports:pairwise-selection", args=[campaign.slug])
+    page = client.get(url).content.decode()
+    assert 'id="pick-run-form"' in page and "fake-judge" in page
+    start = reverse("exports:pick-run-start", args=[campaign.slug])
+    response = client.post(start, {"endpoint": endpoint.pk, "name": "judge both ways"})
+    run = PairwisePickRun.objects.get(name="judge both ways")
+    assert response.status_code == 302 and response.url == f"{url}?picks_run={run.pk}"
+    queued = client.get(response.url).content.decode()
+    assert "The run is waiting: 0 of 6 calls picked" in queued
+    run_job(run)
+    shown_page = client.get(response.url).content.decode()
+    assert 'id="flip-rate">1.000' in shown_page and 'id="first-preference">0.500' in shown_page
+    assert 'id="selection-agreement"' in shown_page and "judge both ways" in shown_page
+    assert client.post(start, {"endpoint": ""}).status_code == 400
+    client.force_login(UserFactory(roles=["expert"]))
+    assert client.post(start, {"endpoint": endpoint.pk}).status_code == 403
+
+
+def test_the_api_queues_a_run(client, researcher, endpoint):
+    campaign, _, _ = pairwise_campaign(generators=GENERATORS[:2])
+    client.force_login(researcher)
+    url = f"/api/v1/campaigns/{campaign.slug}/pairwise-picks/"
+    response = client.post(url, {"endpoint": endpoint.pk}, content_type="application/json")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["total"] == 2 and body["source"] == "pairs" and body["status"] == "pending"
+    assert body["endpoint"] == "fake-judge" and body["campaign"] == campaign.slug
+    lone, _, _ = pairwise_campaign(generators=("model-a",))
+    refused = client.post(
+        f"/api/v1/campaigns/{lone.slug}/pairwise-picks/",
+        {"endpoint": endpoint.pk},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and "no pair of proofs" in refused.json()["detail"]
+    client.force_login(UserFactory(roles=["expert"]))
+    assert client.post(url, {"endpoint": endpoint.pk}).status_code == 403
