@@ -383,11 +383,19 @@ def pairwise_selection(request, slug):
 @require_http_methods(["POST"])
 def pick_run_start(request, slug):
     """Starts a pairwise grader run of the chosen endpoint over the campaign's pairs (both
-    orders); back to the page on that run."""
+    orders): a pairwise campaign's pairs, back to its selection page on that run; or any other
+    campaign's labelled proofs paired per problem, back to `next` (the grader report that asked)."""
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    from graders.selectors import pick_campaign_for_user
     from graders.services.evaluation_import import PredictionError
     from graders.services.pick_runs import pick_run_create
 
-    campaign, proofs = _campaign(request, slug)
+    campaign = pick_campaign_for_user(request.user, slug)
+    pairwise = campaign.task_kind == TaskKind.PAIRWISE
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
+        back = reverse("exports:evaluations")
     form = PickRunForm(request.POST)
     if form.is_valid():
         try:
@@ -401,7 +409,12 @@ def pick_run_start(request, slug):
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"The pairwise run asks {run.total} calls; it is queued.")
+            if not pairwise:
+                return redirect(back)
             url = reverse("exports:pairwise-selection", args=[campaign.slug])
             return redirect(f"{url}?picks_run={run.pk}")
-    context = _selection_context(request, campaign, proofs) | {"pick_form": form}
+    if not pairwise:
+        messages.error(request, f"Not started: {form.errors.as_text()}")
+        return redirect(back)
+    context = _selection_context(request, campaign, pair_proofs(campaign)) | {"pick_form": form}
     return render(request, "graders/pairwise_selection.html", context, status=400)

@@ -218,3 +218,36 @@ def test_the_api_queues_a_run(client, researcher, endpoint):
     assert refused.status_code == 400 and "no pair of proofs" in refused.json()["detail"]
     client.force_login(UserFactory(roles=["expert"]))
     assert client.post(url, {"endpoint": endpoint.pk}).status_code == 403
+
+
+def test_a_grader_report_starts_its_endpoints_run_and_shows_its_position_bias(
+    client, researcher, fake_llm, endpoint
+):
+    from django.urls import reverse
+
+    from graders.services.evaluations import evaluation_run, evaluation_run_create
+
+    corpus = grid_campaign("report")
+    fake_llm.on(QUESTION, text("<choice>first</choice>"))
+    fake_llm.on(
+        "<score>", text("<assessment>Fine.</assessment><errors>none</errors><score>5</score>")
+    )
+    evaluation = evaluation_run_create(
+        user=researcher, campaign=corpus.campaign, endpoint=endpoint, name="judge", runs=1
+    )
+    evaluation = evaluation_run(evaluation_id=evaluation.pk)
+    client.force_login(researcher)
+    page_url = reverse("exports:evaluation", args=[evaluation.pk])
+    page = client.get(page_url).content.decode()
+    assert "No pairwise grader runs" in page and 'id="pick-run-form"' in page
+    start = reverse("exports:pick-run-start", args=[corpus.campaign.slug])
+    response = client.post(start, {"endpoint": endpoint.pk, "name": "both ways", "next": page_url})
+    assert response.status_code == 302 and response.url == page_url
+    run_job(PairwisePickRun.objects.get(name="both ways"))
+    page = client.get(page_url).content.decode()
+    assert "the picks of both ways, fake-judge" in page and "No pairwise grader runs" not in page
+    assert "first-position preference 0.500" in page
+    report = client.get(reverse("exports:evaluation_json", args=[evaluation.pk])).json()
+    assert report["position"]["effect"] == 1.0 and report["position"]["run"] == "both ways"
+    offsite = client.post(start, {"endpoint": endpoint.pk, "next": "https://elsewhere.example/"})
+    assert offsite.url == reverse("exports:evaluations")
