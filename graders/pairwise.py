@@ -31,18 +31,25 @@ from django.db.models import Avg
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
+from django_htmx.http import HttpResponseClientRefresh
 
 from annotation.models import Campaign, TaskKind
 from annotation.selectors.pairs import A_SHARE, pair_outcomes, pair_proofs, pair_ratings
+from core.http import page_or_fragment, wants_fragment
 from core.roles import role_required
 from core.visibility import ensure_not_blind
 from graders.forms import PickRunForm
 from graders.models import GraderEvaluation, GraderPrediction, PairwisePickRun
 from graders.selectors import READERS, evaluations_for_user
+from jobs.models import JobStatus
 
 # prefer(x, y): x's share (1 x better, 0 y better, 0.5 tie), or None when the grader has no view
 Prefer = Callable[[Hashable, Hashable], float | None]
 Z95 = 1.959963984540054
+PAGES = {
+    "page": "graders/pairwise_selection.html",
+    "fragment": "graders/_pick_run_status.html",
+}
 
 
 def prefer_by_scores(scores: dict[Hashable, float]) -> Prefer:
@@ -363,6 +370,10 @@ def pairwise_selection(request, slug):
     elif picks_run.isdigit():
         run = get_object_or_404(PairwisePickRun, pk=int(picks_run), campaign=campaign)
         context["picks_run"] = run
+        if wants_fragment(request):  # the status polled while the run works
+            if run.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+                return HttpResponseClientRefresh()
+            return page_or_fragment(request, **PAGES, context=context, as_fragment=True)
         context["picks_name"] = run.name
         context["position"] = run.report.get("position")
         if run.records.exclude(pick="").exists():
@@ -376,7 +387,7 @@ def pairwise_selection(request, slug):
         context["report"] = selection_against_pairs(
             campaign, prefer_by_scores(scores), scores=scores
         )
-    return render(request, "graders/pairwise_selection.html", context)
+    return page_or_fragment(request, **PAGES, context=context, as_fragment=False)
 
 
 @role_required(*READERS)

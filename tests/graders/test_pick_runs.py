@@ -190,8 +190,13 @@ def test_the_selection_page_starts_a_run_and_shows_its_position_bias(
     run = PairwisePickRun.objects.get(name="judge both ways")
     assert response.status_code == 302 and response.url == f"{url}?picks_run={run.pk}"
     queued = client.get(response.url).content.decode()
-    assert "The run is waiting: 0 of 6 calls picked" in queued
+    assert 'id="pick-run-status"' in queued and "0 of 6 calls picked" in queued
+    polled = client.get(response.url, headers={"HX-Request": "true"})
+    assert polled.content.decode().startswith('<section id="pick-run-status"')
+    assert "HX-Request" in polled["Vary"]
     run_job(run)
+    done = client.get(response.url, headers={"HX-Request": "true"})
+    assert done.status_code == 200 and done["HX-Refresh"] == "true"
     shown_page = client.get(response.url).content.decode()
     assert 'id="flip-rate">1.000' in shown_page and 'id="first-preference">0.500' in shown_page
     assert 'id="selection-agreement"' in shown_page and "judge both ways" in shown_page
