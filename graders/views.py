@@ -15,18 +15,9 @@ from graders.services.evaluation_import import PredictionError, evaluation_impor
 from graders.services.evaluations import evaluation_run_create, evaluation_run_retry
 from graders.services.grids import grid_create as grid_create_service
 from graders.services.grids import grid_retry as grid_retry_service
-from graders.services.trust_evidence import position_evidence
 from jobs.models import JobStatus
 
 READERS = selectors.READERS
-
-
-def _live_position(report: dict, campaign, endpoint=None) -> dict:
-    """A finished report with its position probe read now: a pairwise grader run finished after
-    the report was written shows on it (the probe reads only the run's picks)."""
-    if "position" not in report:
-        return report
-    return report | {"position": position_evidence(campaign, endpoint=endpoint)}
 
 
 def _list_page(request, *, form=None, run_form=None, grid_form=None, status=200):
@@ -96,7 +87,7 @@ def evaluation_list(request):
 @role_required(*READERS)
 def evaluation_detail(request, evaluation_id: int):
     evaluation = selectors.evaluation_for_user(request.user, evaluation_id)
-    report = _live_position(evaluation.report, evaluation.campaign, evaluation.endpoint)
+    report = evaluation.report
     context = {
         "evaluation": evaluation,
         "report": report,
@@ -140,8 +131,7 @@ def evaluation_retry(request, evaluation_id: int):
 @role_required(*READERS)
 def evaluation_report_json(request, evaluation_id: int):
     evaluation = selectors.evaluation_for_user(request.user, evaluation_id)
-    report = _live_position(evaluation.report, evaluation.campaign, evaluation.endpoint)
-    response = JsonResponse(report, json_dumps_params={"indent": 2})
+    response = JsonResponse(evaluation.report, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'attachment; filename="evaluation-{evaluation.pk}.json"'
     return response
 
@@ -178,7 +168,7 @@ def grid_create(request):
 @role_required(*READERS)
 def grid_detail(request, grid_id: int):
     grid = selectors.grid_for_user(request.user, grid_id)
-    context = {"grid": grid, "report": _live_position(grid.report, grid.campaign)}
+    context = {"grid": grid, "report": grid.report}
     templates = {"page": "graders/grid_detail.html", "fragment": "graders/_grid_status.html"}
     if wants_fragment(request):
         if grid.status == JobStatus.SUCCEEDED:
@@ -206,8 +196,6 @@ def grid_retry(request, grid_id: int):
 @role_required(*READERS)
 def grid_report_json(request, grid_id: int):
     grid = selectors.grid_for_user(request.user, grid_id)
-    response = JsonResponse(
-        _live_position(grid.report, grid.campaign), json_dumps_params={"indent": 2}
-    )
+    response = JsonResponse(grid.report, json_dumps_params={"indent": 2})
     response["Content-Disposition"] = f'attachment; filename="grader-study-{grid.pk}.json"'
     return response

@@ -132,7 +132,34 @@ def pick_run(*, run_id: int) -> PairwisePickRun:
         run.status = JobStatus.FAILED
         run.error = "No call gave a usable pick"
     run.save()
+    if run.status == JobStatus.SUCCEEDED:
+        reports_position_refresh(campaign=run.campaign)
     return run
+
+
+def reports_position_refresh(*, campaign: Campaign) -> None:
+    """Writes the position probe anew into the campaign's finished grader reports (evaluations
+    and design-space studies), so that a pairwise run finished after a report shows on it; the
+    pages read the stored report and nothing more."""
+    from graders.models import GraderEvaluation, GraderGrid
+    from graders.services.trust_evidence import position_evidence
+
+    latest: dict = {}
+    for evaluation in GraderEvaluation.objects.filter(
+        campaign=campaign, status=JobStatus.SUCCEEDED
+    ):
+        if "position" in evaluation.report:
+            key = evaluation.endpoint_id
+            if key not in latest:
+                latest[key] = position_evidence(campaign, endpoint=evaluation.endpoint)
+            evaluation.report["position"] = latest[key]
+            evaluation.save(update_fields=["report"])
+    for grid in GraderGrid.objects.filter(campaign=campaign, status=JobStatus.SUCCEEDED):
+        if "position" in grid.report:
+            if None not in latest:
+                latest[None] = position_evidence(campaign)
+            grid.report["position"] = latest[None]
+            grid.save(update_fields=["report"])
 
 
 def _batch_run(run: PairwisePickRun, client: LLMClient, pairs: list[tuple[int, int]]) -> None:
