@@ -9,5 +9,6 @@ urlpatterns = [
     path("", include("adjudication.api_urls")),
     path("", include("exports.api_urls")),
     path("", include("estimation.api_urls")),
+    path("", include("graders.api_urls")),
     path("", include("calibration.api_urls")),
 ]

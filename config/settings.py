@@ -362,6 +362,7 @@ CELERY_TASK_ROUTES = {
     "adjudication.tasks.labelling_outcome_job": {"queue": WORK_QUEUES["models"]},
     "graders.evaluation_run": {"queue": WORK_QUEUES["models"]},
     "graders.grid_run": {"queue": WORK_QUEUES["models"]},
+    "graders.pick_run": {"queue": WORK_QUEUES["models"]},
     "estimation.rater_model_refit": {"queue": WORK_QUEUES["fits"]},
 }
 CELERY_BEAT_SCHEDULE = {

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from graders.models import GraderEvaluation
+from graders.models import GraderEvaluation, PairwisePickRun
 
 
 @admin.register(GraderEvaluation)
@@ -17,3 +17,10 @@ class GraderEvaluationAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "source"]
     readonly_fields = ["report", "counts", "parameters", "error"]
+
+
+@admin.register(PairwisePickRun)
+class PairwisePickRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "campaign", "endpoint", "source", "status", "created_at"]
+    list_filter = ["status", "source"]
+    readonly_fields = ["report", "parameters", "error"]

@@ -14,6 +14,12 @@ def _grid_fail(pk: int, reason: str) -> None:
     grid_fail(grid_id=pk, reason=reason)
 
 
+def _pick_run_fail(pk: int, reason: str) -> None:
+    from graders.services.pick_runs import pick_run_fail
+
+    pick_run_fail(run_id=pk, reason=reason)
+
+
 class GradersConfig(AppConfig):
     name = "graders"
     default_auto_field = "django.db.models.BigAutoField"
@@ -39,6 +45,15 @@ class GradersConfig(AppConfig):
                 "graders.grid_run",
                 (JobStatus.PENDING,),
                 fail=_grid_fail,
+            )
+        )
+        job_kind_register(
+            JobKind(
+                "grader_picks",
+                "graders.PairwisePickRun",
+                "graders.pick_run",
+                (JobStatus.PENDING,),
+                fail=_pick_run_fail,
             )
         )
         opinions.connect()

@@ -85,3 +85,14 @@ class GridForm(OneChoicePreselected, forms.Form):
         kwargs.setdefault("auto_id", "grid_%s")
         super().__init__(*args, **kwargs)
         self.fields["campaign"].queryset = campaigns
+
+
+class PickRunForm(OneChoicePreselected, forms.Form):
+    """A pairwise grader run: one endpoint asked about every pair, in both orders."""
+
+    endpoint = forms.ModelChoiceField(queryset=LLMEndpoint.objects.order_by("name"))
+    name = forms.CharField(max_length=200, required=False, label="Run name (optional)")
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("auto_id", "picks_%s")
+        super().__init__(*args, **kwargs)

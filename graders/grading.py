@@ -12,6 +12,7 @@ Replies in IMO-Bench's ProofAutoGrader contract (`<points>N out of 7</points>`) 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from llm import prompts
@@ -112,11 +113,45 @@ def design_messages(
     )
 
 
+# --- Pairwise picks: which of two proofs is better (graders/services/pick_runs.py) -----------
+
+PICK_PROMPT = "pairwise_pick@v1"
+CHOICE_TAG = re.compile(r"<choice>\s*([^<]*?)\s*</choice>", re.I)
+POSITIONS = ("first", "second", "tie")
+
+
+def pick_messages(*, problem: str, first: str, second: str) -> list[dict]:
+    return prompts.render(PICK_PROMPT, problem=problem, first=first, second=second)
+
+
+def read_pick(reply: Completion) -> str:
+    """The position a complete reply picked: "first", "second" or "tie". OutputError saying why
+    when the reply is incomplete (cut off, reasoning never closed), has no `<choice>` tag, has
+    more than one, names anything else, or does not end with it."""
+    if reply.incomplete:
+        raise OutputError(reply.incomplete)
+    body = visible(reply.text)
+    tags = list(CHOICE_TAG.finditer(body))
+    if not tags:
+        raise OutputError("the reply has no <choice>first|second|tie</choice>")
+    if len(tags) > 1:
+        raise OutputError(f"the reply gives {len(tags)} <choice> tags, not one")
+    choice = tags[0].group(1).strip().lower()
+    if choice not in POSITIONS:
+        raise OutputError(f"<choice> holds {tags[0].group(1)!r}, not first, second or tie")
+    if body[tags[0].end() :].strip():
+        raise OutputError("the reply goes on after its <choice> tag")
+    return choice
+
+
 __all__ = [
+    "PICK_PROMPT",
     "PROMPT_VERSION",
     "GraderReply",
     "OutputError",
     "design_messages",
     "grading_messages",
+    "pick_messages",
+    "read_pick",
     "read_reply",
 ]

@@ -248,3 +248,96 @@ class GraderGridCall(models.Model):
 
     def __str__(self) -> str:
         return f"cell {self.cell_id}: item {self.item_id} run {self.run_index}"
+
+
+# --- Pairwise picks: one endpoint asked which of two proofs is better, in both orders --------
+
+
+class PickSource(models.TextChoices):
+    PAIRS = "pairs", "The pairs of a pairwise campaign"
+    LABELLED = "labelled", "The campaign's labelled proofs, paired per problem"
+
+
+class PickOrder(models.TextChoices):
+    FORWARD = "forward", "proof a shown first"
+    BACKWARD = "backward", "proof b shown first"
+
+
+class PairwisePickRun(JobLiveness):
+    """A pairwise grader run: for every pair of proofs of one problem (a pairwise campaign's
+    pairs, or a campaign's labelled proofs paired per problem), one endpoint asked which is better,
+    once with proof a shown first and once with proof b shown first. The position probe
+    (graders.trust.position_probe) and the pairwise selection read its picks."""
+
+    campaign = models.ForeignKey(
+        "annotation.Campaign", on_delete=models.CASCADE, related_name="pick_runs"
+    )
+    name = models.CharField(max_length=200)
+    source = models.CharField(max_length=10, choices=PickSource.choices)
+    endpoint = models.ForeignKey("rubrics.LLMEndpoint", on_delete=models.PROTECT, related_name="+")
+    parameters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
+    processed = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    round = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Raised by each retry: a failed call of an earlier round is asked again.",
+    )
+    report = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} on {self.campaign_id}"
+
+    @property
+    def spend(self) -> TokenSpend:
+        return token_spend((self.endpoint, self.prompt_tokens, self.completion_tokens))
+
+
+class PairwisePickRecord(models.Model):
+    """One call of a pick run: a pair (proof_a has the smaller id) in one order. `pick` names the
+    proof (a, b or tie), never the position, exactly when the reply kept the contract; else
+    the reason and the raw reply. A pick is never asked again; a failure only by a retry."""
+
+    run = models.ForeignKey(PairwisePickRun, on_delete=models.CASCADE, related_name="records")
+    proof_a = models.ForeignKey("problems.Proof", on_delete=models.CASCADE, related_name="+")
+    proof_b = models.ForeignKey("problems.Proof", on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=8, choices=PickOrder.choices)
+    pick = models.CharField(max_length=3, blank=True)
+    reason = models.TextField(blank=True)
+    raw_reply = models.TextField(blank=True)
+    finish_reason = models.CharField(max_length=30, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    round = models.PositiveSmallIntegerField(default=0, help_text="The run's round that asked.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run_id", "proof_a_id", "proof_b_id", "order"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "proof_a", "proof_b", "order"], name="pick_record_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(proof_a__lt=models.F("proof_b")),
+                name="pick_record_canonical_order",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(pick__in=["a", "b", "tie"])
+                | (models.Q(pick="") & ~models.Q(reason="")),
+                name="pick_record_pick_or_reason",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id}: {self.proof_a_id} vs {self.proof_b_id} ({self.order})"

@@ -15,7 +15,8 @@ final human pairs it gives:
   the experts' score of each selected proof.
 
 The module is separate from the grader evaluation report (graders/services/), which it reads
-nothing of but the predictions; its page is `pairwise_selection` below.
+nothing of but the predictions; its page is `pairwise_selection` below, which also starts a
+pairwise grader run (graders/services/pick_runs.py) and compares its picks (`?picks_run=ID`).
 """
 
 from __future__ import annotations
@@ -25,19 +26,30 @@ import random
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 
+from django.contrib import messages
 from django.db.models import Avg
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+from django_htmx.http import HttpResponseClientRefresh
 
 from annotation.models import Campaign, TaskKind
 from annotation.selectors.pairs import A_SHARE, pair_outcomes, pair_proofs, pair_ratings
+from core.http import page_or_fragment, wants_fragment
 from core.roles import role_required
 from core.visibility import ensure_not_blind
-from graders.models import GraderEvaluation, GraderPrediction
+from graders.forms import PickRunForm
+from graders.models import GraderEvaluation, GraderPrediction, PairwisePickRun
 from graders.selectors import READERS, evaluations_for_user
+from jobs.models import JobStatus
 
 # prefer(x, y): x's share (1 x better, 0 y better, 0.5 tie), or None when the grader has no view
 Prefer = Callable[[Hashable, Hashable], float | None]
 Z95 = 1.959963984540054
+PAGES = {
+    "page": "graders/pairwise_selection.html",
+    "fragment": "graders/_pick_run_status.html",
+}
 
 
 def prefer_by_scores(scores: dict[Hashable, float]) -> Prefer:
@@ -310,19 +322,39 @@ def picks_read(name: str, data: bytes) -> dict[tuple[int, int], float]:
     return picks
 
 
-@role_required(*READERS)
-def pairwise_selection(request, slug):
-    """The page: a grader evaluation's (GET `?evaluation=ID`) or an uploaded picks file's (POST)
-    pairwise and knockout selection against the campaign's human pairs (researchers and admins;
-    refused, naming why, to one holding a pair blind)."""
-    campaign = get_object_or_404(Campaign, slug=slug, task_kind=TaskKind.PAIRWISE)
-    proofs = pair_proofs(campaign)
-    ensure_not_blind(request.user, proofs, "this comparison", proof="pk")
+def _selection_context(request, campaign: Campaign, proofs) -> dict:
+    from graders.selectors import pick_runs_for_user
+
     evaluations = (
         evaluations_for_user(request.user).filter(predictions__item__proof__in=proofs).distinct()
     )
-    chosen = request.GET.get("evaluation", "")
-    context = {"campaign": campaign, "evaluations": evaluations, "chosen": chosen}
+    return {
+        "campaign": campaign,
+        "evaluations": evaluations,
+        "chosen": request.GET.get("evaluation", ""),
+        "pick_runs": pick_runs_for_user(request.user).filter(campaign=campaign)[:20],
+        "pick_form": PickRunForm(),
+    }
+
+
+def _campaign(request, slug):
+    campaign = get_object_or_404(Campaign, slug=slug, task_kind=TaskKind.PAIRWISE)
+    proofs = pair_proofs(campaign)
+    ensure_not_blind(request.user, proofs, "this comparison", proof="pk")
+    return campaign, proofs
+
+
+@role_required(*READERS)
+def pairwise_selection(request, slug):
+    """The page: a grader evaluation's (GET `?evaluation=ID`), a pairwise grader run's (GET
+    `?picks_run=ID`) or an uploaded picks file's (POST) pairwise and knockout selection against
+    the campaign's human pairs (researchers and admins; refused, naming why, to one holding a
+    pair blind); and the form that starts a pairwise grader run."""
+    from graders.selectors import pick_run_shares
+
+    campaign, proofs = _campaign(request, slug)
+    context = _selection_context(request, campaign, proofs)
+    chosen, picks_run = context["chosen"], request.GET.get("picks_run", "")
     if request.method == "POST":
         upload = request.FILES.get("picks")
         if upload is None:
@@ -335,11 +367,65 @@ def pairwise_selection(request, slug):
             return render(request, "graders/pairwise_selection.html", context, status=400)
         context["picks_name"] = upload.name
         context["report"] = selection_against_pairs(campaign, prefer_from_picks(picks))
+    elif picks_run.isdigit():
+        run = get_object_or_404(PairwisePickRun, pk=int(picks_run), campaign=campaign)
+        context["picks_run"] = run
+        if wants_fragment(request):  # the status polled while the run works
+            if run.status in (JobStatus.SUCCEEDED, JobStatus.FAILED):
+                return HttpResponseClientRefresh()
+            return page_or_fragment(request, **PAGES, context=context, as_fragment=True)
+        context["picks_name"] = run.name
+        context["position"] = run.report.get("position")
+        if run.records.exclude(pick="").exists():
+            context["report"] = selection_against_pairs(
+                campaign, prefer_from_picks(pick_run_shares(run))
+            )
     elif chosen.isdigit():
-        evaluation = get_object_or_404(evaluations, pk=int(chosen))
+        evaluation = get_object_or_404(context["evaluations"], pk=int(chosen))
         scores = evaluation_scores(evaluation, proofs.values("id"))
         context["evaluation"] = evaluation
         context["report"] = selection_against_pairs(
             campaign, prefer_by_scores(scores), scores=scores
         )
-    return render(request, "graders/pairwise_selection.html", context)
+    return page_or_fragment(request, **PAGES, context=context, as_fragment=False)
+
+
+@role_required(*READERS)
+@require_http_methods(["POST"])
+def pick_run_start(request, slug):
+    """Starts a pairwise grader run of the chosen endpoint over the campaign's pairs (both
+    orders): a pairwise campaign's pairs, back to its selection page on that run; or any other
+    campaign's labelled proofs paired per problem, back to `next` (the grader report that asked)."""
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    from graders.selectors import pick_campaign_for_user
+    from graders.services.evaluation_import import PredictionError
+    from graders.services.pick_runs import pick_run_create
+
+    campaign = pick_campaign_for_user(request.user, slug)
+    pairwise = campaign.task_kind == TaskKind.PAIRWISE
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
+        back = reverse("exports:evaluations")
+    form = PickRunForm(request.POST)
+    if form.is_valid():
+        try:
+            run = pick_run_create(
+                user=request.user,
+                campaign=campaign,
+                endpoint=form.cleaned_data["endpoint"],
+                name=form.cleaned_data["name"],
+            )
+        except PredictionError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"The pairwise run asks {run.total} calls; it is queued.")
+            if not pairwise:
+                return redirect(back)
+            url = reverse("exports:pairwise-selection", args=[campaign.slug])
+            return redirect(f"{url}?picks_run={run.pk}")
+    if not pairwise:
+        messages.error(request, f"Not started: {form.errors.as_text()}")
+        return redirect(back)
+    context = _selection_context(request, campaign, pair_proofs(campaign)) | {"pick_form": form}
+    return render(request, "graders/pairwise_selection.html", context, status=400)

@@ -5,6 +5,7 @@ from celery import shared_task
 
 from graders.services.evaluations import evaluation_fail, evaluation_run
 from graders.services.grids import grid_fail, grid_run
+from graders.services.pick_runs import pick_run, pick_run_fail
 from jobs.services import job_run
 
 
@@ -30,3 +31,15 @@ def grid_run_task(grid_id: int) -> None:
             raise
 
     job_run("grader_grid", grid_id, body)
+
+
+@shared_task(name="graders.pick_run", acks_late=True)
+def pick_run_task(run_id: int) -> None:
+    def body() -> None:
+        try:
+            pick_run(run_id=run_id)
+        except Exception as exc:
+            pick_run_fail(run_id=run_id, reason=f"unexpected error: {exc}")
+            raise
+
+    job_run("grader_picks", run_id, body)

@@ -24,4 +24,5 @@ urlpatterns = [
     path("evaluations/grids/<id:grid_id>/retry/", views.grid_retry, name="grid_retry"),
     path("evaluations/grids/<id:grid_id>/report.json", views.grid_report_json, name="grid_json"),
     path("pairs/<slug:slug>/selection/", pairwise.pairwise_selection, name="pairwise-selection"),
+    path("pairs/<slug:slug>/selection/picks/", pairwise.pick_run_start, name="pick-run-start"),
 ]

@@ -204,6 +204,7 @@ def _trust(evaluation: GraderEvaluation, comparison: str, predicted: list) -> di
         family,
         expert_grades(item_ids, lambda v: _expert_on(v, campaign.scale, comparison)),
         incomplete_items(item_ids),
+        endpoint=evaluation.endpoint if evaluation.endpoint_id else None,
     )
     grader = {"id": evaluation.pk, "label": evaluation.name, "alt_test": evidence["alt_test"]}
     return evidence | {"verdict": verdict(grader)}

@@ -19,7 +19,7 @@ from graders.services.trust_evidence import (
     expert_grades,
     grader_evidence,
     incomplete_items,
-    pairwise_grader_picks,
+    position_evidence,
     verdict,
 )
 
@@ -168,7 +168,7 @@ def grid_report(grid: GraderGrid) -> dict:
         m.key: _ranking(m, ranked, predictions, rows, expert, values_on) for m in trust.METRICS
     }
     best = rankings["mae"]["order"][0] if rankings["mae"]["order"] else None
-    position = trust.position_probe(pairwise_grader_picks(campaign))
+    position = position_evidence(campaign)
     return {
         "grid": grid.name,
         "campaign": campaign.slug,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from annotation.models import Grade, GradeStatus
 from graders import trust
+from graders.selectors import pick_run_latest, pick_run_picks
 from problems.models import Topic
 
 # Error categories by which an expert marks a proof incomplete (the campaign's error taxonomy;
@@ -25,11 +26,22 @@ def incomplete_category(key: str) -> bool:
     return key in INCOMPLETE_CATEGORIES or any(word in key for word in INCOMPLETE_WORDS)
 
 
-def pairwise_grader_picks(campaign) -> list[trust.PairwisePick]:
-    """A grader's pairwise picks of this campaign's proofs, asked in both orders. No pairwise
-    grader run exists yet (human pairwise comparisons are a campaign kind of annotation/); when
-    one does, its picks are read here and the position probe measures them."""
-    return []
+def pairwise_grader_picks(campaign, *, endpoint=None) -> list[trust.PairwisePick]:
+    """A grader's pairwise picks of this campaign's proofs, asked in both orders: those of the
+    campaign's latest finished pairwise grader run (graders/services/pick_runs.py), `endpoint`'s
+    when it has one; [] when there is none."""
+    run = pick_run_latest(campaign, endpoint=endpoint)
+    return pick_run_picks(run) if run is not None else []
+
+
+def position_evidence(campaign, *, endpoint=None) -> dict:
+    """The position probe of the campaign's latest pairwise grader run (`endpoint`'s when it has
+    one), naming the run it measures."""
+    run = pick_run_latest(campaign, endpoint=endpoint)
+    probe = trust.position_probe(pick_run_picks(run) if run is not None else [])
+    if run is not None:
+        probe |= {"run": run.name, "run_id": run.pk, "endpoint": run.endpoint.name}
+    return probe
 
 
 def incomplete_items(item_ids: list[int]) -> set[int]:
@@ -128,7 +140,13 @@ class Predicted:
 
 
 def grader_evidence(
-    campaign, predicted: list[Predicted], grader_family: str, humans: dict, incomplete: set[int]
+    campaign,
+    predicted: list[Predicted],
+    grader_family: str,
+    humans: dict,
+    incomplete: set[int],
+    *,
+    endpoint=None,
 ) -> dict:
     """The bias probes, the alternative annotator test and the position probe of one grader."""
     records = [
@@ -145,5 +163,5 @@ def grader_evidence(
     return {
         "probes": trust.bias_probes(records, grader_family),
         "alt_test": alt_tests(predicted, humans),
-        "position": trust.position_probe(pairwise_grader_picks(campaign)),
+        "position": position_evidence(campaign, endpoint=endpoint),
     }

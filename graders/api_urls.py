@@ -1,0 +1,11 @@
+from django.urls import path
+
+from graders import apis
+
+urlpatterns = [
+    path(
+        "campaigns/<slug:slug>/pairwise-picks/",
+        apis.PickRunCreateApi.as_view(),
+        name="api-pick-run-create",
+    ),
+]
