@@ -61,6 +61,7 @@ def test_every_job_kind_is_registered_with_its_task():
         "labelling",
         "grader_evaluation",
         "grader_grid",
+        "grader_picks",
         "export",
         "rater_model_refit",
     }

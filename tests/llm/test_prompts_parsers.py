@@ -27,6 +27,7 @@ EXPECTED = {
     "grade_proof@v2": {"problem", "reference", "scheme", "proof"},
     "grade_proof_flexible@v1": {"problem", "context_note", "context", "proof"},
     "grade_proof_strict@v1": {"problem", "context_note", "context", "proof"},
+    "pairwise_pick@v1": {"problem", "first", "second"},
 }
 
 
