@@ -3,7 +3,8 @@
 Correctness under concurrency (PostgreSQL): every write that adds a judgement slot to an item
 (a lease, a renewed lease, a submission) holds the item's row lock. "Next" picks a candidate
 with `SELECT ... FOR UPDATE SKIP LOCKED` (an item another expert is being given right now is
-skipped, never waited on), then recounts the item's taken slots in a new statement, which under
+skipped; only when nothing else is left is the walk made again waiting on such locks, so a
+passing lock never reads as "no work left"), then recounts the item's taken slots in a new statement, which under
 READ COMMITTED sees every commit made by earlier holders of the lock; a stale candidate is
 dropped and the next one tried. Taken slots = submitted judgements + unexpired active leases.
 """
@@ -175,7 +176,7 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 # Candidates: items that still need a judgement and that the expert never held, closest to
 # complete first (most submitted judgements, then the oldest, which are the ones already
 # leased), walked along the partial index item_open_queue; rows another transaction holds are
-# skipped, never waited on. A campaign ordered by uncertainty puts its ranked items first within
+# skipped, and waited on only when nothing else is left. A campaign ordered by uncertainty puts its ranked items first within
 # each submitted count, rank 1 (most uncertain) first, unranked ones after, and never serves an
 # item held back by its routing budget (walked along the partial index item_ranked_queue).
 #
@@ -232,12 +233,14 @@ def _by_uncertainty(campaign: Campaign) -> bool:
     return campaign.item_order == ItemOrder.UNCERTAINTY
 
 
-def _candidate_statements(campaign: Campaign) -> list[str]:
-    """The candidate statements, tried in this order: the head, the fresh items, the waiting ones."""
+def _candidate_statements(campaign: Campaign, *, wait: bool = False) -> list[str]:
+    """The candidate statements, tried in this order: the head, the fresh items, the waiting ones.
+    `wait`: they wait on locked items instead of skipping them."""
     rank = RANK if _by_uncertainty(campaign) else dict.fromkeys(RANK, "")
     first = _HEAD_SQL.format(rank=rank[q], head_rank=rank[head])
     walks = [_WALK_SQL.format(part=part, rank=rank[i]) for part in (FRESH, WAITING)]
-    return [first, *walks]
+    statements = [first, *walks]
+    return [s.replace(" SKIP LOCKED", "") for s in statements] if wait else statements
 
 
 # Under the item's row lock, a new statement (a fresh READ COMMITTED snapshot that sees every
@@ -259,7 +262,7 @@ RETURNING {_NEW.id}
 
 def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
     skip: list[int] = []
-    statements = _candidate_statements(campaign)
+    statements, waited = _candidate_statements(campaign), False
     for _ in range(MAX_ATTEMPTS):
         with transaction.atomic(), connection.cursor() as cursor:
             now = timezone.now()
@@ -270,7 +273,12 @@ def _take_normal(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment 
                 if row is not None:
                     break
             else:
-                return None
+                if waited:
+                    return None
+                # every item left may be locked by another expert's lease or submission at this
+                # moment: look once more, waiting on those locks, before saying nothing is left
+                statements, waited = _candidate_statements(campaign, wait=True), True
+                continue
             item_id, required, _ = row
             until = _lease_end(campaign, now)
             cursor.execute(

@@ -164,21 +164,33 @@ def pair_next(
     )
     if after is not None:
         candidates = candidates.exclude(pk=after)
-    for pair_id in candidates.values_list("id", flat=True)[:20]:
-        pair = PairItem.objects.select_for_update(skip_locked=True).filter(pk=pair_id).first()
-        if pair is None or not _slot_free(pair.pk, now):  # taken while we looked (now locked)
-            continue
-        judgement, created = PairJudgement.objects.get_or_create(
-            pair=pair,
-            expert=expert,
-            defaults={"leased_until": until, "a_on_left": bool(secrets.randbelow(2))},
-        )
-        if not created:  # a released lease taken up again: the same shown order as before
-            judgement.status = JudgementStatus.ACTIVE
-            judgement.leased_until = until
-            judgement.save(update_fields=["status", "leased_until", "updated_at"])
-        return judgement
+    pair_ids = list(candidates.values_list("id", flat=True)[:20])
+    locked: list[int] = []
+    # a pair another expert is leasing or submitting right now is skipped, then, when no other
+    # pair is free, waited on and rechecked: never "nothing left" because of a passing lock
+    for skip_locked, ids in ((True, pair_ids), (False, locked)):
+        for pair_id in ids:
+            pair = PairItem.objects.select_for_update(skip_locked=skip_locked)
+            pair = pair.filter(pk=pair_id).first()
+            if pair is None and skip_locked:
+                locked.append(pair_id)
+            if pair is not None and _slot_free(pair.pk, now):  # not taken while we looked
+                return _pair_lease(pair=pair, expert=expert, until=until)
     return None
+
+
+def _pair_lease(*, pair: PairItem, expert: AbstractBaseUser, until) -> PairJudgement:
+    """The expert's lease on a pair with a free slot (under its row lock)."""
+    judgement, created = PairJudgement.objects.get_or_create(
+        pair=pair,
+        expert=expert,
+        defaults={"leased_until": until, "a_on_left": bool(secrets.randbelow(2))},
+    )
+    if not created:  # a released lease taken up again: the same shown order as before
+        judgement.status = JudgementStatus.ACTIVE
+        judgement.leased_until = until
+        judgement.save(update_fields=["status", "leased_until", "updated_at"])
+    return judgement
 
 
 @transaction.atomic

@@ -105,6 +105,29 @@ def test_next_skips_an_item_locked_by_another_connection_without_waiting():
     assert got.item_id == second.pk
 
 
+def test_next_waits_on_the_last_open_item_locked_by_another_connection():
+    # another expert's lease or submission holds the only item left: "next" waits for it rather
+    # than telling this expert that no work is left
+    campaign = CampaignFactory()
+    only = ItemFactory(campaign=campaign)
+    expert = expert_in(campaign)
+    got: list = []
+    with psycopg.connect(conninfo(), autocommit=False) as other:
+        other.execute("SELECT id FROM annotation_item WHERE id = %s FOR UPDATE", [only.pk])
+        waiter = threading.Thread(
+            target=lambda: (
+                got.append(services.assignment_next(campaign=campaign, expert=expert)),
+                connections.close_all(),
+            )
+        )
+        waiter.start()
+        waiter.join(timeout=0.5)
+        assert waiter.is_alive()  # waiting on the lock, not answering "nothing left"
+        other.rollback()
+    waiter.join(timeout=30)
+    assert got[0] is not None and got[0].item_id == only.pk
+
+
 def test_late_submits_after_expired_leases_race_without_overfilling():
     campaign = CampaignFactory()
     items = [ItemFactory(campaign=campaign) for _ in range(8)]
