@@ -25,6 +25,7 @@ from pathlib import Path
 import orjson
 import yaml
 
+from exports.formats.base import ExportError
 from exports.writers import Field, atomic_path, file_sha256, manifest_bytes, write_text_atomic
 
 HF_FILE_TYPES = ("parquet", "jsonl")
@@ -102,11 +103,6 @@ def _split_parquet(data: Path, folder: Path) -> dict[str, int]:
                     writers[split] = (context, pq.ParquetWriter(temp, schema, compression="snappy"))
                 writers[split][1].write_table(part)
                 counts[split] = counts.get(split, 0) + part.num_rows
-        if not writers:  # no row at all: an empty train split, so the folder still loads
-            target = folder / split_file_name("train", "parquet")
-            context = atomic_path(target)
-            writers["train"] = (context, pq.ParquetWriter(context.__enter__(), schema))
-            counts["train"] = 0
     except BaseException as exc:
         for context, writer in writers.values():
             writer.close()
@@ -136,10 +132,6 @@ def _split_jsonl(data: Path, fields: list[Field], folder: Path) -> dict[str, int
                     contexts[split] = (context, context.__enter__().open("wb"))
                 contexts[split][1].write(orjson.dumps(row, option=option))
                 counts[split] = counts.get(split, 0) + 1
-        if not contexts:
-            context = atomic_path(folder / split_file_name("train", "jsonl"))
-            contexts["train"] = (context, context.__enter__().open("wb"))
-            counts["train"] = 0
     except BaseException as exc:
         for context, handle in contexts.values():
             handle.close()
@@ -188,7 +180,11 @@ def hub_folder_write(
     dataset folder at `folder`; returns what the manifest says of it (`layout`, `splits` with
     each split's file, rows and checksum)."""
     if file_type not in HF_FILE_TYPES:
-        raise ValueError(f"layout hf: file type {' or '.join(HF_FILE_TYPES)}, not {file_type}")
+        raise ExportError(f"layout hf: file type {' or '.join(HF_FILE_TYPES)}, not {file_type}")
+    if not manifest["counts"]["rows"]:
+        # `datasets` refuses a split with no row ("corresponds to no data"): a folder it could
+        # not load is not written
+        raise ExportError("layout hf: no row matches the filters, and a dataset needs one")
     folder.mkdir(parents=True, exist_ok=True)
     if file_type == "parquet":
         counts = _split_parquet(data, folder)

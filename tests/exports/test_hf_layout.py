@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 import yaml
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from exports.formats import split_of
 from exports.models import ExportJob
@@ -161,3 +162,46 @@ def test_a_job_with_layout_hf_serves_the_folder_as_a_zip(
     plain = as_job("export", plain.pk, lambda: export_run(job_id=plain.pk))
     with pytest.raises(FileNotFoundError):  # a job of layout file has no folder to serve
         export_file_open(plain, "hf")
+
+
+def test_the_page_offers_the_layout_and_the_folder(
+    db, client, tmp_path, settings, django_capture_on_commit_callbacks
+):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    corpus = labelled_campaign()
+    client.force_login(UserFactory(username="res-hf-page", roles=["researcher"]))
+    form = {
+        "campaign": corpus.campaign.slug,
+        "format": "proofbench",
+        "file_type": "csv",
+        "layout": "hf",
+        "cut_low": 5,
+        "cut_high": 7,
+    }
+    refused = client.post(reverse("exports:list"), form)
+    assert refused.status_code == 400 and "layout hf: file type" in refused.content.decode()
+    assert not ExportJob.objects.exists()
+    with django_capture_on_commit_callbacks(execute=False):
+        made = client.post(reverse("exports:list"), {**form, "file_type": "jsonl"})
+    job = ExportJob.objects.get()
+    assert made.status_code == 302 and job.layout == "hf"
+    export_run(job_id=job.pk)
+    done = client.get(reverse("exports:detail", args=[job.pk])).content.decode()
+    link = reverse("exports:download_part", args=[job.pk, "hf"])
+    assert f'href="{link}"' in done
+    bundle = b"".join(client.get(link).streaming_content)
+    names = zipfile.ZipFile(io.BytesIO(bundle)).namelist()
+    assert "README.md" in names and "data/train-00000-of-00001.jsonl" in names
+
+
+def test_an_export_with_no_row_is_refused_with_the_reason(db, tmp_path):
+    """`datasets` cannot load a split with no row: no folder is written."""
+    corpus = labelled_campaign()
+    folder = tmp_path / "empty"
+    with pytest.raises(CommandError, match="layout hf: no row matches the filters"):
+        call_command(
+            "export_dataset",
+            *("--campaign", corpus.campaign.slug, "--format", "dv", "--file-type", "parquet"),
+            *("--out", str(folder), "--layout", "hf", "--contest", "No Such Contest"),
+        )
+    assert not folder.exists()
