@@ -18,6 +18,7 @@ viewer and `datasets` need); `struct` columns stay nested.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import zipfile
 from pathlib import Path
@@ -85,9 +86,11 @@ def _split_parquet(data: Path, folder: Path) -> dict[str, int]:
     source = pq.ParquetFile(data)
     schema = source.schema_arrow
     has_split = "split" in schema.names
-    writers: dict[str, tuple] = {}
     counts: dict[str, int] = {}
-    try:
+    # each split's file is renamed to its name only once its writer has closed (the stack
+    # unwinds in reverse); an error leaves none of them
+    with contextlib.ExitStack() as stack:
+        writers = {}
         for batch in source.iter_batches(batch_size=5000):
             table = pa.Table.from_batches([batch], schema=schema)
             if has_split:
@@ -97,49 +100,35 @@ def _split_parquet(data: Path, folder: Path) -> dict[str, int]:
                 parts = {"train": table}
             for split, part in parts.items():
                 if split not in writers:
-                    target = folder / split_file_name(split, "parquet")
-                    context = atomic_path(target)
-                    temp = context.__enter__()
-                    writers[split] = (context, pq.ParquetWriter(temp, schema, compression="snappy"))
-                writers[split][1].write_table(part)
+                    temp = stack.enter_context(
+                        atomic_path(folder / split_file_name(split, "parquet"))
+                    )
+                    writers[split] = stack.enter_context(
+                        pq.ParquetWriter(temp, schema, compression="snappy")
+                    )
+                writers[split].write_table(part)
                 counts[split] = counts.get(split, 0) + part.num_rows
-    except BaseException as exc:
-        for context, writer in writers.values():
-            writer.close()
-            context.__exit__(type(exc), exc, exc.__traceback__)
-        raise
-    for context, writer in writers.values():
-        writer.close()
-        context.__exit__(None, None, None)
     return counts
 
 
 def _split_jsonl(data: Path, fields: list[Field], folder: Path) -> dict[str, int]:
     as_text = [f.name for f in fields if f.kind == "json"]
     option = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
-    contexts: dict[str, tuple] = {}
     counts: dict[str, int] = {}
-    try:
-        with data.open("rb") as source:
-            for line in source:
-                row = orjson.loads(line)
-                for name in as_text:
-                    if row.get(name) is not None:
-                        row[name] = orjson.dumps(row[name], option=orjson.OPT_NON_STR_KEYS).decode()
-                split = row.get("split") or "train"
-                if split not in contexts:
-                    context = atomic_path(folder / split_file_name(split, "jsonl"))
-                    contexts[split] = (context, context.__enter__().open("wb"))
-                contexts[split][1].write(orjson.dumps(row, option=option))
-                counts[split] = counts.get(split, 0) + 1
-    except BaseException as exc:
-        for context, handle in contexts.values():
-            handle.close()
-            context.__exit__(type(exc), exc, exc.__traceback__)
-        raise
-    for context, handle in contexts.values():
-        handle.close()
-        context.__exit__(None, None, None)
+    with contextlib.ExitStack() as stack:
+        handles = {}
+        source = stack.enter_context(data.open("rb"))
+        for line in source:
+            row = orjson.loads(line)
+            for name in as_text:
+                if row.get(name) is not None:
+                    row[name] = orjson.dumps(row[name], option=orjson.OPT_NON_STR_KEYS).decode()
+            split = row.get("split") or "train"
+            if split not in handles:
+                temp = stack.enter_context(atomic_path(folder / split_file_name(split, "jsonl")))
+                handles[split] = stack.enter_context(temp.open("wb"))
+            handles[split].write(orjson.dumps(row, option=option))
+            counts[split] = counts.get(split, 0) + 1
     return counts
 
 
