@@ -187,13 +187,17 @@ def dataset_write(
     if picture_files:  # files beside the data, which its texts refer to
         manifest["pictures"] = {"folder": PICTURE_FOLDER, "count": len(picture_files)}
     title = f"{campaign.name}: {fmt} dataset"
-    card = render_card(
-        title=title,
-        summary=plan.summary,
-        fields=plan.fields,
-        manifest=manifest,
-        sample=_shorten(sample[0]) if sample else None,
-    )
+
+    def card_of(described: dict) -> str:
+        return render_card(
+            title=title,
+            summary=plan.summary,
+            fields=plan.fields,
+            manifest=described,
+            sample=_shorten(sample[0]) if sample else None,
+        )
+
+    card = card_of(manifest)
     card_result = write_text_atomic(card_path, card)
     manifest["files"][card_path.name] = {
         "rows": 0,
@@ -206,7 +210,7 @@ def dataset_write(
             file_type=file_type,
             fields=plan.fields,
             manifest=manifest,
-            card=card,
+            render_card=card_of,
             title=title,
             folder=hf_folder,
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -31,6 +32,7 @@ from exports.writers import Field, atomic_path, file_sha256, manifest_bytes, wri
 
 HF_FILE_TYPES = ("parquet", "jsonl")
 DATA_FOLDER = "data"
+CHECKPOINTS = "checkpoints.csv"
 SPLITS_ORDER = ("train", "test")
 # the Hub's identifiers of the licences a source record may name (lower case there)
 HUB_LICENCES = {
@@ -72,6 +74,13 @@ def hub_licence(licences: list[str]) -> str:
     if len(licences) == 1 and licences[0].lower() in HUB_LICENCES:
         return licences[0].lower()
     return "other"
+
+
+def size_category(rows: int) -> str:
+    """The Hub's size category of a dataset of `rows` rows (n<1K, 1K<n<10K, ...)."""
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")]
+    bounds += [(1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")]
+    return next((name for bound, name in bounds if rows < bound), "100M<n<1B")
 
 
 def split_file_name(split: str, file_type: str) -> str:
@@ -142,6 +151,7 @@ def hub_card_header(
         "license": hub_licence(licences),
         "language": ["en"],
         "task_categories": TASK_CATEGORIES.get(fmt, ["text-classification"]),
+        "size_categories": [size_category(sum(splits.values()))],
         "tags": ["mathematics", "proofs", "proof-grading", "proofmark"],
         "configs": [
             {
@@ -161,13 +171,14 @@ def hub_folder_write(
     file_type: str,
     fields: list[Field],
     manifest: dict,
-    card: str,
+    render_card: Callable[[dict], str],
     title: str,
     folder: Path,
 ) -> dict:
-    """Writes the export whose data file is `data` (with its manifest and card) as a Hugging Face
-    dataset folder at `folder`; returns what the manifest says of it (`layout`, `splits` with
-    each split's file, rows and checksum)."""
+    """Writes the export whose data file is `data` (with its manifest) as a Hugging Face dataset
+    folder at `folder`, its card made by `render_card` from the folder's own manifest (the
+    export's, its files the folder's); returns what the manifest says of the folder (`layout`,
+    `splits` with each split's file, rows and checksum)."""
     if file_type not in HF_FILE_TYPES:
         raise ExportError(f"layout hf: file type {' or '.join(HF_FILE_TYPES)}, not {file_type}")
     if not manifest["counts"]["rows"]:
@@ -188,14 +199,22 @@ def hub_folder_write(
             "size": path.stat().st_size,
             "sha256": file_sha256(path),
         }
-    for extra in ("checkpoints",):
-        beside = data.with_name(f"{data.name}.{extra}.csv")
-        if beside.exists():
-            shutil.copyfile(beside, folder / f"{extra}.csv")
+    files = {
+        info["file"]: {k: info[k] for k in ("rows", "size", "sha256")} for info in splits.values()
+    }
+    own = dict(manifest)
+    if manifest.get("checkpoints"):
+        checkpoints = manifest["checkpoints"]
+        shutil.copyfile(data.parent / checkpoints["file"], folder / CHECKPOINTS)
+        own["checkpoints"] = {**checkpoints, "file": CHECKPOINTS}
+        files[CHECKPOINTS] = {k: checkpoints[k] for k in ("rows", "size", "sha256")}
     pictures = data.parent / "pictures"
     if pictures.is_dir():
         shutil.copytree(pictures, folder / "pictures", dirs_exist_ok=True)
+        files.update({k: v for k, v in manifest["files"].items() if k.startswith("pictures/")})
     layout = {"layout": "hf", "splits": splits}
+    own["files"] = files
+    own["hf"] = layout
     header = hub_card_header(
         pretty_name=title,
         fmt=manifest.get("format", ""),
@@ -210,11 +229,12 @@ def hub_folder_write(
             f"- `{info['file']}`: split `{split}`, {info['rows']} rows, sha256 `{info['sha256']}`\n"
         )
     lines.append(
-        "- `manifest.json`: the export's manifest.\n"
+        "- `manifest.json`: the export's manifest (its `files` this folder's).\n"
         "\n`json` columns hold JSON text here (one type a column); `struct` columns are nested.\n"
     )
+    card = render_card(own)
     write_text_atomic(folder / "README.md", header + "\n" + card + "".join(lines))
-    write_text_atomic(folder / "manifest.json", manifest_bytes({**manifest, "hf": layout}).decode())
+    write_text_atomic(folder / "manifest.json", manifest_bytes(own).decode())
     return layout
 
 

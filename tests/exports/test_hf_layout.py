@@ -78,6 +78,10 @@ def test_the_command_writes_a_folder_datasets_loads_offline(db, tmp_path, offlin
         "manifest.json",
     ]
     header = card_header(folder)
+    readme = (folder / "README.md").read_text()
+    assert f"- `data/train-00000-of-00001.{file_type}`: {expected['train']} rows" in readme
+    assert "`checkpoints.csv` (" in readme  # the card names the folder's files, not the export's
+    assert f"golden-pilot-proofbench.{file_type}" not in readme
     assert header["configs"][0]["data_files"] == [
         {"split": "train", "path": "data/train-*"},
         {"split": "test", "path": "data/test-*"},
@@ -85,6 +89,7 @@ def test_the_command_writes_a_folder_datasets_loads_offline(db, tmp_path, offlin
     assert header["pretty_name"] == "Golden pilot: proofbench dataset"
     assert header["license"] == "other"  # two licences of the source records: CC-BY-4.0, MIT
     assert header["task_categories"] == ["text-classification"]
+    assert header["size_categories"] == ["n<1K"]
 
     loaded = offline_hf.load_dataset(str(folder))
     assert {name: len(split) for name, split in loaded.items()} == dict(expected)
