@@ -165,6 +165,18 @@ def test_from_a_corpus_file_to_a_loaded_dataset(
     plain = researcher.export("client-pilot", format="dv", file_type="jsonl", timeout=120)
     assert sorted(plain.to_dataset()["train"]["score"]) == [0.0, 0.5, 1.0]
 
+    with pytest.raises(JobFailed) as failed:  # a folder with no row: the job fails, saying why
+        researcher.export(
+            "client-pilot",
+            format="dv",
+            file_type="parquet",
+            layout="hf",
+            filters={"contest": "No Such Contest"},
+            timeout=120,
+        )
+    assert "no row matches the filters" in failed.value.job.error
+    assert failed.value.job.status == "failed" and "failed" in str(failed.value)
+
 
 def test_a_refusal_raises_proofmark_error_with_the_status_and_the_body(live_server):
     UserFactory(username="someone", roles=["expert"])
@@ -183,4 +195,3 @@ def test_a_refusal_raises_proofmark_error_with_the_status_and_the_body(live_serv
     with pytest.raises(ProofmarkError) as unknown:
         nobody.export_job(1)
     assert unknown.value.status == 401 and unknown.value.body == {"detail": "Invalid token."}
-    assert issubclass(JobFailed, ProofmarkError)
