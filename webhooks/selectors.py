@@ -15,9 +15,13 @@ DELIVERIES_SHOWN = 50
 
 def webhook_list() -> QuerySet[Webhook]:
     """Every hook with its number of deliveries and the time of the last one."""
-    return Webhook.objects.annotate(
-        delivery_count=Count("deliveries"), last_delivery_at=Max("deliveries__created_at")
-    ).select_related("created_by")
+    return (
+        Webhook.objects.annotate(
+            delivery_count=Count("deliveries"), last_delivery_at=Max("deliveries__created_at")
+        )
+        .select_related("created_by")
+        .order_by("-created_at", "-id")
+    )
 
 
 def webhook_get(*, webhook_id: int) -> Webhook:
