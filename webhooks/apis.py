@@ -25,7 +25,7 @@ def _refused(exc: services.WebhookError) -> ValidationError:
 
 
 class WebhookOutput(serializers.ModelSerializer):
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
 
     class Meta:
         model = Webhook
