@@ -46,7 +46,7 @@ def webhook_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _detail(request: HttpRequest, webhook_id: int, *, status: int = 200) -> HttpResponse:
+def _detail(request: HttpRequest, webhook_id: int, *, refusal: str = "") -> HttpResponse:
     hook = selectors.webhook_get(webhook_id=webhook_id)
     deliveries = selectors.webhook_deliveries(webhook=hook)
     return page_or_fragment(
@@ -57,8 +57,8 @@ def _detail(request: HttpRequest, webhook_id: int, *, status: int = 200) -> Http
             "hook": hook,
             "deliveries": deliveries,
             "any_active": any(d.is_active for d in deliveries),
+            "refusal": refusal,
         },
-        status=status,
     )
 
 
@@ -93,15 +93,15 @@ def webhook_delete(request: HttpRequest, webhook_id: int) -> HttpResponse:
 def delivery_replay(request: HttpRequest, delivery_id: int) -> HttpResponse:
     """Queues the delivery again; htmx gets the hook's deliveries, a plain post the page."""
     delivery = selectors.delivery_get(delivery_id=delivery_id)
+    refusal = ""
     try:
         replay = services.delivery_replay(delivery=delivery)
     except services.WebhookError as exc:
-        if wants_fragment(request):
-            return HttpResponse(exc.message, status=409, content_type="text/plain")
-        messages.error(request, exc.message)
+        refusal = exc.message
+    if wants_fragment(request):  # htmx swaps only a 2xx: the refusal is said in the fragment
+        return _detail(request, delivery.webhook_id, refusal=refusal)
+    if refusal:
+        messages.error(request, refusal)
     else:
-        if not wants_fragment(request):
-            messages.success(request, f"Delivery {delivery.pk} queued again as {replay.pk}.")
-    if wants_fragment(request):
-        return _detail(request, delivery.webhook_id)
+        messages.success(request, f"Delivery {delivery.pk} queued again as {replay.pk}.")
     return redirect("webhooks:detail", webhook_id=delivery.webhook_id)

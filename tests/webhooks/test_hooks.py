@@ -342,3 +342,28 @@ def test_a_replay_is_a_new_delivery_of_the_same_message_and_refused_for_an_inact
     Webhook.objects.filter(pk=made.pk).update(active=False)
     refused = api.post(f"/api/v1/webhooks/deliveries/{done.pk}/replay/")
     assert refused.status_code == 400 and "inactive" in refused.json()["webhook"][0]
+
+
+def test_the_replay_button_answers_htmx_with_the_deliveries_and_a_plain_post_with_the_page(
+    client, admin_user
+):
+    made = hook("case.opened")
+    done = Delivery.objects.create(
+        webhook=made, event="case.opened", message_id="msg_p", body="{}", status="succeeded"
+    )
+    client.force_login(admin_user)
+    page = client.get(f"/webhooks/{made.pk}/").content.decode()
+    url = f"/webhooks/deliveries/{done.pk}/replay/"
+    assert f'action="{url}" hx-post="{url}"' in page  # the form posts without htmx too
+    fragment = client.post(url, HTTP_HX_REQUEST="true")
+    assert fragment.status_code == 200 and "HX-Request" in fragment["Vary"]
+    body = fragment.content.decode()
+    assert body.startswith('<div id="deliveries"') and f"(replay of {done.pk})" in body
+    assert 'hx-trigger="every 2s"' in body  # polled while the replay waits
+    plain = client.post(url)
+    assert plain.status_code == 302 and plain["Location"] == f"/webhooks/{made.pk}/"
+    assert Delivery.objects.filter(replay_of=done).count() == 2
+    Webhook.objects.filter(pk=made.pk).update(active=False)
+    refused = client.post(url, HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="replay-refused"' in refused and "the webhook is inactive" in refused
+    assert Delivery.objects.filter(replay_of=done).count() == 2
