@@ -32,6 +32,7 @@ def test_admin_adds_a_hook_and_replays_a_delivery(
         page.click("button:has-text('Add webhook')")
         expect(page.locator("#webhook-form")).to_contain_text("is not an http:// or https:// URL")
         assert not Webhook.objects.exists()
+        assert_accessible(page)  # the form with its refusal
         page.fill("#id_url", receiver.url)
         page.check("input[name=events][value='item.labelled']")
         with page.expect_navigation():
