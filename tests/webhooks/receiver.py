@@ -19,13 +19,13 @@ class Taken:
 
 
 class Receiver:
-    """`replies(500, 200)`: the next answers (then 200 for every request); `delay`: seconds to
-    wait before answering; `taken`: the requests so far."""
+    """`replies(500, 200)`: the next answers (then 200 for every request); `slow(n, seconds)`:
+    the next n requests wait that long before their answer; `taken`: the requests so far."""
 
     def __init__(self) -> None:
         self.taken: list[Taken] = []
         self._replies: deque[int] = deque()
-        self.delay = 0.0
+        self._slow: deque[float] = deque()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -34,15 +34,18 @@ class Receiver:
                 receiver.taken.append(
                     Taken(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 )
-                if receiver.delay:
-                    time.sleep(receiver.delay)
+                if receiver._slow:
+                    time.sleep(receiver._slow.popleft())
                 code = receiver._replies.popleft() if receiver._replies else 200
                 answer = f"answered {code}".encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(answer)))
-                self.end_headers()
-                self.wfile.write(answer)
+                try:
+                    self.send_response(code)
+                    self.send_header("Content-Type", "text/plain")
+                    self.send_header("Content-Length", str(len(answer)))
+                    self.end_headers()
+                    self.wfile.write(answer)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the sender gave up waiting (a timeout the test asked for)
 
             def log_message(self, *args) -> None:
                 pass
@@ -60,6 +63,9 @@ class Receiver:
 
     def replies(self, *codes: int) -> None:
         self._replies.extend(codes)
+
+    def slow(self, count: int, seconds: float) -> None:
+        self._slow.extend([seconds] * count)
 
     def __enter__(self) -> Receiver:
         self.thread.start()

@@ -123,3 +123,27 @@ def test_a_replay_sends_the_message_again(
     assert replay.status == "succeeded" and replay.replay_of_id == delivery.pk
     assert [t.headers["webhook-id"] for t in receiver.taken] == [delivery.message_id] * 2
     assert receiver.taken[0].body == receiver.taken[1].body
+
+
+def test_a_slow_receiver_times_out_without_holding_the_judgement_and_the_next_try_lands(
+    transactional_db, celery_worker_process, api_client_for
+):
+    campaign = CampaignFactory()
+    item = ItemFactory(campaign=campaign, required_judgements=2)
+    a, b = expert_in(campaign), expert_in(campaign)
+    with Receiver() as receiver:
+        receiver.slow(1, 4.0)  # beyond the worker's 2 s timeout
+        hook = webhook_create(url=receiver.url, events=["case.opened"], created_by=None)
+        for expert, score in ((a, 1), (b, 6)):
+            api = api_client_for(expert)
+            api.post(f"/api/v1/campaigns/{campaign.slug}/next/")
+            started = time.monotonic()
+            answer = api.post(f"/api/v1/items/{item.pk}/submit/", {"score": score}, format="json")
+            assert answer.status_code == 200 and time.monotonic() - started < 2.0
+        delivery = Delivery.objects.get(webhook=hook)
+        done = wait_for(lambda: finished(delivery.pk), timeout=60)
+    assert done.status == "succeeded" and done.attempts == 2, done.error
+    first, second = done.tries.all()
+    assert first.status_code is None and first.error.startswith("timed out after 2 s")
+    assert first.duration_ms < 3500  # the try gave up at its timeout, not at the receiver's pace
+    assert second.status_code == 200
