@@ -51,8 +51,9 @@ class WebhookError(ValueError):
 
 
 def secret_new() -> str:
-    """A hook's signing key: `whsec_` and 32 random bytes in URL-safe base64."""
-    return "whsec_" + secrets.token_urlsafe(32)
+    """A hook's signing key as Standard Webhooks writes one: `whsec_` and 24 random bytes in
+    base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
 
 
 def url_clean(url: str) -> str:
@@ -244,10 +245,12 @@ def event_job_failed(*, kind: str, job_id: int, reason: str) -> list[Delivery]:
 # --- Sending -----------------------------------------------------------------------------------
 
 
-def signature(secret: str, timestamp: int | str, body: str) -> str:
-    """`v1,` and the base64 HMAC-SHA256, keyed by the hook's secret, of "<timestamp>.<body>"."""
-    mac = hmac.new(secret.encode(), f"{timestamp}.{body}".encode(), hashlib.sha256).digest()
-    return "v1," + base64.b64encode(mac).decode()
+def signature(secret: str, message_id: str, timestamp: int | str, body: str) -> str:
+    """Standard Webhooks' signature: `v1,` and the base64 HMAC-SHA256 of
+    "<message id>.<timestamp>.<body>", keyed by the secret's bytes (the base64 after `whsec_`)."""
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{message_id}.{timestamp}.{body}".encode()
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
 
 
 def signed_headers(*, secret: str, message_id: str, body: str, timestamp: int) -> dict[str, str]:
@@ -256,7 +259,7 @@ def signed_headers(*, secret: str, message_id: str, body: str, timestamp: int) -
         "User-Agent": USER_AGENT,
         "webhook-id": message_id,
         "webhook-timestamp": str(timestamp),
-        "webhook-signature": signature(secret, timestamp, body),
+        "webhook-signature": signature(secret, message_id, timestamp, body),
     }
 
 

@@ -24,7 +24,13 @@ from tests.problems.import_files import proofbench_row, write_jsonl
 from tests.webhooks.helpers import documented_verify
 from tests.webhooks.receiver import Receiver, down_url
 from webhooks.models import Delivery, Webhook
-from webhooks.services import delivery_attempt, delivery_replay, webhook_create
+from webhooks.services import (
+    delivery_attempt,
+    delivery_replay,
+    secret_new,
+    signature,
+    webhook_create,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -65,7 +71,7 @@ def test_the_api_creates_a_hook_with_its_secret_and_names_the_bad_field(api_clie
     )
     assert made.status_code == 201, made.json()
     body = made.json()
-    assert body["secret"].startswith("whsec_") and len(body["secret"]) > 40
+    assert body["secret"].startswith("whsec_") and len(body["secret"]) == 38
     assert body["events"] == ["item.labelled", "job.failed"] and body["active"] is True
     assert api.get(f"/api/v1/webhooks/{body['id']}/").json()["secret"] == body["secret"]
     listed = api.get("/api/v1/webhooks/").json()
@@ -282,7 +288,7 @@ def test_a_try_is_signed_as_the_manual_says_and_recorded():
     assert taken.headers["content-type"] == "application/json"
     assert verify(made.secret, taken.headers, taken.body)
     assert not verify(made.secret, taken.headers, taken.body + b" ")
-    assert not verify("whsec_other", taken.headers, taken.body)
+    assert not verify(secret_new(), taken.headers, taken.body)
     old = {**taken.headers, "webhook-timestamp": str(int(time.time()) - 3600)}
     assert not verify(made.secret, old, taken.body)
     delivery.refresh_from_db()
@@ -367,3 +373,13 @@ def test_the_replay_button_answers_htmx_with_the_deliveries_and_a_plain_post_wit
     refused = client.post(url, HTTP_HX_REQUEST="true").content.decode()
     assert 'id="replay-refused"' in refused and "the webhook is inactive" in refused
     assert Delivery.objects.filter(replay_of=done).count() == 2
+
+
+def test_the_signature_is_standard_webhooks():
+    # the example of the Standard Webhooks specification (its secret, id, timestamp and body)
+    secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    body = '{"test": 2432232314}'
+    assert signature(secret, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330, body) == (
+        "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+    )
+    assert secret_new().startswith("whsec_") and len(secret_new()) == len("whsec_") + 32
