@@ -160,6 +160,17 @@ def scheme_approve(*, scheme: MarkingScheme, user: User) -> MarkingScheme:
     return scheme
 
 
+def scheme_freeze_if_approved(*, scheme_id: int) -> bool:
+    """Freezes the version if it is the approved one, in one statement (a submission's path:
+    nothing to do once frozen, and a version no longer approved stays as it is). Whether it
+    was frozen now."""
+    return bool(
+        MarkingScheme.objects.filter(pk=scheme_id, status=SchemeStatus.APPROVED).update(
+            status=SchemeStatus.FROZEN
+        )
+    )
+
+
 @transaction.atomic
 def scheme_freeze(*, scheme: MarkingScheme) -> MarkingScheme:
     """Freezes the approved version `scheme` (grades point at it): from then on its status
@@ -171,8 +182,8 @@ def scheme_freeze(*, scheme: MarkingScheme) -> MarkingScheme:
         raise ValidationError(
             f"Version {scheme.version} is a draft: only the approved version can be frozen."
         )
+    scheme_freeze_if_approved(scheme_id=scheme.pk)
     scheme.status = SchemeStatus.FROZEN
-    scheme.save(update_fields=["status"])
     return scheme
 
 

@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass
 from functools import cache
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -54,7 +53,7 @@ from annotation.slots import lease_live_sql
 from core.sql import Table
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
-from rubrics.services import scheme_freeze
+from rubrics.services import scheme_freeze_if_approved
 from rubrics.structure import Scheme
 
 
@@ -290,14 +289,10 @@ def _mark_done(assignment_id: int, item_id: int, now) -> tuple[int, bool]:
 
 def _freeze_scheme(scheme_id: int) -> None:
     """Freezes the item's approved scheme version once a submitted grade points at it, so
-    that its status never changes again (`rubrics.services.scheme_freeze`). A version that is
-    no longer approved (another version of the problem was approved since the item was
-    created) stays as it is: only the approved version can be frozen."""
-    try:
-        scheme_freeze(scheme=MarkingScheme.objects.get(pk=scheme_id))
-    except ValidationError:
-        # approval moved to another version between the item lock and the scheme lock
-        return
+    that its status never changes again. A version that is no longer approved (another version
+    of the problem was approved since the item was created) stays as it is: only the approved
+    version can be frozen (`rubrics.services.scheme_freeze_if_approved`, one statement)."""
+    scheme_freeze_if_approved(scheme_id=scheme_id)
 
 
 @transaction.atomic

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Q, Sum
+from django.db.models import F, Q, Subquery, Sum
 from django.utils import timezone
 
 from adjudication.models import FinalLabel
@@ -46,6 +46,19 @@ def _lock_campaign(campaign_id: int) -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_SPACE, campaign_id])
 
 
+def _waiting_bumped(campaign, *, changes: int, now) -> bool:
+    """Adds the changes to the campaign's waiting refit, in one statement: whether there was
+    one. `campaign`: its id, or a subquery giving it. A refit that began to run meanwhile is
+    rechecked by its status on the row (a change it may not have read is not counted in it)."""
+    waiting = RaterModelRefit.objects.filter(campaign_id=campaign, status__in=WAITING)
+    first = waiting.order_by("pk").values("pk")[:1]
+    return bool(
+        RaterModelRefit.objects.filter(pk__in=Subquery(first), status__in=WAITING).update(
+            changes=F("changes") + changes, last_change_at=now
+        )
+    )
+
+
 def rater_model_refit_request(
     *, campaign_id: int, changes: int = 1, reason: str = ""
 ) -> int | None:
@@ -53,14 +66,11 @@ def rater_model_refit_request(
     refit queued to run after the debounce window. Returns the new refit's id (None when a
     waiting one took the changes). Never fits here: the caller may be a page request."""
     now = timezone.now()
+    if _waiting_bumped(campaign_id, changes=changes, now=now):
+        return None
     with transaction.atomic():
         _lock_campaign(campaign_id)
-        waiting = RaterModelRefit.objects.filter(campaign_id=campaign_id, status__in=WAITING)
-        first = waiting.order_by("pk").values_list("pk", flat=True).first()
-        if first is not None:
-            RaterModelRefit.objects.filter(pk=first).update(
-                changes=F("changes") + changes, last_change_at=now
-            )
+        if _waiting_bumped(campaign_id, changes=changes, now=now):
             return None
         refit = RaterModelRefit.objects.create(
             campaign_id=campaign_id, changes=changes, reason=reason[:40], last_change_at=now
@@ -78,7 +88,12 @@ def rater_model_refit_ask(*, campaign_id: int) -> int | None:
 
 
 def rater_model_refit_request_for_item(*, item_id: int, reason: str = "") -> int | None:
-    """`rater_model_refit_request` for the campaign of an item (nothing if it is gone)."""
+    """`rater_model_refit_request` for the campaign of an item (nothing if it is gone). The
+    common case, a refit already waiting (a change every judgement, a refit every debounce
+    window), is one statement."""
+    campaign = Item.objects.filter(pk=item_id).values("campaign_id")[:1]
+    if _waiting_bumped(Subquery(campaign), changes=1, now=timezone.now()):
+        return None
     campaign_id = Item.objects.filter(pk=item_id).values_list("campaign_id", flat=True).first()
     if campaign_id is None:
         return None
