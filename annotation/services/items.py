@@ -28,7 +28,7 @@ from annotation.services.grade_checks import (
 )
 from annotation.signals import items_added
 from core.queries import of_ids
-from problems.models import Proof
+from problems.models import Problem, Proof
 from problems.selectors import proof_natural_keys
 from problems.services import texts_prerender_queue
 from rubrics.selectors import scheme_generator_config_id, schemes_approved_for_problems
@@ -97,14 +97,20 @@ def double_scored_keys(*, seed: int, share: Decimal, keys: dict[int, tuple[str, 
 
 
 def _selected_proofs(proofs: Iterable[Proof]) -> list[tuple[int, int, str]]:
-    """(id, problem id, problem external id) of each selected proof; a queryset is read for
-    these three columns only (not the proofs' texts)."""
+    """(id, problem id, problem external id) of each selected proof, in the selection's order;
+    a queryset is read for these three columns only (not the proofs' texts)."""
     if isinstance(proofs, QuerySet):
         return list(proofs.values_list("pk", "problem_id", "problem__external_id"))
-    return [(p.pk, p.problem_id, p.problem.external_id) for p in proofs]
+    proofs = list(proofs)
+    names = dict(
+        of_ids(Problem.objects.all(), "id", {p.problem_id for p in proofs}).values_list(
+            "pk", "external_id"
+        )
+    )
+    return [(p.pk, p.problem_id, names[p.problem_id]) for p in proofs]
 
 
-def items_write(rows: Iterable[Item], result: ItemsCreated) -> list[int]:
+def items_write(*, rows: Iterable[Item], result: ItemsCreated) -> list[int]:
     """Writes `rows` (a generator is best: no more than a batch of them is ever held)
     CREATE_BATCH at a time, keeping of each only its id in `result` and counting the
     double-scored ones there; returns the created items' proof ids."""
@@ -222,7 +228,7 @@ def items_create_from_selection(
                 **design,
             )
 
-    proof_ids = items_write(rows(), result)
+    proof_ids = items_write(rows=rows(), result=result)
     result.without_scheme = list(unschemed)
     result.not_from_config = list(off_config)
     texts_prerender_queue(proof_ids=proof_ids)

@@ -492,7 +492,7 @@ def analysis_items_create(
         fresh=len(fresh),
     )
     items_write(
-        (
+        rows=(
             Item(
                 campaign=campaign,
                 proof_id=proof_id,
@@ -503,7 +503,7 @@ def analysis_items_create(
             )
             for pk, proof_id, _, _ in fresh
         ),
-        result,
+        result=result,
     )
     if result.created_ids:
         # once for the whole creation, with every new item

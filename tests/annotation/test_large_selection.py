@@ -2,6 +2,8 @@
 made of it gets every item, through the API and the service behind the page and the API; the
 ids of the selection travel as one array parameter (core.queries.of_ids), never as a list."""
 
+import hashlib
+import json
 from decimal import Decimal
 
 import pytest
@@ -13,6 +15,7 @@ from annotation.models import DoubleDesign, Item, ItemOrder
 from annotation.services.review import analysis_items_create
 from annotation.signals import items_added
 from core.queries import of_ids
+from core.sql import update_by_id
 from estimation.routing.services import uncertainty_by_proof
 from estimation.services.double_scoring import double_scoring_items_added
 from problems.models import Problem, Proof, VerifierAnalysis
@@ -184,3 +187,63 @@ def test_the_readers_of_a_selection_take_any_number_of_ids():
     assert of_ids(VerifierAnalysis.objects.all(), "proof__problem", problems).count() == 1
     inner = of_ids(Proof.objects.all(), "id", many).values("problem_id")
     assert Problem.objects.filter(pk__in=inner).count() == 2
+
+
+def test_the_double_scored_sample_is_the_one_the_hex_digests_ranked():
+    """The sample drawn from an array of digests is the one sorting hex digests drew (a
+    campaign's sample may not change with how it is computed)."""
+    keys = {n: (f"P-{n % 13}", "model", str(n)) for n in range(1, 5001)}
+
+    def by_hex(seed, share):
+        count = round(share * len(keys))
+        ranked = sorted(
+            keys,
+            key=lambda k: hashlib.sha256(json.dumps([seed, *keys[k]]).encode()).hexdigest(),
+        )
+        return set(ranked[:count])
+
+    for seed, share in ((3, Decimal("0.1")), (11, Decimal("0.37")), (0, Decimal("1"))):
+        assert services.double_scored_keys(seed=seed, share=share, keys=keys) == by_hex(seed, share)
+    assert services.double_scored_keys(seed=3, share=Decimal("0"), keys=keys) == set()
+    assert services.double_scored_keys(seed=3, share=Decimal("0.5"), keys={}) == set()
+
+
+def test_rows_are_updated_by_id_in_one_statement():
+    """core.sql.update_by_id: every kind of column the receivers write (integers, text, floats,
+    JSON, times, booleans, nulls), any number of rows, one statement."""
+    campaign = CampaignFactory(slug="updated")
+    many_proofs(count=5, problems=1)
+    result = services.items_create_from_selection(
+        campaign=campaign, proofs=selectors.proof_selection(generator="model-big")
+    )
+    items = list(Item.objects.filter(pk__in=result.created_ids).order_by("pk"))
+    now = timezone.now()
+    for n, item in enumerate(items):
+        item.route_rank = n + 1
+        item.route_uncertainty = n / 10
+        item.route_components = {"spread": n, "names": ["a", "b"]} if n else {}
+        item.route_ranked_at = now
+        item.route_held = n % 2 == 0
+        item.double_design = DoubleDesign.ADAPTIVE
+        item.double_probability = 0.25
+        item.required_judgements = 2 if n == 1 else 1
+    fields = (
+        "route_rank", "route_uncertainty", "route_components", "route_ranked_at",
+        "route_held", "double_design", "double_probability", "required_judgements",
+    )  # fmt: skip
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        assert update_by_id(items, fields) == 5
+    assert len(statements) == 1 and "unnest(" in statements[0]
+    for n, stored in enumerate(Item.objects.filter(campaign=campaign).order_by("pk")):
+        assert stored.route_rank == n + 1 and stored.route_uncertainty == n / 10
+        assert stored.route_components == ({"spread": n, "names": ["a", "b"]} if n else {})
+        assert stored.route_ranked_at == now and stored.route_held == (n % 2 == 0)
+        assert stored.double_design == DoubleDesign.ADAPTIVE
+        assert stored.required_judgements == (2 if n == 1 else 1)
+    assert update_by_id([], fields) == 0
