@@ -226,35 +226,6 @@ def _one_coin_m_step(obs: Observations, posteriors: np.ndarray) -> np.ndarray:
     return np.clip(confusion, EPS, 1 - EPS)
 
 
-def one_coin(
-    *,
-    tasks: Sequence[int],
-    workers: Sequence[int],
-    labels: Sequence[int],
-    n_tasks: int,
-    n_workers: int,
-    n_classes: int,
-    gold: Mapping[int, int] | None = None,
-    weights: Sequence[float] | None = None,
-    n_iter: int = 100,
-    tol: float | None = 1e-7,
-) -> RaterModel:
-    """The one-coin model: rater w is right with probability skill[w] (the mean posterior of the
-    classes it gave), and a wrong class is any other with equal chance; the matrix clipped to
-    [EPS, 1 - EPS] as crowd-kit's `OneCoinDawidSkene` does."""
-    obs = Observations.of(
-        tasks=tasks,
-        workers=workers,
-        labels=labels,
-        n_tasks=n_tasks,
-        n_workers=n_workers,
-        n_classes=n_classes,
-        gold=gold,
-        weights=weights,
-    )
-    return _em(obs, _one_coin_m_step, smooth_priors=False, n_iter=n_iter, tol=tol)
-
-
 # --- ordinal ---------------------------------------------------------------------------------
 
 
@@ -340,44 +311,14 @@ def _pooled_m_step(obs: Observations, posteriors: np.ndarray) -> np.ndarray:
     return shrunk / shrunk.sum(axis=2, keepdims=True)
 
 
-def ordinal(
-    *,
-    tasks: Sequence[int],
-    workers: Sequence[int],
-    labels: Sequence[int],
-    n_tasks: int,
-    n_workers: int,
-    n_classes: int,
-    gold: Mapping[int, int] | None = None,
-    weights: Sequence[float] | None = None,
-    groups: Sequence[int] | None = None,
-    n_iter: int = 100,
-    tol: float | None = 1e-6,
-) -> RaterModel:
-    """The ordinal model (see the module's docstring), its M-step exact on the grid of biases
-    -2.5..2.5 (step 0.125) and sds 0.15..6 (30 log-spaced), in class steps."""
-    return rater_model_fit(
-        "ordinal",
-        Observations.of(
-            tasks=tasks,
-            workers=workers,
-            labels=labels,
-            n_tasks=n_tasks,
-            n_workers=n_workers,
-            n_classes=n_classes,
-            gold=gold,
-            weights=weights,
-            groups=groups,
-        ),
-        n_iter=n_iter,
-        tol=tol,
-    )
-
-
 def rater_model_fit(
     candidate: str, obs: Observations, *, n_iter: int = 100, tol: float | None = 1e-5
 ) -> RaterModel:
-    """Fits one of `CANDIDATES` to the observations."""
+    """Fits one of `CANDIDATES` to the observations. "one-coin": rater w is right with
+    probability skill[w] (the mean posterior of the classes it gave), a wrong class any other
+    with equal chance, the matrix clipped to [EPS, 1 - EPS] as crowd-kit's `OneCoinDawidSkene`
+    does; "ordinal": the module's ordinal model, its M-step exact on the grid of biases
+    -2.5..2.5 (step 0.125) and sds 0.15..6 (30 log-spaced), in class steps."""
     if candidate == "dawid-skene":
         return dawid_skene(
             tasks=obs.tasks,

@@ -4,13 +4,19 @@ from django import forms
 
 from core.forms import OneChoicePreselected
 from exports.formats import LABEL_SOURCES
-from exports.models import ExportFormat, FileType
+from exports.models import ExportFormat, FileType, Layout
 
 
 class ExportForm(OneChoicePreselected, forms.Form):
     campaign = forms.ModelChoiceField(queryset=None, to_field_name="slug")
     format = forms.ChoiceField(choices=ExportFormat.choices)
     file_type = forms.ChoiceField(choices=FileType.choices)
+    layout = forms.ChoiceField(
+        choices=Layout.choices,
+        initial=Layout.FILE,
+        required=False,
+        help_text="A Hugging Face dataset folder takes JSON Lines or Parquet.",
+    )
     contest = forms.CharField(required=False, max_length=100)
     year = forms.IntegerField(required=False, min_value=1900, max_value=2100)
     generator = forms.CharField(required=False, max_length=200)

@@ -25,6 +25,11 @@ class FileType(models.TextChoices):
     PARQUET = "parquet", "Parquet"
 
 
+class Layout(models.TextChoices):
+    FILE = "file", "One data file, with its manifest and card beside it"
+    HF = "hf", "Also a Hugging Face dataset folder (.zip: data by split, card with its YAML header)"
+
+
 class ExportJob(JobLiveness):
     """One export: the row its page polls for progress and the download reads.
 
@@ -39,6 +44,7 @@ class ExportJob(JobLiveness):
     )
     format = models.CharField(max_length=20, choices=ExportFormat.choices)
     file_type = models.CharField(max_length=10, choices=FileType.choices)
+    layout = models.CharField(max_length=10, choices=Layout.choices, default=Layout.FILE)
     filters = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
     processed = models.PositiveIntegerField(default=0)

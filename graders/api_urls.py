@@ -8,4 +8,9 @@ urlpatterns = [
         apis.PickRunCreateApi.as_view(),
         name="api-pick-run-create",
     ),
+    path(
+        "pick-runs/<id:run_id>/retry/",
+        apis.PickRunRetryApi.as_view(),
+        name="api-pick-run-retry",
+    ),
 ]

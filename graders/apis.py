@@ -1,5 +1,7 @@
-"""The graders API: start a pairwise grader run over a campaign (researchers and admins)."""
+"""The graders API: start a pairwise grader run over a campaign, and ask its failed calls again
+(researchers and admins)."""
 
+from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
@@ -7,9 +9,9 @@ from rest_framework.views import APIView
 
 from core.roles import api_permission
 from graders.models import PairwisePickRun
-from graders.selectors import READERS, pick_campaign_for_user
+from graders.selectors import READERS, pick_campaign_for_user, pick_runs_for_user
 from graders.services.evaluation_import import PredictionError
-from graders.services.pick_runs import pick_run_create
+from graders.services.pick_runs import pick_run_create, pick_run_retry
 from rubrics.models import LLMEndpoint
 
 Readers = api_permission(*READERS)
@@ -48,6 +50,22 @@ class PickRunCreateApi(APIView):
                 endpoint=data.validated_data["endpoint"],
                 name=data.validated_data["name"],
             )
+        except PredictionError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(PickRunOutput(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class PickRunRetryApi(APIView):
+    """Queues a finished pairwise grader run again for its failed calls only (a new round); 400
+    while it runs or when no call failed."""
+
+    permission_classes = [Readers]
+
+    @extend_schema(request=None, responses={202: PickRunOutput}, tags=["exports"])
+    def post(self, request, run_id):
+        run = get_object_or_404(pick_runs_for_user(request.user), pk=run_id)
+        try:
+            run = pick_run_retry(run=run)
         except PredictionError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(PickRunOutput(run).data, status=status.HTTP_202_ACCEPTED)

@@ -351,7 +351,7 @@ def pairwise_selection(request, slug):
     `?picks_run=ID`) or an uploaded picks file's (POST) pairwise and knockout selection against
     the campaign's human pairs (researchers and admins; refused, naming why, to one holding a
     pair blind); and the form that starts a pairwise grader run."""
-    from graders.selectors import pick_run_shares
+    from graders.selectors import pick_run_failed_calls, pick_run_shares
 
     campaign, proofs = _campaign(request, slug)
     context = _selection_context(request, campaign, proofs)
@@ -377,6 +377,7 @@ def pairwise_selection(request, slug):
             return page_or_fragment(request, **PAGES, context=context, as_fragment=True)
         context["picks_name"] = run.name
         context["position"] = run.report.get("position")
+        context["pick_failures"] = pick_run_failed_calls(run)
         if run.records.exclude(pick="").exists():
             context["report"] = selection_against_pairs(
                 campaign, prefer_from_picks(pick_run_shares(run))
@@ -430,3 +431,31 @@ def pick_run_start(request, slug):
         return redirect(back)
     context = _selection_context(request, campaign, pair_proofs(campaign)) | {"pick_form": form}
     return render(request, "graders/pairwise_selection.html", context, status=400)
+
+
+@role_required(*READERS)
+@require_http_methods(["POST"])
+def pick_run_retry(request, slug, run_id: int):
+    """Queues a finished pairwise grader run again for its failed calls only; back to its
+    selection page (a pairwise campaign) or to `next` (the grader report that showed it)."""
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    from graders.selectors import pick_campaign_for_user
+    from graders.services.evaluation_import import PredictionError
+    from graders.services.pick_runs import pick_run_retry as pick_run_retry_service
+
+    campaign = pick_campaign_for_user(request.user, slug)
+    run = get_object_or_404(PairwisePickRun, pk=run_id, campaign=campaign)
+    try:
+        pick_run_retry_service(run=run)
+    except PredictionError as exc:
+        messages.error(request, f"Not retried: {exc}.")
+    else:
+        messages.success(request, "The failed calls are queued again.")
+    back = request.POST.get("next", "")
+    if campaign.task_kind == TaskKind.PAIRWISE or not url_has_allowed_host_and_scheme(
+        back, {request.get_host()}, request.is_secure()
+    ):
+        url = reverse("exports:pairwise-selection", args=[campaign.slug])
+        back = f"{url}?picks_run={run.pk}" if campaign.task_kind == TaskKind.PAIRWISE else url
+    return redirect(back)

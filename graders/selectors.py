@@ -92,6 +92,15 @@ def pick_runs_for_user(user: AbstractBaseUser) -> QuerySet[PairwisePickRun]:
     )
 
 
+def pick_run_failed_calls(run: PairwisePickRun, limit: int = 100) -> list:
+    """The run's calls without a usable pick, each with its reason and raw reply."""
+    return list(
+        run.records.filter(pick="")
+        .select_related("proof_a__problem", "proof_b")
+        .order_by("proof_a_id", "proof_b_id", "order")[:limit]
+    )
+
+
 def pick_run_latest(campaign: Campaign, *, endpoint=None) -> PairwisePickRun | None:
     """The campaign's latest finished pairwise grader run: `endpoint`'s when it has one, else
     any endpoint's (the report names whose picks it shows)."""

@@ -25,4 +25,9 @@ urlpatterns = [
     path("evaluations/grids/<id:grid_id>/report.json", views.grid_report_json, name="grid_json"),
     path("pairs/<slug:slug>/selection/", pairwise.pairwise_selection, name="pairwise-selection"),
     path("pairs/<slug:slug>/selection/picks/", pairwise.pick_run_start, name="pick-run-start"),
+    path(
+        "pairs/<slug:slug>/selection/picks/<id:run_id>/retry/",
+        pairwise.pick_run_retry,
+        name="pick-run-retry",
+    ),
 ]

@@ -52,6 +52,15 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix):
+    """Each worker's test database is a copy of one template migrated once (tests/template_db.py)."""
+    from tests.template_db import template_database
+
+    db = settings.DATABASES["default"]
+    db.setdefault("TEST", {})["TEMPLATE"] = template_database(db)
+
+
 # Table k (by name) numbers its rows from k * ID_SPACING on, not from 1 as a fresh database does.
 ID_SPACING = 10_007
 

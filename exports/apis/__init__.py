@@ -10,7 +10,7 @@ from annotation.models import Campaign
 from core.roles import Role, api_permission
 from exports import selectors
 from exports.formats import FORMATS, ExportError
-from exports.models import ExportJob, FileType
+from exports.models import ExportJob, FileType, Layout
 from exports.services import export_create, export_file_open
 from jobs.models import JobStatus
 
@@ -29,6 +29,7 @@ class ExportJobOutput(serializers.ModelSerializer):
             "campaign",
             "format",
             "file_type",
+            "layout",
             "filters",
             "status",
             "processed",
@@ -55,6 +56,13 @@ class ExportCreateInput(serializers.Serializer):
     format = serializers.ChoiceField(choices=FORMATS)
     file_type = serializers.ChoiceField(choices=FileType.values)
     filters = serializers.DictField(required=False, default=dict)
+    layout = serializers.ChoiceField(
+        choices=Layout.choices,
+        required=False,
+        default=Layout.FILE,
+        help_text="hf: also a Hugging Face dataset folder (download part `hf`, a .zip); file "
+        "type jsonl or parquet.",
+    )
 
 
 class ExportCreateApi(APIView):
@@ -71,6 +79,7 @@ class ExportCreateApi(APIView):
                 fmt=data.validated_data["format"],
                 file_type=data.validated_data["file_type"],
                 filters=data.validated_data["filters"],
+                layout=data.validated_data["layout"],
             )
         except ExportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
@@ -95,7 +104,8 @@ class ExportDownloadApi(APIView):
         tags=["exports"],
         description="The data file; `?part=manifest`, `?part=card`, `?part=pictures` (a .zip of "
         "the pictures its texts refer to, when there are any) or `?part=checkpoints` (the "
-        "checkpoint figures, where the grades used a scheme) for the others.",
+        "checkpoint figures, where the grades used a scheme) or `?part=hf` (the Hugging Face "
+        "dataset folder as a .zip, for an export with layout hf) for the others.",
     )
     def get(self, request, job_id: int):
         job = selectors.export_job_for_user(request.user, job_id)
@@ -105,7 +115,7 @@ class ExportDownloadApi(APIView):
         except ExportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         except KeyError as exc:
-            raise Http404("part is data, manifest, card, pictures or checkpoints") from exc
+            raise Http404("part is data, manifest, card, pictures, checkpoints or hf") from exc
         except FileNotFoundError as exc:
             raise Http404("the file is no longer on the server") from exc
         return FileResponse(handle, as_attachment=True, filename=name)

@@ -25,7 +25,8 @@ from core.roles import Role, has_role
 from core.values import csv_safe
 from core.visibility import ensure_not_blind
 from exports.formats import ExportError, ExportOptions, plan_for
-from exports.models import ExportJob, FileType, JobStatus
+from exports.models import ExportJob, FileType, JobStatus, Layout
+from exports.services.hub import HF_FILE_TYPES, hub_folder_write, hub_folder_zip
 from exports.writers import (
     FILE_TYPES,
     SCHEMA_VERSION,
@@ -62,6 +63,23 @@ def export_paths(data_path: PurePath) -> tuple[PurePath, ...]:
     return (data_path, *companion_paths(data_path), checkpoints_path(data_path))
 
 
+def hf_zip_path(data_path: PurePath) -> PurePath:
+    """The Hugging Face dataset folder of an export with layout `hf`, as one .zip beside its
+    data file (`x.parquet.hf.zip`): the download part `hf`."""
+    return data_path.with_name(f"{data_path.name}.hf.zip")
+
+
+def layout_check(*, layout: str, file_type: str) -> None:
+    """ExportError unless the layout is known and takes the file type."""
+    if layout not in Layout.values:
+        raise ExportError(f"layout {layout!r}: choose one of {', '.join(Layout.values)}")
+    if layout == Layout.HF and file_type not in HF_FILE_TYPES:
+        raise ExportError(
+            f"layout hf: file type {' or '.join(HF_FILE_TYPES)} (a Hugging Face dataset folder "
+            f"holds no {file_type})"
+        )
+
+
 def checkpoints_write(*, campaign: Campaign, path: Path) -> dict | None:
     """Writes the campaign's checkpoint figures (adjudication.checkpoints: agreement on each
     checkpoint's award and its discrimination, with intervals; the same rows as the checkpoints
@@ -95,13 +113,18 @@ def dataset_write(
     out: Path,
     on_total: Callable[[int], None] | None = None,
     on_progress: Callable[[int], None] | None = None,
+    hf_folder: Path | None = None,
 ) -> dict:
-    """Streams one campaign's dataset into `out`, then writes its card and manifest beside it.
+    """Streams one campaign's dataset into `out`, then writes its card and manifest beside it;
+    with `hf_folder`, also the same dataset as a Hugging Face dataset folder there
+    (exports.services.hub).
 
     Every file appears under its final name only when complete. Returns the manifest.
     """
     if file_type not in FILE_TYPES:
         raise ExportError(f"unknown file type {file_type!r}: choose one of {', '.join(FILE_TYPES)}")
+    if hf_folder is not None:
+        layout_check(layout=Layout.HF, file_type=file_type)
     plan = plan_for(fmt, campaign, options)
     if on_total:
         on_total(plan.total)
@@ -164,19 +187,33 @@ def dataset_write(
     if picture_files:  # files beside the data, which its texts refer to
         manifest["pictures"] = {"folder": PICTURE_FOLDER, "count": len(picture_files)}
     title = f"{campaign.name}: {fmt} dataset"
-    card = render_card(
-        title=title,
-        summary=plan.summary,
-        fields=plan.fields,
-        manifest=manifest,
-        sample=_shorten(sample[0]) if sample else None,
-    )
+
+    def card_of(described: dict) -> str:
+        return render_card(
+            title=title,
+            summary=plan.summary,
+            fields=plan.fields,
+            manifest=described,
+            sample=_shorten(sample[0]) if sample else None,
+        )
+
+    card = card_of(manifest)
     card_result = write_text_atomic(card_path, card)
     manifest["files"][card_path.name] = {
         "rows": 0,
         "size": card_result.size,
         "sha256": card_result.sha256,
     }
+    if hf_folder is not None:
+        manifest["hf"] = hub_folder_write(
+            data=out,
+            file_type=file_type,
+            fields=plan.fields,
+            manifest=manifest,
+            render_card=card_of,
+            title=title,
+            folder=hf_folder,
+        )
     with_manifest = manifest_bytes(manifest)
     write_text_atomic(manifest_path, with_manifest.decode("utf-8"))
     return manifest
@@ -283,12 +320,19 @@ def confidence_refresh(*, campaign_id: int) -> bool:
 
 @transaction.atomic
 def export_create(
-    *, user: AbstractBaseUser, campaign: Campaign, fmt: str, file_type: str, filters: dict
+    *,
+    user: AbstractBaseUser,
+    campaign: Campaign,
+    fmt: str,
+    file_type: str,
+    filters: dict,
+    layout: str = Layout.FILE,
 ) -> ExportJob:
     """Checks the request, records the job and queues it once the row is committed."""
     options = ExportOptions.from_dict(filters)
     if file_type not in FileType.values:
         raise ExportError(f"unknown file type {file_type!r}: choose one of {', '.join(FILE_TYPES)}")
+    layout_check(layout=layout, file_type=file_type)
     if options.expert_names and not has_role(user, Role.ADMIN):
         raise ExportError("only an admin may export experts' names instead of pseudonyms")
     # an export shows its proofs' models, analyses and labels: refused to a user holding one
@@ -304,6 +348,7 @@ def export_create(
         campaign=campaign,
         format=fmt,
         file_type=file_type,
+        layout=layout,
         filters=options.to_dict(),
         created_by=user,
     )
@@ -348,6 +393,7 @@ def export_run(*, job_id: int) -> ExportJob:
     scratch = tempfile.TemporaryDirectory(prefix="proofmark-export-")
     out = Path(scratch.name) / f"{job.campaign.slug}-{job.format}.{job.file_type}"
     stored = PurePosixPath("exports", str(job.pk), str(job.attempts))
+    hf_folder = Path(scratch.name) / "hf" if job.layout == Layout.HF else None
 
     def on_total(total: int) -> None:
         if not own.update(total=total, heartbeat_at=timezone.now()):
@@ -373,7 +419,11 @@ def export_run(*, job_id: int) -> ExportJob:
                 out=out,
                 on_total=on_total,
                 on_progress=on_progress,
+                hf_folder=hf_folder,
             )
+            if hf_folder is not None:
+                bundle = hub_folder_zip(hf_folder, Path(hf_zip_path(out)))
+                stored_file_put(bundle, str(stored / bundle.name))
             for local in export_paths(out):
                 if local.exists():  # the checkpoints file only where schemes were used
                     stored_file_put(local, str(stored / local.name))
@@ -424,8 +474,9 @@ def pictures_zip(out: Path) -> Path:
 
 
 def export_file_open(job: ExportJob, part: str) -> tuple[IO[bytes], str]:
-    """The stored data file, or its `manifest`, `card` or `pictures` (a .zip of the pictures
-    its texts refer to), open for reading, and its file name.
+    """The stored data file, or its `manifest`, `card`, `pictures` (a .zip of the pictures
+    its texts refer to) or `hf` (the Hugging Face dataset folder, as a .zip, of a job with
+    layout `hf`), open for reading, and its file name.
     ExportError while the job is not done, KeyError for another part, FileNotFoundError when
     the file is no longer stored."""
     if job.status != JobStatus.SUCCEEDED or not job.file:
@@ -433,7 +484,13 @@ def export_file_open(job: ExportJob, part: str) -> tuple[IO[bytes], str]:
     data = PurePosixPath(job.file)
     manifest, card = companion_paths(data)
     pictures = data.with_name(f"{data.name}.pictures.zip")
-    parts = {"data": data, "manifest": manifest, "card": card, "pictures": pictures}
+    parts = {
+        "data": data,
+        "manifest": manifest,
+        "card": card,
+        "pictures": pictures,
+        "hf": hf_zip_path(data),
+    }
     parts["checkpoints"] = checkpoints_path(data)
     name = str(parts[part])
     if part != "data" and not default_storage.exists(name):

@@ -35,6 +35,7 @@ def export_list(request):
                 fmt=form.cleaned_data["format"],
                 file_type=form.cleaned_data["file_type"],
                 filters=form.filters(),
+                layout=form.cleaned_data.get("layout") or "file",
             )
         except ExportError as exc:
             form.add_error(None, str(exc))

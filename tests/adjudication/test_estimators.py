@@ -146,21 +146,15 @@ def test_raters_weighted_as_one_voice_count_once():
 def test_one_coin_matches_crowd_kit_with_and_without_gold():
     from crowdkit.aggregation import OneCoinDawidSkene
 
-    from adjudication.rater_models import one_coin
+    from adjudication.rater_models import Observations, rater_model_fit
 
     truth, rows = _crowd(5)
     frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
     gold = {task: int(truth[task]) for task in range(0, 80, 10)}
     theirs = OneCoinDawidSkene(n_iter=30, tol=-np.inf).fit(frame)
-    ours = one_coin(
-        tasks=frame.task,
-        workers=frame.worker,
-        labels=frame.label,
-        n_tasks=80,
-        n_workers=5,
-        n_classes=3,
-        n_iter=30,
-        tol=None,
+    data = dict(tasks=frame.task, workers=frame.worker, labels=frame.label, n_tasks=80)
+    ours = rater_model_fit(
+        "one-coin", Observations.of(**data, n_workers=5, n_classes=3), n_iter=30, tol=None
     )
     probas = theirs.probas_.sort_index()[[0, 1, 2]]
     assert np.allclose(ours.posteriors[probas.index], probas.to_numpy(), atol=1e-8)
@@ -169,14 +163,8 @@ def test_one_coin_matches_crowd_kit_with_and_without_gold():
         matrix = theirs.errors_.loc[worker].sort_index()[[0, 1, 2]].to_numpy().T
         assert np.allclose(ours.confusion[worker], matrix, atol=1e-8)
     # gold stays known, and moves the others
-    pinned = one_coin(
-        tasks=frame.task,
-        workers=frame.worker,
-        labels=frame.label,
-        n_tasks=80,
-        n_workers=5,
-        n_classes=3,
-        gold=gold,
+    pinned = rater_model_fit(
+        "one-coin", Observations.of(**data, n_workers=5, n_classes=3, gold=gold), tol=1e-7
     )
     assert all(pinned.posteriors[t, c] == 1.0 for t, c in gold.items())
 
@@ -202,15 +190,15 @@ def test_the_ordinal_m_step_finds_the_maximum_scipy_finds():
     from scipy.optimize import minimize
     from scipy.stats import norm
 
-    from adjudication.rater_models import Observations, ordinal
+    from adjudication.rater_models import Observations, rater_model_fit
 
     rng = np.random.default_rng(7)
     true = rng.integers(0, 6, size=400)
     said = np.clip(np.rint(true + 0.6 + rng.normal(0, 0.9, size=400)), 0, 5).astype(int)
     data = dict(tasks=range(400), workers=[0] * 400, labels=said, n_tasks=400, n_workers=1)
     gold = {t: int(c) for t, c in enumerate(true)}
-    model = ordinal(**data, n_classes=6, gold=gold)
     model_obs = Observations.of(**data, n_classes=6, gold=gold)
+    model = rater_model_fit("ordinal", model_obs, tol=1e-6)
 
     def minus_log_likelihood(params):
         bias, log_sd = params

@@ -160,6 +160,45 @@ def test_a_malformed_or_cut_off_reply_is_a_failure_kept_with_its_text(
         pick_run_retry(run=run)
 
 
+def test_the_failed_calls_are_shown_and_asked_again_from_the_page_and_the_api(
+    client, researcher, fake_llm, endpoint
+):
+    from django.urls import reverse
+
+    campaign, _, _ = pairwise_campaign(generators=GENERATORS[:2], problems=1)
+    fake_llm.on(shown("first", 0, 1), text("No tag here, only prose."))
+    fake_llm.on(QUESTION, text("<choice>first</choice>"))
+    run = run_job(pick_run_create(user=researcher, campaign=campaign, endpoint=endpoint))
+    client.force_login(researcher)
+    page_url = reverse("exports:pairwise-selection", args=[campaign.slug])
+    page = client.get(f"{page_url}?picks_run={run.pk}").content.decode()
+    assert 'id="pick-failed-calls"' in page and "No tag here, only prose." in page
+    assert "proof b shown first" in page and 'id="pick-retry-form"' in page
+    fake_llm.reset()
+    fake_llm.on(QUESTION, text("<choice>second</choice>"))
+    first_round = run.round
+    retry = reverse("exports:pick-run-retry", args=[campaign.slug, run.pk])
+    response = client.post(retry)
+    assert response.status_code == 302 and response.url == f"{page_url}?picks_run={run.pk}"
+    run.refresh_from_db()
+    assert (run.status, run.round) == ("pending", first_round + 1)
+    run = run_job(run)
+    assert len(fake_llm.log) == 1 and not run.records.filter(pick="").exists()
+    done = client.get(f"{page_url}?picks_run={run.pk}").content.decode()
+    assert 'id="pick-failed-calls"' not in done
+    # the API's door: nothing failed now, so nothing to ask again (400, saying why)
+    api = f"/api/v1/pick-runs/{run.pk}/retry/"
+    refused = client.post(api)
+    assert refused.status_code == 400 and "no failed call" in refused.json()["detail"]
+    assert client.post("/api/v1/pick-runs/999999999/retry/").status_code == 404
+    PairwisePickRecord.objects.filter(run=run).update(pick="", reason="lost")
+    accepted = client.post(api)
+    assert accepted.status_code == 202 and accepted.json()["status"] == "pending"
+    client.force_login(UserFactory(roles=["expert"]))
+    assert client.post(api).status_code == 403
+    assert client.post(retry).status_code == 403
+
+
 def test_a_grading_campaigns_labelled_proofs_are_paired_per_problem(researcher, fake_llm, endpoint):
     corpus = grid_campaign("picks")
     fake_llm.on(QUESTION, text("<choice>first</choice>"))

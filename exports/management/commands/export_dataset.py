@@ -1,6 +1,9 @@
-"""python manage.py export_dataset --campaign SLUG --format F --file-type T --out PATH"""
+"""python manage.py export_dataset --campaign SLUG --format F --file-type T --out PATH
+[--layout hf]"""
 
 import json
+import shutil
+import tempfile
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -8,13 +11,16 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Campaign
 from exports.formats import FORMATS, ExportError, ExportOptions
 from exports.services import companion_paths, confidence_refresh, dataset_write
+from exports.services.datasets import layout_check
 from exports.writers import FILE_TYPES
 
 
 class Command(BaseCommand):
     help = (
         "Exports a campaign's labelled dataset to PATH, with its manifest (PATH + "
-        ".manifest.json) and dataset card (PATH + .README.md) beside it."
+        ".manifest.json) and dataset card (PATH + .README.md) beside it; with --layout hf, "
+        "PATH is a folder written as a Hugging Face dataset repository (data/<split>-*.<type>, "
+        "README.md with its YAML header, manifest.json)."
     )
     # Like import_corpus: the system checks (template tags, URLs) cost more than a small export.
     requires_system_checks = []
@@ -24,6 +30,12 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, choices=FORMATS)
         parser.add_argument("--file-type", required=True, choices=FILE_TYPES)
         parser.add_argument("--out", required=True, type=Path)
+        parser.add_argument(
+            "--layout",
+            choices=["file", "hf"],
+            default="file",
+            help="hf: --out is a folder, a Hugging Face dataset repository (jsonl or parquet).",
+        )
         parser.add_argument("--contest", default="")
         parser.add_argument("--year", type=int)
         parser.add_argument("--generator", default="")
@@ -68,7 +80,14 @@ class Command(BaseCommand):
                     )
                 }
             )
+            if opts["layout"] == "hf":
+                layout_check(layout="hf", file_type=opts["file_type"])
+                if opts["out"].exists() and any(opts["out"].iterdir()):
+                    raise CommandError(f"{opts['out']}: not empty (the folder is written anew)")
             confidence_refresh(campaign_id=campaign.pk)  # a stale fit is refitted first
+            if opts["layout"] == "hf":
+                self.hf_write(campaign, options, opts)
+                return
             manifest = dataset_write(
                 campaign=campaign,
                 fmt=opts["format"],
@@ -86,3 +105,23 @@ class Command(BaseCommand):
         )
         if manifest["conversions"]:
             self.stdout.write(json.dumps([c["description"] for c in manifest["conversions"]]))
+
+    def hf_write(self, campaign, options, opts) -> None:
+        """The dataset as a Hugging Face dataset folder at --out: the data file and its
+        companions are written in a scratch folder, then split into --out."""
+        with tempfile.TemporaryDirectory(prefix="proofmark-export-") as scratch:
+            out = Path(scratch) / f"{campaign.slug}-{opts['format']}.{opts['file_type']}"
+            folder = Path(scratch) / "hf"
+            manifest = dataset_write(
+                campaign=campaign,
+                fmt=opts["format"],
+                file_type=opts["file_type"],
+                options=options,
+                out=out,
+                hf_folder=folder,
+            )
+            opts["out"].mkdir(parents=True, exist_ok=True)
+            for item in folder.iterdir():
+                shutil.move(str(item), opts["out"] / item.name)
+        splits = ", ".join(f"{s} {i['rows']} rows" for s, i in manifest["hf"]["splits"].items())
+        self.stdout.write(f"Hugging Face dataset folder {opts['out']}: {splits}")
