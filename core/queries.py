@@ -20,14 +20,17 @@ class _AnyOf(Func):
         return f"{column_sql} = ANY({ids_sql})", (*column_params, *ids_params)
 
 
-def of_ids(qs: QuerySet, column: str, ids: Iterable[int]) -> QuerySet:
+def of_ids(qs: QuerySet, column: str, ids: Iterable[int] | QuerySet) -> QuerySet:
     """`qs` narrowed to the rows whose `column` (a field of its model, or a path through its
-    relations: "proof", "item__proof") is one of `ids`.
+    relations: "proof", "item__proof") is one of `ids` (given as values, or as a subquery,
+    which stays one: `column IN (SELECT ...)`).
 
     This is `column = ANY(%s)` with the ids as one array parameter: an IN list costs Django
     and psycopg a placeholder each, about 0.15 s per 20,000 ids, and PostgreSQL refuses a
     statement of more than 65,535 parameters (a selection of that many proofs). Safe inside a
     subquery (`pk__in=of_ids(...).values("pk")`): the column is qualified as Django aliases it.
     """
+    if isinstance(ids, QuerySet):
+        return qs.filter(**{f"{column}__in": ids})
     array = Value([int(pk) for pk in ids], output_field=ArrayField(BigIntegerField()))
     return qs.filter(_AnyOf(F(column), array))

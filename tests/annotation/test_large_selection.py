@@ -186,6 +186,8 @@ def test_the_readers_of_a_selection_take_any_number_of_ids():
     problems = list(Problem.objects.values_list("pk", flat=True)) + many
     assert of_ids(VerifierAnalysis.objects.all(), "proof__problem", problems).count() == 1
     inner = of_ids(Proof.objects.all(), "id", many).values("problem_id")
+    # ids given as a subquery stay one
+    assert of_ids(Proof.objects.all(), "id", Proof.objects.values("id")).count() == 10
     assert Problem.objects.filter(pk__in=inner).count() == 2
 
 
