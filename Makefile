@@ -2,6 +2,10 @@
 # Both set up from nothing: a .venv with the Python packages, node_modules with htmx and KaTeX.
 
 PYTHON ?= python3
+# Python writes its bytecode (.pyc) and reuses it, even where the environment asks it not to
+# (PYTHONDONTWRITEBYTECODE=1 on some machines): without it every process compiles each module it
+# imports from source, every time (`export_dataset` of 1,906 rows: 2.9 s, 0.9 s with bytecode).
+unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv
 PY := $(VENV)/bin/python
 UV := $(VENV)/bin/uv

@@ -11,3 +11,9 @@ proof_labelled_by_loop = Signal()
 # the judgements follows annotation's judgement_submitted): estimation refits the campaign's
 # rater model.
 label_changed = Signal()
+
+# Sent on commit with case_id: int when an adjudication case opens (a disagreement beyond the
+# tolerance, or an admin's hand) and when it is settled (an adjudicator's resolution, or the
+# experts' revised judgements agreeing): webhooks tell the admins' receivers.
+case_opened = Signal()
+case_settled = Signal()

@@ -11,4 +11,5 @@ urlpatterns = [
     path("", include("estimation.api_urls")),
     path("", include("graders.api_urls")),
     path("", include("calibration.api_urls")),
+    path("", include("webhooks.api_urls")),
 ]

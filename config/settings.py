@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "exports",
     "jobs",
     "calibration",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -350,6 +351,7 @@ WORK_QUEUES = {
     "fits": f"{CELERY_TASK_DEFAULT_QUEUE}.fits",  # estimation: rater-model fits
     "sweep": f"{CELERY_TASK_DEFAULT_QUEUE}.sweep",
     "render": f"{CELERY_TASK_DEFAULT_QUEUE}.render",
+    "webhooks": f"{CELERY_TASK_DEFAULT_QUEUE}.webhooks",  # deliveries: short, waiting on I/O
 }
 TASK_QUEUES = (CELERY_TASK_DEFAULT_QUEUE, *WORK_QUEUES.values())
 CELERY_TASK_ROUTES = {
@@ -364,6 +366,7 @@ CELERY_TASK_ROUTES = {
     "graders.grid_run": {"queue": WORK_QUEUES["models"]},
     "graders.pick_run": {"queue": WORK_QUEUES["models"]},
     "estimation.rater_model_refit": {"queue": WORK_QUEUES["fits"]},
+    "webhooks.delivery_send": {"queue": WORK_QUEUES["webhooks"]},
 }
 CELERY_BEAT_SCHEDULE = {
     "jobs-sweep": {
@@ -373,6 +376,13 @@ CELERY_BEAT_SCHEDULE = {
     }
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(RUN_DIR / "celerybeat-schedule")
+
+# Webhooks (webhooks/, docs/webhooks.md): a delivery's try waits at most this long for the
+# receiver (connecting: at most 3 s of it); a try that got no answer, a 5xx or a 429 is tried
+# again WEBHOOK_RETRY_SECONDS later, doubling, up to WEBHOOK_MAX_ATTEMPTS tries in all.
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", "5"))
+WEBHOOK_RETRY_SECONDS = float(os.environ.get("WEBHOOK_RETRY_SECONDS", "10"))
+WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "4"))
 
 # Language models: any OpenAI-compatible endpoint. Without a base URL, features that need a
 # model say so and everything else works.

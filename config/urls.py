@@ -38,6 +38,7 @@ urlpatterns = [
     path("adjudication/", include("adjudication.urls")),
     path("exports/", include((EXPORTS_PAGES, "exports"))),
     path("calibration/", include("calibration.urls")),
+    path("webhooks/", include("webhooks.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",

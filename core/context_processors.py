@@ -19,6 +19,7 @@ _NAV = (
     ("Calibration", "calibration:home", {A, E}),
     ("Import", "problems:import", {A}),
     ("Generate", "rubrics:generate", {A}),
+    ("Webhooks", "webhooks:list", {A}),
     ("Admin", "admin:index", {A}),
     ("API", "api-docs", None),
 )

@@ -24,6 +24,8 @@ from django.utils import timezone
 from core.broker import celery_app
 from core.threads import every
 from jobs.kinds import KINDS, RUNNING, JobKind
+from jobs.models import JobStatus
+from jobs.signals import job_failed
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +96,41 @@ def job_run(kind_name: str, pk: int, body: Callable[[], object]) -> bool:
         raise
     finally:
         heartbeat_stop()
+        _failure_read(kind, pk)
     return True
+
+
+def _failure_read(kind: JobKind, pk: int) -> None:
+    """After a run: announces the job's failure when its service recorded one on the row (a
+    database that went away is logged; the run's own outcome or error goes on)."""
+    try:
+        failed = kind.model.objects.filter(pk=pk, **{kind.status_field: JobStatus.FAILED})
+        row = failed.values("pk").first()
+        if row is None:
+            return
+        error = (
+            failed.values_list("error", flat=True).first()
+            if any(f.name == "error" for f in kind.model._meta.fields)
+            else ""
+        )
+    except DatabaseError as exc:
+        logger.warning("%s %s: its outcome could not be read: %s", kind.name, pk, exc)
+        return
+    job_failed_announce(kind.name, pk, error or "")
+
+
+def job_failed_announce(kind_name: str, pk: int, reason: str) -> None:
+    """Sends `jobs.signals.job_failed` once the transaction commits (at once outside one). A
+    receiver that raises is logged; the job's outcome stays as recorded."""
+
+    def send() -> None:
+        for receiver, response in job_failed.send_robust(
+            sender=KINDS[kind_name].model, kind=kind_name, job_id=pk, reason=reason
+        ):
+            if isinstance(response, Exception):
+                logger.error("job_failed: %r failed", receiver, exc_info=response)
+
+    transaction.on_commit(send)
 
 
 def retry_countdown(retries: int, *, first: int = 30, most: int = 600) -> int:
@@ -203,7 +239,9 @@ def job_send_on_commit(
                     task.delay(pk)
             except OperationalError as exc:
                 logger.error("%s %s: could not be queued: %s", kind.name, pk, exc)
-                record(pk, f"the job could not be queued (is the Celery broker up?): {exc}")
+                reason = f"the job could not be queued (is the Celery broker up?): {exc}"
+                record(pk, reason)
+                job_failed_announce(kind.name, pk, reason)
 
     transaction.on_commit(send)
 
@@ -262,11 +300,12 @@ def jobs_sweep(
                     continue
                 if state == RUNNING and attempts >= max_attempts:
                     since = f"{beat:%Y-%m-%d %H:%M:%S} UTC" if beat else "its start"
-                    kind.fail(
-                        pk,
+                    reason = (
                         f"its worker stopped (no sign of it since {since}); "
-                        f"given up after {attempts} attempts",
+                        f"given up after {attempts} attempts"
                     )
+                    kind.fail(pk, reason)
+                    job_failed_announce(kind.name, pk, reason)
                     sweep.failed.append((kind.name, pk))
                     continue
                 changes = {"heartbeat_at": now}

@@ -71,6 +71,8 @@ with opener.open(sent, timeout=10) as answer:
 print(f"Logging in works after {since():.1f} s (expert1 reached {answer.url[len(base):]})", flush=True)
 EOF
   wait $! || exit 1
+  # no --queues: the worker serves every queue of TASK_QUEUES (config/settings.py), the
+  # webhooks' deliveries included
   nice -n 10 $PY -m celery -A config worker --pool=threads --concurrency=2 --loglevel=WARNING \
     --without-heartbeat --without-gossip --without-mingle > "$RUN_DIR/worker.log" 2>&1 &
   echo "Background worker started (pid $!, log in $RUN_DIR/worker.log)"

@@ -264,7 +264,7 @@ def celery_process(command: str, *, env: dict, log) -> subprocess.Popen:
                     queue,
                     *(
                         f"{queue}.{kind}"
-                        for kind in ("imports", "exports", "models", "fits", "sweep")
+                        for kind in ("imports", "exports", "models", "fits", "sweep", "webhooks")
                     ),
                 )
             ),
@@ -283,6 +283,9 @@ def celery_process(command: str, *, env: dict, log) -> subprocess.Popen:
             **os.environ,
             "DATABASE_URL": worker_database_url(),
             "CELERY_TASK_ALWAYS_EAGER": "false",
+            # a webhook's retry comes after a fraction of a second, not 10 s (tests/webhooks/)
+            "WEBHOOK_RETRY_SECONDS": "0.3",
+            "WEBHOOK_TIMEOUT_SECONDS": "2",
             **env,
         },
         stdout=log,

@@ -1,7 +1,7 @@
 """The allowed arrows between apps (docs/ARCHITECTURE.md): an app imports only the apps below it.
 
     problems <- rubrics <- annotation <- adjudication <- graders <- estimation <- exports
-    <- calibration
+    <- calibration <- webhooks
     core, jobs, llm: below every app; they import no app (jobs and llm may use core).
     config: settings and wiring, which nothing imports; it may use core, and its URL modules
     wire every app's URLs.
@@ -27,6 +27,7 @@ LAYERS = [
     "estimation",
     "exports",
     "calibration",
+    "webhooks",
 ]
 FOUNDATION = {"core": set(), "jobs": {"core"}, "llm": {"core"}, "config": {"core"}}
 URL_MODULES = {"config/urls.py", "config/api_urls.py"}  # config wires the apps' URLs

@@ -97,7 +97,7 @@ def test_the_top_bar_shows_each_role_its_links(client):
     assert seen["researcher"] == ["Problems", "Marking schemes", "Exports", "API"]
     assert seen["admin"] == [
         "Problems", "Marking schemes", "Campaigns", "Adjudication", "Verification", "Exports",
-        "Calibration", "Import", "Generate", "Admin", "API",
+        "Calibration", "Import", "Generate", "Webhooks", "Admin", "API",
     ]  # fmt: skip
 
 

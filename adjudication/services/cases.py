@@ -18,8 +18,9 @@ from adjudication.models import (
     Resolution,
 )
 from adjudication.selectors import anonymous_names, item_grader_ids, user_may_adjudicate_item
-from adjudication.services.detection import AdjudicationError
+from adjudication.services.detection import AdjudicationError, case_announce
 from adjudication.services.labels import final_label_set
+from adjudication.signals import case_settled
 from annotation.models import GradeStatus
 from annotation.scales import ScaleError, check_value
 from annotation.services import item_reveal_judgements
@@ -234,4 +235,5 @@ def case_resolve(
         grade_ids=label_grades,
         case=case,
     )
+    case_announce(case_settled, case.pk)
     return case

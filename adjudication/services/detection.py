@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache, partial
@@ -22,9 +23,12 @@ from adjudication.models import (
     Resolution,
 )
 from adjudication.services.labels import DERIVED_SOURCES, label_write
+from adjudication.signals import case_opened, case_settled
 from annotation.models import Campaign, Grade, GradeStatus, Item, Scale
 from annotation.scales import scale_spec
 from core.sql import Table
+
+logger = logging.getLogger(__name__)
 
 
 class AdjudicationError(ValueError):
@@ -47,6 +51,18 @@ def _unresolved_case(item: Item) -> AdjudicationCase | None:
 
 def _log(case: AdjudicationCase, kind: str, actor=None, text: str = "", **data) -> None:
     CaseEvent.objects.create(case=case, kind=kind, actor=actor, text=text, data=data)
+
+
+def case_announce(signal, case_id: int) -> None:
+    """Sends `case_opened` or `case_settled` for the case once the transaction commits; a
+    receiver that raises is logged, and never undoes the case's change."""
+
+    def send() -> None:
+        for receiver, response in signal.send_robust(sender=AdjudicationCase, case_id=case_id):
+            if isinstance(response, Exception):
+                logger.error("case %s: receiver %r failed", case_id, receiver, exc_info=response)
+
+    transaction.on_commit(send)
 
 
 def _scores(grades: list[tuple[int, Decimal]]) -> dict[str, str]:
@@ -192,6 +208,7 @@ def item_evaluate(*, item_id: int) -> int | AdjudicationCase | None:
             case.resolved_at = timezone.now()
             case.save()
             _log(case, EventKind.RESOLVED, text=how, scores=_scores(grades), resolution="agreed")
+            case_announce(case_settled, case.pk)
         return write_label(
             value=value,
             source=LabelSource.AGREEMENT,
@@ -210,6 +227,7 @@ def item_evaluate(*, item_id: int) -> int | AdjudicationCase | None:
         _log(
             case, EventKind.OPENED, text="disagreement beyond the tolerance", scores=_scores(grades)
         )
+        case_announce(case_opened, case.pk)
         return case
     case.disagreement = difference
     if case.status == CaseStatus.RETURNED:
@@ -235,4 +253,5 @@ def case_open_manual(*, item: Item, user: AbstractBaseUser, note: str = "") -> A
         disagreement=agreement.disagreement([score for _, score in grades]),
     )
     _log(case, EventKind.OPENED, actor=user, text=note or "sent to adjudication by hand")
+    case_announce(case_opened, case.pk)
     return case

@@ -27,6 +27,7 @@ from core.visibility import ensure_not_blind
 from exports.formats import ExportError, ExportOptions, plan_for
 from exports.models import ExportJob, FileType, JobStatus, Layout
 from exports.services.hub import HF_FILE_TYPES, hub_folder_write, hub_folder_zip
+from exports.signals import export_finished
 from exports.writers import (
     FILE_TYPES,
     SCHEMA_VERSION,
@@ -435,14 +436,15 @@ def export_run(*, job_id: int) -> ExportJob:
         return ExportJob.objects.get(pk=job.pk)
     except Exception as exc:
         logger.exception("export %s failed", job.pk)
-        own.update(
+        if own.update(
             status=JobStatus.FAILED,
             error=f"{type(exc).__name__}: {exc}",
             finished_at=timezone.now(),
-        )
+        ):
+            _finished_announce(job.pk, JobStatus.FAILED)
         return ExportJob.objects.get(pk=job.pk)
     info = manifest["files"][out.name]
-    own.update(
+    if own.update(
         status=JobStatus.SUCCEEDED,
         processed=info["rows"],
         file=str(stored / out.name),
@@ -450,16 +452,37 @@ def export_run(*, job_id: int) -> ExportJob:
         sha256=info["sha256"],
         manifest=manifest,
         finished_at=timezone.now(),
-    )
+    ):
+        _finished_announce(job.pk, JobStatus.SUCCEEDED)
     return ExportJob.objects.get(pk=job.pk)
+
+
+def _finished_announce(job_id: int, status: str) -> None:
+    """Sends `exports.signals.export_finished` once the outcome is committed; a receiver that
+    raises is logged and never changes the export's outcome."""
+
+    def send() -> None:
+        for receiver, response in export_finished.send_robust(
+            sender=ExportJob, job_id=job_id, status=str(status)
+        ):
+            if isinstance(response, Exception):
+                logger.error("export_finished: %r failed", receiver, exc_info=response)
+
+    transaction.on_commit(send)
 
 
 def export_fail(*, job_id: int, reason: str) -> None:
     """Records a failure outside the export's own work (its worker kept dying) and removes every
     file the job left, so that nothing under its name looks complete."""
-    ExportJob.objects.filter(pk=job_id).exclude(status=JobStatus.SUCCEEDED).update(
-        status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
-    )
+    rows = ExportJob.objects.filter(pk=job_id)
+    known = rows.filter(status=JobStatus.FAILED).exists()  # told once, when it first failed
+    if (
+        rows.exclude(status=JobStatus.SUCCEEDED).update(
+            status=JobStatus.FAILED, error=reason, finished_at=timezone.now()
+        )
+        and not known
+    ):
+        _finished_announce(job_id, JobStatus.FAILED)
     stored_folder_delete(f"exports/{job_id}")
 
 

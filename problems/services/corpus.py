@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 from django.db import DatabaseError, transaction
@@ -32,7 +33,7 @@ from problems.services.bulk import tune_transaction
 from problems.services.pictures import pictures_store
 from problems.services.report import BATCH_SIZE, ImportReport
 from problems.services.upsert import Upserter
-from problems.signals import corpus_imported
+from problems.signals import corpus_imported, import_finished
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,22 @@ def _announce(report: ImportReport) -> None:
             summary = getattr(response, "summary", None)
             if callable(summary) and summary():
                 report.after_commit.append(summary())
+
+
+def _finished_announce(report: ImportReport, name: str) -> None:
+    """Sends `import_finished` once (a receiver that raises is logged, the import unchanged)."""
+    for receiver, response in import_finished.send_robust(
+        sender=Problem,
+        name=name,
+        committed=report.committed,
+        records=report.records,
+        errors=report.errors,
+        warnings=report.warnings,
+        counts=report.counts,
+        outcome=report.outcome(),
+    ):
+        if isinstance(response, Exception):
+            logger.error("import_finished: %r failed", receiver, exc_info=response)
 
 
 class _Rollback(Exception):
@@ -145,4 +162,6 @@ def corpus_import(
         on_progress(progress.bytes_read, report)
     if not report.committed:
         report.problem_ids = []
+    if not dry_run:
+        transaction.on_commit(partial(_finished_announce, report, name or path.name))
     return report

@@ -64,6 +64,7 @@ def test_every_job_kind_is_registered_with_its_task():
         "grader_picks",
         "export",
         "rater_model_refit",
+        "webhook_delivery",
     }
     assert all(kind.task in app.tasks for kind in KINDS.values())
     assert "jobs.sweep" in app.tasks
