@@ -97,10 +97,11 @@ drills: deps services
 docs: deps
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
-# The long schemathesis run (tests/contract, marker `nightly`): 50 examples per operation, each role.
+# The long runs (marker `nightly`): schemathesis (tests/contract), 50 examples per operation, each
+# role; a campaign of 70,000 proofs doubled adaptively and ranked (tests/annotation).
 nightly: deps services
 	DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_BROKER_URL) DEBUG=true \
-		$(PY) -m pytest -m nightly tests/contract $(PYTEST_ARGS)
+		$(PY) -m pytest -m nightly tests/contract tests/annotation/test_large_selection.py $(PYTEST_ARGS)
 
 lint: deps
 	$(VENV)/bin/ruff check .

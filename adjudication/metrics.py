@@ -26,6 +26,7 @@ from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from adjudication.services.detection import effective_tolerance
 from annotation.models import Campaign, DoubleDesign, Grade, GradeStatus, Item, SecondOpinion
 from annotation.scales import comparison_scale, on_scale, scale_spec
+from core.queries import of_ids
 
 T = TypeVar("T")
 
@@ -135,7 +136,7 @@ def agreement_weights(item_ids: set[int]) -> tuple[dict[int, float] | None, str]
     rows = [
         # a gold item goes to every expert: it is double-scored for sure
         (pk, design, 1.0 if gold else p)
-        for pk, design, p, gold in Item.objects.filter(pk__in=item_ids).values_list(
+        for pk, design, p, gold in of_ids(Item.objects.all(), "id", item_ids).values_list(
             "pk", "double_design", "double_probability", "is_gold"
         )
     ]
@@ -286,7 +287,7 @@ def campaign_agreement(
         )
     )
     gold_values = dict(
-        FinalLabel.objects.filter(item_id__in=gold_items).values_list("item_id", "value")
+        of_ids(FinalLabel.objects.all(), "item", gold_items).values_list("item_id", "value")
     )
     expert_rows = []
     distribution_max = 1
@@ -372,7 +373,7 @@ def disagreement_rows(campaign: Campaign) -> list[dict]:
     case_status = {c.item_id: c.status for c in cases.only("item_id", "status")}
     items = {
         item.pk: item
-        for item in campaign.items.filter(pk__in=list(by_item)).select_related("proof__problem")
+        for item in of_ids(campaign.items.all(), "id", by_item).select_related("proof__problem")
     }
     rows = []
     for item_id, group in by_item.items():

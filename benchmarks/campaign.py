@@ -96,7 +96,7 @@ def campaign_build(*, slug: str, corpus: Path, items: int, experts: int) -> Buil
         cursor.execute("ANALYZE")
     return Built(
         slug=slug,
-        items=len(made.created),
+        items=made.created_count,
         double_scored=made.double_scored,
         experts=users,
         tokens=tokens,

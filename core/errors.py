@@ -23,8 +23,20 @@ from core.parsers import NUL_REFUSED
 
 API_PREFIX = "/api/"
 logger = logging.getLogger("proofmark.request")
-# what a lost database connection raises (psycopg's errors are wrapped in these by Django)
-DATABASE_DROPPED = (OperationalError, InterfaceError)
+# SQLSTATEs of a connection the server ended or refused: class 08 (connection exception),
+# admin_shutdown, crash_shutdown, cannot_connect_now
+_LOST_SQLSTATES = ("08", "57P01", "57P02", "57P03")
+# what libpq and psycopg say when the connection went away without a SQLSTATE
+_LOST_WORDS = (
+    "server closed the connection unexpectedly",
+    "connection is closed",
+    "connection already closed",
+    "terminating connection",
+    "connection failed",
+    "could not connect",
+    "consuming input failed",
+    "the connection is lost",
+)
 DATABASE_LOST = "The database connection was lost; nothing was saved: try again."
 DATABASE_BUSY = (
     "The database was busy (a statement or a lock wait took longer than this site allows); "
@@ -110,6 +122,30 @@ def _close_dead_connections() -> None:
             connection.close()
 
 
+def database_lost(exception: BaseException | None) -> bool:
+    """Whether `exception` means the database connection is gone (a restarted or failed-over
+    server, a killed backend, a server not answering): an InterfaceError, or an
+    OperationalError whose SQLSTATE or words say so, or after which a connection is closed
+    or broken. Any other OperationalError (psycopg refusing a statement of more than 65,535
+    parameters, a full disk) is not: the connection is fine, and the same request on a new one
+    would fail the same."""
+    if isinstance(exception, InterfaceError):
+        return True
+    if not isinstance(exception, OperationalError):
+        return False
+    sqlstate = getattr(exception.__cause__, "sqlstate", None) or ""
+    if sqlstate.startswith(_LOST_SQLSTATES):
+        return True
+    text = str(exception).lower()
+    if any(words in text for words in _LOST_WORDS):
+        return True
+    return any(
+        connection.connection is not None
+        and (connection.connection.closed or connection.connection.broken)
+        for connection in connections.all(initialized_only=True)
+    )
+
+
 def outage_response(request, exception: BaseException | None) -> HttpResponse | None:
     """503 with the reason when `exception` means a service is away, else None: a dropped
     database connection (closed, so the next query opens a new one; the answer is marked
@@ -125,7 +161,7 @@ def outage_response(request, exception: BaseException | None) -> HttpResponse | 
             "database bound reached during %s %s: %s", request.method, request.path, exception
         )
         return unavailable(request, DATABASE_BUSY)
-    if isinstance(exception, DATABASE_DROPPED):
+    if database_lost(exception):
         _close_dead_connections()
         logger.warning(
             "database connection lost during %s %s: %s", request.method, request.path, exception

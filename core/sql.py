@@ -90,3 +90,37 @@ def model_from_row(model, attnames: tuple[str, ...], values) -> object:
             value = convert(value, column, connection)
         converted.append(value)
     return model.from_db(connection.alias, list(attnames), converted)
+
+
+def update_by_id(objs, attnames: tuple[str, ...]) -> int:
+    """Writes the `attnames` columns of `objs` (instances of one model, each with its id) in one
+    `UPDATE ... FROM unnest(...)`: one array parameter a column, whatever the number of rows
+    (Django's `bulk_update` builds a CASE of two parameters a row and column, minutes for a
+    selection of 70,000 items). Returns how many rows changed."""
+    objs = list(objs)
+    if not objs:
+        return 0
+    model = type(objs[0])
+    by_attname = {f.attname: f for f in _stored_fields(model)}
+    fields = [by_attname[name] for name in attnames]
+    pk = model._meta.pk
+    t, v = Table(model, "t"), "v"
+    arrays = [[pk.get_db_prep_value(obj.pk, connection) for obj in objs]]
+    arrays += [
+        [field.get_db_prep_value(getattr(obj, field.attname), connection) for obj in objs]
+        for field in fields
+    ]
+    types = [pk.rel_db_type(connection), *(field.db_type(connection) for field in fields)]
+    quote = connection.ops.quote_name
+    names = ["id", *(f"c{index}" for index in range(len(fields)))]
+    sets = ", ".join(
+        f"{quote(field.column)} = {v}.{name}" for field, name in zip(fields, names[1:], strict=True)
+    )
+    unnest = ", ".join(f"%s::{kind}[]" for kind in types)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {t} SET {sets} FROM unnest({unnest}) AS {v}({', '.join(names)}) "
+            f"WHERE {getattr(t, pk.attname)} = {v}.id",
+            arrays,
+        )
+        return cursor.rowcount

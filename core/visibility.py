@@ -27,6 +27,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 
+from core.queries import of_ids
 from core.roles import Role, user_roles
 
 # What a blind reader never gets of a proof: its generator (model), the import's source (which
@@ -95,7 +96,7 @@ def blind_among(user: AbstractBaseUser | AnonymousUser, proof_ids) -> set[int]:
         return ids
     if not ids or not holds_blind_work(user):
         return set()
-    return set(blind_proofs(user).filter(proof_id__in=ids).values_list("proof_id", flat=True))
+    return set(of_ids(blind_proofs(user), "proof_id", ids).values_list("proof_id", flat=True))
 
 
 def without_blind_proofs(

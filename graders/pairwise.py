@@ -36,6 +36,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from annotation.models import Campaign, TaskKind
 from annotation.selectors.pairs import A_SHARE, pair_outcomes, pair_proofs, pair_ratings
 from core.http import page_or_fragment, wants_fragment
+from core.queries import of_ids
 from core.roles import role_required
 from core.visibility import ensure_not_blind
 from graders.forms import PickRunForm
@@ -235,8 +236,8 @@ def evaluation_scores(evaluation: GraderEvaluation, proof_ids) -> dict[int, floa
     """The evaluation's mean score over its runs of each of `proof_ids` it predicted."""
     return {
         row["item__proof_id"]: row["mean"]
-        for row in GraderPrediction.objects.filter(
-            evaluation=evaluation, item__proof_id__in=proof_ids
+        for row in of_ids(
+            GraderPrediction.objects.filter(evaluation=evaluation), "item__proof", proof_ids
         )
         .values("item__proof_id")
         .annotate(mean=Avg("score"))

@@ -178,7 +178,7 @@ def proof_siblings(*, proof: Proof, blind: bool = False) -> tuple[int | None, in
 def proof_natural_keys(*, proof_ids: Iterable[int]) -> dict[int, tuple[str, str, str]]:
     """Each proof's natural key by id: its problem's external id, its generator and its sample
     key (`proof_natural_key`), the same in every database the corpus is imported into."""
-    rows = Proof.objects.filter(pk__in=set(proof_ids)).values_list(
+    rows = of_ids(Proof.objects.all(), "id", set(proof_ids)).values_list(
         "pk", "problem__external_id", "generator", "sample_key"
     )
     return {pk: (problem, generator, key) for pk, problem, generator, key in rows}

@@ -18,6 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Avg, Count, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.shortcuts import get_object_or_404
 
+from core.queries import of_ids
 from core.roles import Role, has_role
 from problems.models import Problem, ReferenceSolution
 
@@ -215,10 +216,8 @@ def schemes_approved_for_problems(problem_ids: Iterable[int]) -> dict[int, Marki
     approved version, or else its newest frozen one (problems with neither are left out)."""
     chosen: dict[int, MarkingScheme] = {}
     schemes = (
-        MarkingScheme.objects.filter(
-            problem_id__in=list(problem_ids),
-            status__in=[SchemeStatus.APPROVED, SchemeStatus.FROZEN],
-        )
+        of_ids(MarkingScheme.objects.all(), "problem", problem_ids)
+        .filter(status__in=[SchemeStatus.APPROVED, SchemeStatus.FROZEN])
         .only("id", "problem_id", "version", "status", "provenance")
         .order_by("problem_id", "status", "-version")  # approved sorts before frozen
     )

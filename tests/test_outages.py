@@ -414,6 +414,57 @@ def test_a_lost_connection_raised_outside_a_view_is_a_503_too(rf):
     assert "connection was lost" in json.loads(answer.content)["detail"]
 
 
+@pytest.mark.django_db
+def test_a_statement_the_database_refuses_is_no_lost_connection(rf):
+    """psycopg refuses a statement of more than 65,535 parameters with an OperationalError on a
+    connection that is fine: no 503 saying the connection was lost (a read would be run again
+    for nothing), but the server error it is."""
+    from django.db import OperationalError
+
+    from core.errors import database_lost, outage_response, server_error
+    from problems.models import Proof
+
+    try:
+        Proof.objects.filter(pk__in=list(range(1, 70_001))).count()
+    except OperationalError as exc:
+        refused = exc
+    else:
+        pytest.fail("a statement of 70,000 parameters was accepted")
+    assert "65535" in str(refused)
+    assert not database_lost(refused)
+    assert outage_response(rf.get("/api/v1/grades/"), refused) is None
+    assert connection.is_usable()  # the same connection goes on
+    try:
+        raise refused
+    except OperationalError:
+        answer = server_error(rf.get("/api/v1/grades/"))
+    assert answer.status_code == 500
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_terminated_backend_is_a_lost_connection(rf):
+    """The OperationalError of a query on a connection whose backend was killed: lost (503,
+    marked to be run again), and the dead connection is closed so the next query opens one."""
+    from django.db import InterfaceError, OperationalError
+
+    from core.errors import database_lost, outage_response
+
+    connection.ensure_connection()
+    assert terminate_own_backends() >= 1
+    try:
+        connection.cursor().execute("SELECT 1")
+    except OperationalError as exc:
+        lost = exc
+    else:
+        pytest.fail("a query on a terminated backend succeeded")
+    assert database_lost(lost)
+    answer = outage_response(rf.get("/api/v1/grades/"), lost)
+    assert answer.status_code == 503 and answer.retryable
+    assert connection.connection is None  # closed: the next query opens a new one
+    assert database_lost(InterfaceError("connection already closed"))
+    assert not database_lost(ValueError("server closed the connection unexpectedly"))
+
+
 def test_the_cache_answers_nothing_there_while_redis_is_away(settings):
     """Every operation of the fail-open cache, on a port where no Redis listens."""
     from core.cache import FailOpenRedisCache

@@ -13,6 +13,8 @@ from adjudication.models import AdjudicationCase, FinalLabel, LabelSource
 from adjudication.signals import label_changed
 from annotation.models import Item
 from annotation.services import item_finalize
+from core.queries import of_ids
+from core.sql import update_by_id
 
 
 def label_write(
@@ -124,6 +126,6 @@ def label_confidences_set(
             stale.append(label.pk)
             continue
         changed.append(label)
-    FinalLabel.objects.bulk_update(changed, ["confidence"], batch_size=500)
+    update_by_id(changed, ("confidence",))  # one statement for a campaign of any size
     if stale:
-        FinalLabel.objects.filter(pk__in=stale).update(updated_at=timezone.now())
+        of_ids(FinalLabel.objects.all(), "id", stale).update(updated_at=timezone.now())

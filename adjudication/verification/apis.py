@@ -14,6 +14,7 @@ from adjudication.verification import selectors as loop_selectors
 from annotation.models import Campaign
 from annotation.selectors import proof_selection
 from core.api import ListApi, RunStatusOutput
+from core.queries import of_ids
 from core.roles import Role, api_permission
 from core.values import ID_MAX
 from jobs.models import JobStatus
@@ -38,7 +39,7 @@ class ProofSelectionInput(serializers.Serializer):
     def proofs(self):
         data = self.validated_data
         if data.get("proof_ids"):
-            found = Proof.objects.filter(pk__in=data["proof_ids"]).select_related("problem")
+            found = of_ids(Proof.objects.select_related("problem"), "id", data["proof_ids"])
             missing = set(data["proof_ids"]) - {p.pk for p in found}
             if missing:
                 raise ValidationError(

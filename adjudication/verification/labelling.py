@@ -48,6 +48,7 @@ from adjudication.verification.verifier_runs import (
 from annotation import scales
 from annotation.models import Campaign, Item, Scale, TaskKind
 from annotation.services import campaign_create, items_create_from_selection
+from core.queries import of_ids
 from jobs.services import job_send_on_commit
 from llm import prompts
 from llm.client import LLMError, Usage
@@ -418,7 +419,7 @@ def labelling_audit_agreement(run: LabellingRun) -> AuditAgreement:
         )
     )
     expert = dict(
-        FinalLabel.objects.filter(item_id__in=[o.audit_item_id for o in outcomes]).values_list(
+        of_ids(FinalLabel.objects.all(), "item", [o.audit_item_id for o in outcomes]).values_list(
             "item_id", "value"
         )
     )

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from adjudication.models import JobStatus, MetaVerification, VerifierRun, VerifierRunKind
 from annotation.presplit import PresplitError, defect_suggestions_generate
+from core.queries import of_ids
 from jobs.services import job_send_on_commit
 from llm import prompts
 from llm.client import Completion, LLMClient, LLMError, LLMTransientError, Usage
@@ -406,12 +407,12 @@ def _presplit(run: VerifierRun, analysis: VerifierAnalysis) -> Generated:
 def _targets(run: VerifierRun):
     if run.kind == VerifierRunKind.VERIFY:
         return (
-            Proof.objects.filter(pk__in=run.target_ids)
+            of_ids(Proof.objects.all(), "id", run.target_ids)
             .select_related("problem", "statement")
             .order_by("pk")
         )
     return (
-        VerifierAnalysis.objects.filter(pk__in=run.target_ids)
+        of_ids(VerifierAnalysis.objects.all(), "id", run.target_ids)
         .select_related("proof__problem", "proof__statement")
         .order_by("pk")
     )

@@ -15,6 +15,7 @@ from annotation.models import (
 )
 from annotation.services.review import analysis_items_create
 from core.api import SharedFields
+from core.queries import of_ids
 from core.values import ID_MAX, INT_MAX, REQUIRED_JUDGEMENTS_MAX
 from problems.models import Proof, VerifierAnalysis
 
@@ -176,7 +177,7 @@ class ItemsCreateApi(APIView):
         params.is_valid(raise_exception=True)
         data = params.validated_data
         if data.get("proof_ids"):
-            proofs = Proof.objects.filter(pk__in=data["proof_ids"]).select_related("problem")
+            proofs = of_ids(Proof.objects.all(), "id", data["proof_ids"])
         else:
             proofs = selectors.proof_selection(
                 contest=data["contest"],
@@ -202,7 +203,7 @@ class ItemsCreateApi(APIView):
         except services.GradeError as exc:
             raise ValidationError({"problems": exc.problems}) from exc
         body = {
-            "created": [item.pk for item in result.created],
+            "created": result.created_ids,
             "already_present": result.already_present,
             "double_scored": result.double_scored,
             "without_scheme": sorted(set(result.without_scheme)),

@@ -8,9 +8,10 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from itertools import islice
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 
 from annotation.models import (
     Campaign,
@@ -26,26 +27,35 @@ from annotation.services.grade_checks import (
     GradeError,
 )
 from annotation.signals import items_added
-from problems.models import Proof
+from core.queries import of_ids
+from problems.models import Problem, Proof
 from problems.selectors import proof_natural_keys
 from problems.services import texts_prerender_queue
 from rubrics.selectors import scheme_generator_config_id, schemes_approved_for_problems
 
+# Items one INSERT writes: a row is about a dozen parameters, a statement takes at most 65,535.
+CREATE_BATCH = 2000
+
 
 @dataclass
 class ItemsCreated:
-    """What `items_create_from_selection` did, in numbers and words."""
+    """What `items_create_from_selection` did, in numbers and words: the new items by id (a
+    selection may hold more proofs than is wise to keep as model instances)."""
 
-    created: list[Item] = field(default_factory=list)
+    created_ids: list[int] = field(default_factory=list)  # in creation order
     already_present: int = 0
     double_scored: int = 0
-    without_scheme: list[str] = field(default_factory=list)  # problem external ids
+    without_scheme: list[str] = field(default_factory=list)  # problem external ids, each once
     generator_config: str = ""  # the campaign's generator configuration, by name
-    not_from_config: list[str] = field(default_factory=list)  # problem external ids
+    not_from_config: list[str] = field(default_factory=list)  # problem external ids, each once
+
+    @property
+    def created_count(self) -> int:
+        return len(self.created_ids)
 
     def summary(self) -> str:
-        parts = [f"{len(self.created)} item(s) created"]
-        if not self.created and not self.already_present:
+        parts = [f"{self.created_count} item(s) created"]
+        if not self.created_ids and not self.already_present:
             parts = [
                 "No item created: the selection holds nothing to make one of (in an analysis "
                 "review, no verifier analysis of the selected proofs)"
@@ -70,13 +80,48 @@ def double_scored_keys(*, seed: int, share: Decimal, keys: dict[int, tuple[str, 
     """The reproducible double-scored sample: of `keys` (ids, each with its natural key), the
     round(share * n) with the smallest seeded hash of their natural key. Never database ids:
     the same seed and the same selection give the same sample in any database (a corpus
-    imported afresh, the demo, a test's database after others)."""
+    imported afresh, the demo, a test's database after others). The hashes are held as one
+    array of 32-byte digests (2 MB for 70,000 keys), ordered as their hex digests are."""
     count = int((share * len(keys)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
-    ranked = sorted(
-        keys,
-        key=lambda key: hashlib.sha256(json.dumps([seed, *keys[key]]).encode()).hexdigest(),
+    if count == 0:
+        return set()
+    import numpy as np  # loaded when a sample is drawn, not at every start-up
+
+    ids = np.fromiter(keys, dtype=np.int64, count=len(keys))
+    digests = np.fromiter(
+        (hashlib.sha256(json.dumps([seed, *key]).encode()).digest() for key in keys.values()),
+        dtype="S32",
+        count=len(keys),
     )
-    return set(ranked[:count])
+    return set(ids[np.argsort(digests, kind="stable")[:count]].tolist())
+
+
+def _selected_proofs(proofs: Iterable[Proof]) -> list[tuple[int, int, str]]:
+    """(id, problem id, problem external id) of each selected proof, in the selection's order;
+    a queryset is read for these three columns only (not the proofs' texts)."""
+    if isinstance(proofs, QuerySet):
+        return list(proofs.values_list("pk", "problem_id", "problem__external_id"))
+    proofs = list(proofs)
+    names = dict(
+        of_ids(Problem.objects.all(), "id", {p.problem_id for p in proofs}).values_list(
+            "pk", "external_id"
+        )
+    )
+    return [(p.pk, p.problem_id, names[p.problem_id]) for p in proofs]
+
+
+def items_write(*, rows: Iterable[Item], result: ItemsCreated) -> list[int]:
+    """Writes `rows` (a generator is best: no more than a batch of them is ever held)
+    CREATE_BATCH at a time, keeping of each only its id in `result` and counting the
+    double-scored ones there; returns the created items' proof ids."""
+    proof_ids: list[int] = []
+    rows = iter(rows)
+    while batch := list(islice(rows, CREATE_BATCH)):
+        for item in Item.objects.bulk_create(batch):
+            result.created_ids.append(item.pk)
+            proof_ids.append(item.proof_id)
+            result.double_scored += item.required_judgements > 1
+    return proof_ids
 
 
 def item_design_fields(
@@ -130,59 +175,67 @@ def items_create_from_selection(
         raise GradeError(ROUND_TAKES_GOLD_ONLY)
     if campaign.task_kind == TaskKind.ANALYSIS_REVIEW:
         raise GradeError(REVIEW_TAKES_ANALYSES)
-    proofs = list(proofs)
+    selected = _selected_proofs(proofs)
     result = ItemsCreated()
+    # one statement, the selection's ids one array parameter (however many they are)
     existing = set(
-        Item.objects.filter(
-            campaign=campaign, analysis__isnull=True, proof__in=[p.pk for p in proofs]
+        of_ids(
+            Item.objects.filter(campaign=campaign, analysis__isnull=True),
+            "proof",
+            (pk for pk, _, _ in selected),
         ).values_list("proof_id", flat=True)
     )
-    fresh = [p for p in proofs if p.pk not in existing]
-    result.already_present = len(proofs) - len(fresh)
-    approved = schemes_approved_for_problems({p.problem_id for p in fresh})
+    fresh = [row for row in selected if row[0] not in existing]
+    result.already_present = len(selected) - len(fresh)
+    del selected, existing
+    approved = schemes_approved_for_problems({problem_id for _, problem_id, _ in fresh})
     config = campaign.generator_config
     if config is not None:
         result.generator_config = config.name
-    natural = proof_natural_keys(proof_ids=(p.pk for p in fresh))
+    natural = proof_natural_keys(proof_ids=(pk for pk, _, _ in fresh))
     doubles = double_scored_keys(
         seed=campaign.sample_seed,
         share=campaign.double_share,
-        keys={p.pk: natural[p.pk] for p in fresh},
+        keys={pk: natural[pk] for pk, _, _ in fresh},
     )
+    del natural
     design = item_design_fields(
         is_gold=is_gold,
         required_judgements=required_judgements,
         doubles=len(doubles),
         fresh=len(fresh),
     )
-    rows = []
-    for proof in fresh:
-        if required_judgements is not None:
-            required = required_judgements
-        else:
-            required = 2 if proof.pk in doubles else 1
-        scheme = approved.get(proof.problem_id)
-        if scheme is None:
-            result.without_scheme.append(proof.problem.external_id)
-        elif config is not None and scheme_generator_config_id(scheme) != config.pk:
-            result.not_from_config.append(proof.problem.external_id)
-        rows.append(
-            Item(
+    unschemed: dict[str, None] = {}
+    off_config: dict[str, None] = {}
+
+    def rows():
+        for pk, problem_id, external_id in fresh:
+            if required_judgements is not None:
+                required = required_judgements
+            else:
+                required = 2 if pk in doubles else 1
+            scheme = approved.get(problem_id)
+            if scheme is None:
+                unschemed[external_id] = None
+            elif config is not None and scheme_generator_config_id(scheme) != config.pk:
+                off_config[external_id] = None
+            yield Item(
                 campaign=campaign,
-                proof=proof,
+                proof_id=pk,
                 scheme=scheme,
                 required_judgements=required,
                 is_gold=is_gold,
                 **design,
             )
-        )
-    result.created = Item.objects.bulk_create(rows)
-    texts_prerender_queue(proof_ids=[item.proof_id for item in result.created])
-    result.double_scored = sum(1 for item in result.created if item.required_judgements > 1)
-    if result.created:
-        items_added.send(
-            sender=Item, campaign_id=campaign.pk, item_ids=[i.pk for i in result.created]
-        )
+
+    proof_ids = items_write(rows=rows(), result=result)
+    result.without_scheme = list(unschemed)
+    result.not_from_config = list(off_config)
+    texts_prerender_queue(proof_ids=proof_ids)
+    if result.created_ids:
+        # once for the whole creation, with every new item (the receivers draw and rank them
+        # together)
+        items_added.send(sender=Item, campaign_id=campaign.pk, item_ids=result.created_ids)
     return result
 
 
@@ -202,7 +255,7 @@ def items_repin_to_scheme(*, scheme_id: int, problem_id: int) -> int:
     if not ids:
         return 0
     graded = Grade.objects.filter(item=OuterRef("pk"), status=GradeStatus.SUBMITTED)
-    return Item.objects.filter(pk__in=ids).exclude(Exists(graded)).update(scheme_id=scheme_id)
+    return of_ids(Item.objects.all(), "pk", ids).exclude(Exists(graded)).update(scheme_id=scheme_id)
 
 
 @transaction.atomic

@@ -27,6 +27,7 @@ from annotation.models import (
     PairStatus,
     TaskKind,
 )
+from core.queries import of_ids
 from core.roles import Role, has_role
 from problems.models import Proof
 
@@ -79,7 +80,7 @@ def pairs_create(
     if max_per_problem is not None and max_per_problem < 1:
         raise PairError("max_per_problem: at least 1, or empty for every pair.")
     by_problem: dict[int, list[int]] = {}
-    rows = Proof.objects.filter(id__in=proof_ids).order_by("problem_id", "id")
+    rows = of_ids(Proof.objects.all(), "id", proof_ids).order_by("problem_id", "id")
     for proof_id, problem_id in rows.values_list("id", "problem_id"):
         by_problem.setdefault(problem_id, []).append(proof_id)
     missing = set(proof_ids) - {p for ids in by_problem.values() for p in ids}

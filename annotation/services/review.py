@@ -17,6 +17,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import QuerySet
 
 from annotation.meta_rubric import DefectJudgement, MetaRating, meta_rating
 from annotation.models import (
@@ -46,9 +47,15 @@ from annotation.services.grading import (
     grade_save_draft,
     grade_submit,
 )
-from annotation.services.items import ItemsCreated, double_scored_keys, item_design_fields
+from annotation.services.items import (
+    ItemsCreated,
+    double_scored_keys,
+    item_design_fields,
+    items_write,
+)
 from annotation.signals import items_added
 from annotation.spans import SpanError, locate_span
+from core.queries import of_ids
 from problems.models import VerifierAnalysis
 from problems.selectors import proof_natural_keys
 
@@ -454,41 +461,51 @@ def analysis_items_create(
         raise GradeError("Analysis items belong in an analysis review campaign.")
     if campaign.scale != Scale.TERNARY:
         raise GradeError("An analysis review campaign rates on 0 / 0.5 / 1.")
-    analyses = list(analyses)
+    if isinstance(analyses, QuerySet):  # the columns needed, not the analyses' texts
+        selected = list(analyses.values_list("pk", "proof_id", "verifier", "sample_key"))
+    else:
+        selected = [(a.pk, a.proof_id, a.verifier, a.sample_key) for a in analyses]
     result = ItemsCreated()
+    # one statement, the selection's ids one array parameter (however many they are)
     existing = set(
-        Item.objects.filter(campaign=campaign, analysis__in=[a.pk for a in analyses]).values_list(
-            "analysis_id", flat=True
-        )
+        of_ids(
+            Item.objects.filter(campaign=campaign), "analysis", (a[0] for a in selected)
+        ).values_list("analysis_id", flat=True)
     )
-    fresh = [a for a in analyses if a.pk not in existing]
-    result.already_present = len(analyses) - len(fresh)
-    natural = proof_natural_keys(proof_ids=(a.proof_id for a in fresh))
+    fresh = [a for a in selected if a[0] not in existing]
+    result.already_present = len(selected) - len(fresh)
+    del selected, existing
+    natural = proof_natural_keys(proof_ids=(proof_id for _, proof_id, _, _ in fresh))
     doubles = double_scored_keys(
         seed=campaign.sample_seed,
         share=campaign.double_share,
-        keys={a.pk: (*natural[a.proof_id], a.verifier, a.sample_key) for a in fresh},
+        keys={
+            pk: (*natural[proof_id], verifier, sample_key)
+            for pk, proof_id, verifier, sample_key in fresh
+        },
     )
+    del natural
     design = item_design_fields(
         is_gold=is_gold,
         required_judgements=required_judgements,
         doubles=len(doubles),
         fresh=len(fresh),
     )
-    result.created = Item.objects.bulk_create(
-        Item(
-            campaign=campaign,
-            proof_id=a.proof_id,
-            analysis=a,
-            required_judgements=required_judgements or (2 if a.pk in doubles else 1),
-            is_gold=is_gold,
-            **design,
-        )
-        for a in fresh
+    items_write(
+        rows=(
+            Item(
+                campaign=campaign,
+                proof_id=proof_id,
+                analysis_id=pk,
+                required_judgements=required_judgements or (2 if pk in doubles else 1),
+                is_gold=is_gold,
+                **design,
+            )
+            for pk, proof_id, _, _ in fresh
+        ),
+        result=result,
     )
-    result.double_scored = sum(1 for item in result.created if item.required_judgements > 1)
-    if result.created:
-        items_added.send(
-            sender=Item, campaign_id=campaign.pk, item_ids=[i.pk for i in result.created]
-        )
+    if result.created_ids:
+        # once for the whole creation, with every new item
+        items_added.send(sender=Item, campaign_id=campaign.pk, item_ids=result.created_ids)
     return result

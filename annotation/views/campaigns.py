@@ -178,7 +178,7 @@ def items_create(request, slug):
             except services.GradeError as exc:
                 messages.error(request, str(exc))
                 return redirect("annotation:items-create", slug=slug)
-            level = messages.SUCCESS if result.created else messages.WARNING
+            level = messages.SUCCESS if result.created_ids else messages.WARNING
             messages.add_message(
                 request, level, result.summary().replace("item(s)", "analysis item(s)")
             )
@@ -196,7 +196,7 @@ def items_create(request, slug):
                 return redirect("annotation:campaign", slug=slug)
             level = (
                 messages.WARNING
-                if result.not_from_config or not result.created
+                if result.not_from_config or not result.created_ids
                 else messages.SUCCESS
             )
             messages.add_message(request, level, result.summary())

@@ -59,6 +59,8 @@ from adjudication.services.labels import final_label_set
 from annotation import scales
 from annotation.models import Assignment, Campaign, Item, ItemDesign, ItemOrder, TaskKind
 from annotation.scales import prediction_on_unit
+from core.queries import of_ids
+from core.sql import update_by_id
 from estimation.routing.uncertainty import Uncertainty, proof_uncertainty
 from estimation.services.confidence import (
     ProofPosterior,
@@ -94,20 +96,22 @@ def uncertainty_by_proof(
     one."""
     scores: dict[int, list[Decimal]] = defaultdict(list)
     analysis_proof: dict[int, int] = {}
-    for analysis_id, proof_id, score in VerifierAnalysis.objects.filter(
-        proof_id__in=proof_ids
+    for analysis_id, proof_id, score in of_ids(
+        VerifierAnalysis.objects.all(), "proof", proof_ids
     ).values_list("id", "proof_id", "score"):
         analysis_proof[analysis_id] = proof_id
         if score is not None:
             scores[proof_id].append(score)
     metas: dict[int, dict[int, list[Decimal]]] = defaultdict(lambda: defaultdict(list))
-    for analysis_id, proof_id, score in MetaVerification.objects.filter(
-        analysis__proof_id__in=proof_ids, score__isnull=False
-    ).values_list("analysis_id", "analysis__proof_id", "score"):
+    for analysis_id, proof_id, score in (
+        of_ids(MetaVerification.objects.all(), "analysis__proof", proof_ids)
+        .filter(score__isnull=False)
+        .values_list("analysis_id", "analysis__proof_id", "score")
+    ):
         metas[proof_id][analysis_id].append(score)
     predictions: dict[int, list[float]] = defaultdict(list)
-    for proof_id, score, scale in GraderPrediction.objects.filter(
-        item__proof_id__in=proof_ids
+    for proof_id, score, scale in of_ids(
+        GraderPrediction.objects.all(), "item__proof", proof_ids
     ).values_list("item__proof_id", "score", "evaluation__prediction_scale"):
         predictions[proof_id].append(prediction_on_unit(score, scale))
     ratings = imported_automatic_ratings(proof_ids)
@@ -128,7 +132,8 @@ def _loop_labels(proof_ids: list[int]) -> dict[int, tuple[Decimal, int]]:
     """Per proof, the label of its latest labelled outcome of the loop, and that run's id."""
     labels: dict[int, tuple[Decimal, int]] = {}
     for proof_id, label, run_id in (
-        LabellingOutcome.objects.filter(proof_id__in=proof_ids, decision=LoopDecision.LABELLED)
+        of_ids(LabellingOutcome.objects.all(), "proof", proof_ids)
+        .filter(decision=LoopDecision.LABELLED)
         .order_by("pk")
         .values_list("proof_id", "label", "run_id")
     ):
@@ -299,9 +304,9 @@ def campaign_rank(*, campaign: Campaign) -> RankResult:
             result.held += 1
         else:
             result.served += 1
-    Item.objects.bulk_update(
+    update_by_id(
         pool,
-        [
+        (
             "route_rank",
             "route_uncertainty",
             "route_components",
@@ -309,8 +314,7 @@ def campaign_rank(*, campaign: Campaign) -> RankResult:
             "route_held",
             "design",
             "inclusion_probability",
-        ],
-        batch_size=500,
+        ),
     )
     for item in (item for item in pool if item.route_held):
         if item.proof_id not in loop_labels:

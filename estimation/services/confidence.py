@@ -47,6 +47,7 @@ from adjudication.models import FinalLabel, LabelSource
 from adjudication.services import label_confidences_set
 from annotation.models import Campaign, Grade, GradeStatus, Item
 from annotation.scales import nearest, prediction_on_unit, scale_spec, shown
+from core.queries import of_ids
 from estimation.models import RaterModelFit
 from graders.models import GraderPrediction
 from problems.models import Proof, VerifierAnalysis
@@ -71,9 +72,11 @@ def imported_automatic_ratings(proof_ids: list[int]) -> dict[int, list[tuple[str
     """Per proof, the automatic ratings its dataset shipped (`Proof.metadata["imported_ratings"]`
     of kind "automatic"), each as (source, value on 0-1), in one query."""
     found: dict[int, list[tuple[str, float]]] = defaultdict(list)
-    for proof_id, entries in Proof.objects.filter(
-        pk__in=proof_ids, metadata__has_key="imported_ratings"
-    ).values_list("id", "metadata__imported_ratings"):
+    for proof_id, entries in (
+        of_ids(Proof.objects.all(), "id", proof_ids)
+        .filter(metadata__has_key="imported_ratings")
+        .values_list("id", "metadata__imported_ratings")
+    ):
         for entry in entries or []:
             if not isinstance(entry, dict) or entry.get("kind") != "automatic":
                 continue
@@ -94,17 +97,19 @@ def automatic_unit_values(
     automatic rating. Three queries."""
     found: dict[int, list[tuple[Rater, float]]] = defaultdict(list)
     verifier_scores: dict[tuple[int, str], list[float]] = defaultdict(list)
-    for proof_id, verifier, score in VerifierAnalysis.objects.filter(
-        proof_id__in=proof_ids, score__isnull=False
-    ).values_list("proof_id", "verifier", "score"):
+    for proof_id, verifier, score in (
+        of_ids(VerifierAnalysis.objects.all(), "proof", proof_ids)
+        .filter(score__isnull=False)
+        .values_list("proof_id", "verifier", "score")
+    ):
         verifier_scores[(proof_id, verifier)].append(float(score))
     for (proof_id, verifier), scores in verifier_scores.items():
         rater = Rater(f"verifier:{verifier}", verifier, "verifier")
         found[proof_id].append((rater, sum(scores) / len(scores)))
     runs: dict[tuple[int, int], list[float]] = defaultdict(list)
     names: dict[int, str] = {}
-    for proof_id, evaluation_id, name, score, scale in GraderPrediction.objects.filter(
-        evaluation__campaign=campaign, item__proof_id__in=proof_ids
+    for proof_id, evaluation_id, name, score, scale in of_ids(
+        GraderPrediction.objects.filter(evaluation__campaign=campaign), "item__proof", proof_ids
     ).values_list(
         "item__proof_id",
         "evaluation_id",

@@ -27,6 +27,8 @@ from django.db import transaction
 
 from adjudication.estimators import pareto_sample, pps_probabilities
 from annotation.models import Campaign, DoubleDesign, Item
+from core.queries import of_ids
+from core.sql import update_by_id
 from estimation.routing.services import uncertainty_by_proof
 from estimation.services.confidence import automatic_posteriors
 from problems.selectors import proof_natural_keys
@@ -65,13 +67,9 @@ def double_scoring_items_added(*, campaign_id: int, item_ids: list[int]) -> int 
     if campaign.double_design != DoubleDesign.ADAPTIVE:
         return None
     items = list(
-        Item.objects.select_for_update()
-        .filter(
-            pk__in=item_ids,
-            double_design=DoubleDesign.UNIFORM,
-            submitted_count=0,
-            is_gold=False,
-        )
+        of_ids(Item.objects.select_for_update(), "pk", item_ids)
+        .filter(double_design=DoubleDesign.UNIFORM, submitted_count=0, is_gold=False)
+        .only("pk", "proof_id", "analysis_id", "required_judgements")
         .order_by("pk")
     )
     if not items:
@@ -89,7 +87,5 @@ def double_scoring_items_added(*, campaign_id: int, item_ids: list[int]) -> int 
         item.required_judgements = 2 if taken else 1
         item.double_design = DoubleDesign.ADAPTIVE
         item.double_probability = float(p)
-    Item.objects.bulk_update(
-        items, ["required_judgements", "double_design", "double_probability"], batch_size=500
-    )
+    update_by_id(items, ("required_judgements", "double_design", "double_probability"))
     return int(chosen.sum())

@@ -75,3 +75,8 @@ def expert_in(campaign, username: str | None = None):
     user = UserFactory(roles=["expert"], **kwargs)
     CampaignMember.objects.create(campaign=campaign, user=user, role="expert")
     return user
+
+
+def created_items(result) -> list[Item]:
+    """The items an `ItemsCreated` names by id, in creation order."""
+    return list(Item.objects.filter(pk__in=result.created_ids).order_by("pk"))

@@ -10,7 +10,13 @@ from annotation import selectors, services
 from annotation.models import Campaign, Item
 from rubrics.models import GeneratorConfig, MarkingScheme, SchemeStatus
 from rubrics.services import scheme_approve, scheme_edit, scheme_version_create
-from tests.annotation.factories import SCHEME_TEXT, CampaignFactory, ItemFactory, expert_in
+from tests.annotation.factories import (
+    SCHEME_TEXT,
+    CampaignFactory,
+    ItemFactory,
+    created_items,
+    expert_in,
+)
 from tests.factories import UserFactory
 from tests.problems.page_factories import ProblemFactory, ProofFactory
 from tests.rubrics.generation_factories import GeneratorConfigFactory
@@ -95,7 +101,7 @@ def test_items_warn_about_schemes_not_from_the_campaign_configuration(admin_user
     bare = ProblemFactory(external_id="CFG-NONE")
     proofs = [ProofFactory(problem=p) for p in (same, other, manual, bare)]
     result = services.items_create_from_selection(campaign=campaign, proofs=proofs)
-    assert len(result.created) == 4
+    assert result.created_count == 4
     assert sorted(result.not_from_config) == ["CFG-MANUAL", "CFG-OTHER"]
     summary = result.summary()
     assert "not generated with “pb v1 on fake” for CFG-MANUAL, CFG-OTHER." in summary
@@ -156,16 +162,18 @@ def test_later_items_pin_the_frozen_version_until_a_new_one_is_approved(admin_us
     campaign = CampaignFactory()
     problem = ProblemFactory(external_id="FRZ-1")
     scheme = manual_scheme(problem, approver=admin_user)
-    first = services.items_create_from_selection(
-        campaign=campaign, proofs=[ProofFactory(problem=problem)]
-    ).created[0]
+    (first,) = created_items(
+        services.items_create_from_selection(
+            campaign=campaign, proofs=[ProofFactory(problem=problem)]
+        )
+    )
     submit(Item.objects.get(pk=first.pk), expert_in(campaign))
     scheme.refresh_from_db()
     assert scheme.status == SchemeStatus.FROZEN
     later = services.items_create_from_selection(
         campaign=campaign, proofs=[ProofFactory(problem=problem)]
     )
-    assert later.created[0].scheme_id == scheme.pk and later.without_scheme == []
+    assert created_items(later)[0].scheme_id == scheme.pk and later.without_scheme == []
     newer = scheme_approve(
         scheme=scheme_edit(scheme=scheme, text=SCHEME_TEXT + "\n", user=admin_user),
         user=admin_user,
@@ -175,14 +183,16 @@ def test_later_items_pin_the_frozen_version_until_a_new_one_is_approved(admin_us
     newest = services.items_create_from_selection(
         campaign=campaign, proofs=[ProofFactory(problem=problem)]
     )
-    assert newest.created[0].scheme_id == newer.pk
+    assert created_items(newest)[0].scheme_id == newer.pk
     assert Item.objects.get(pk=first.pk).scheme_id == scheme.pk
 
 
 def _items(campaign, problem, count):
-    return services.items_create_from_selection(
-        campaign=campaign, proofs=[ProofFactory(problem=problem) for _ in range(count)]
-    ).created
+    return created_items(
+        services.items_create_from_selection(
+            campaign=campaign, proofs=[ProofFactory(problem=problem) for _ in range(count)]
+        )
+    )
 
 
 def test_approving_a_version_repins_the_items_waiting_for_it(admin_user):

@@ -16,7 +16,13 @@ from annotation.services.grade_checks import (
 from annotation.services.review import analysis_items_create
 from annotation.signals import item_judged, judgement_submitted
 from problems.models import Problem
-from tests.annotation.factories import CampaignFactory, ItemFactory, approved_scheme, expert_in
+from tests.annotation.factories import (
+    CampaignFactory,
+    ItemFactory,
+    approved_scheme,
+    created_items,
+    expert_in,
+)
 from tests.metaverify.factories import review_campaign
 from tests.problems.page_factories import ProblemFactory, ProofFactory, VerifierAnalysisFactory
 
@@ -37,15 +43,14 @@ def test_items_pinned_to_the_approved_scheme_or_none_said_so():
     proofs = [ProofFactory(problem=with_scheme) for _ in range(3)]
     proofs += [ProofFactory(problem=without)]
     result = services.items_create_from_selection(campaign=campaign, proofs=proofs)
-    assert len(result.created) == 4
-    assert {i.scheme_id for i in result.created if i.proof.problem_id == with_scheme.pk} == {
-        scheme.pk
-    }
-    assert [i.scheme_id for i in result.created if i.proof.problem_id == without.pk] == [None]
+    assert result.created_count == 4
+    made = created_items(result)
+    assert {i.scheme_id for i in made if i.proof.problem_id == with_scheme.pk} == {scheme.pk}
+    assert [i.scheme_id for i in made if i.proof.problem_id == without.pk] == [None]
     assert "P-WITHOUT" in result.summary()
     assert result.double_scored == 2
     again = services.items_create_from_selection(campaign=campaign, proofs=proofs)
-    assert again.created == [] and again.already_present == 4
+    assert again.created_ids == [] and again.already_present == 4
 
 
 def test_double_scored_sample_is_reproducible_and_calibration_doubles_everything():
@@ -71,8 +76,8 @@ def test_the_double_scored_sample_is_the_same_in_another_database():
     def doubled(proofs, analyses, seed=3):
         grading = CampaignFactory(double_share=Decimal("0.4"), sample_seed=seed)
         review = review_campaign(double_share=Decimal("0.4"), sample_seed=seed)
-        items = services.items_create_from_selection(campaign=grading, proofs=proofs).created
-        items += analysis_items_create(campaign=review, analyses=analyses).created
+        items = created_items(services.items_create_from_selection(campaign=grading, proofs=proofs))
+        items += created_items(analysis_items_create(campaign=review, analyses=analyses))
         return sorted(
             (i.campaign.task_kind, i.proof.sample_key) for i in items if i.required_judgements == 2
         )

@@ -197,9 +197,9 @@ def test_analysis_items_are_created_once_and_double_scored_by_the_seeded_share()
     campaign = review_campaign(double_share=Decimal("0.5"))
     analyses = VerifierAnalysisFactory.create_batch(4)
     result = analysis_items_create(campaign=campaign, analyses=analyses)
-    assert len(result.created) == 4 and result.double_scored == 2
+    assert result.created_count == 4 and result.double_scored == 2
     again = analysis_items_create(campaign=campaign, analyses=analyses)
-    assert again.created == [] and again.already_present == 4
+    assert again.created_ids == [] and again.already_present == 4
     assert set(Item.objects.values_list("analysis_id", flat=True)) == {a.pk for a in analyses}
     grading = review_campaign(task_kind="proof_grading")
     with pytest.raises(services.GradeError, match="analysis review campaign"):

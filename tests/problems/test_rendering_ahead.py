@@ -41,7 +41,7 @@ def test_texts_rendered_ahead_are_what_the_page_shows(client):
     expert = expert_in(campaign)
     services.assignment_next(campaign=campaign, expert=expert)
     client.force_login(expert)
-    html = client.get(reverse("annotation:item", args=[made.created[0].pk])).content.decode()
+    html = client.get(reverse("annotation:item", args=[made.created_ids[0]])).content.decode()
     assert render_markdown_uncached(proof.text) in html
     assert RenderedText.objects.count() == 3  # read, not rendered again
 
@@ -53,5 +53,5 @@ def test_the_page_stores_a_text_it_does_not_find(client):
     expert = expert_in(campaign)
     services.assignment_next(campaign=campaign, expert=expert)
     client.force_login(expert)
-    assert client.get(reverse("annotation:item", args=[made.created[0].pk])).status_code == 200
+    assert client.get(reverse("annotation:item", args=[made.created_ids[0]])).status_code == 200
     assert RenderedText.objects.filter(html=render_markdown_uncached(proof.text)).exists()
