@@ -11,7 +11,7 @@ from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils.html import escape
 from django.views import defaults
 from kombu.exceptions import OperationalError as KombuOperationalError
-from psycopg.errors import LockNotAvailable, QueryCanceled
+from psycopg.errors import DeadlockDetected, LockNotAvailable, QueryCanceled, SerializationFailure
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -39,8 +39,8 @@ _LOST_WORDS = (
 )
 DATABASE_LOST = "The database connection was lost; nothing was saved: try again."
 DATABASE_BUSY = (
-    "The database was busy (a statement or a lock wait took longer than this site allows); "
-    "nothing was saved: try again shortly."
+    "The database was busy (a statement or a lock wait took longer than this site allows, or "
+    "two requests crossed); nothing was saved: try again shortly."
 )
 # A 503 (a service the request needs is away) says when to try again.
 RETRY_AFTER_SECONDS = 5
@@ -153,10 +153,12 @@ def outage_response(request, exception: BaseException | None) -> HttpResponse | 
     if isinstance(exception, UploadDiskFull):
         return unavailable(request, exception.strerror, status=507, retry=False)
     if isinstance(exception, OperationalError) and isinstance(
-        exception.__cause__, QueryCanceled | LockNotAvailable
+        exception.__cause__,
+        QueryCanceled | LockNotAvailable | DeadlockDetected | SerializationFailure,
     ):
-        # a bound of DB_STATEMENT_TIMEOUT / DB_LOCK_TIMEOUT: the connection is fine, and the
-        # request is not run again (it would wait as long once more)
+        # a bound of DB_STATEMENT_TIMEOUT / DB_LOCK_TIMEOUT, or a deadlock or serialisation
+        # failure that rolled the transaction back: the connection is fine, nothing was saved,
+        # and the request is not run again here (the client may send it again)
         logger.warning(
             "database bound reached during %s %s: %s", request.method, request.path, exception
         )

@@ -442,6 +442,45 @@ def test_a_statement_the_database_refuses_is_no_lost_connection(rf):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_deadlock_is_a_503_saying_nothing_was_saved(rf):
+    """Two transactions waiting on each other: PostgreSQL rolls this one back (a deadlock,
+    SQLSTATE 40P01). The connection is fine, nothing was saved: 503 asking to try again, not a
+    server error and not a lost connection."""
+    import psycopg
+    from django.db import OperationalError, transaction
+
+    from core.errors import database_lost, outage_response
+    from tests.conftest import worker_database_url
+
+    other = psycopg.connect(worker_database_url().replace("postgres://", "postgresql://"))
+    other.execute("SET deadlock_timeout = '10s'")  # this side waits; ours finds the deadlock
+    crossed = None
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL deadlock_timeout = '50ms'")
+        cursor.execute("SELECT pg_advisory_xact_lock(424201)")
+        other.execute("SELECT pg_advisory_xact_lock(424202)")
+        waiter = threading.Thread(
+            target=lambda: other.execute("SELECT pg_advisory_xact_lock(424201)")
+        )
+        waiter.start()
+        time.sleep(0.3)
+        try:
+            cursor.execute("SELECT pg_advisory_xact_lock(424202)")
+        except OperationalError as exc:
+            crossed = exc
+        transaction.set_rollback(True)
+    waiter.join(10)
+    other.rollback()
+    other.close()
+    assert crossed is not None and crossed.__cause__.sqlstate == "40P01"
+    assert not database_lost(crossed)
+    answer = outage_response(rf.post("/api/v1/items/1/submit/"), crossed)
+    assert answer.status_code == 503 and not getattr(answer, "retryable", False)
+    assert "nothing was saved" in answer.content.decode()
+    assert connection.is_usable()
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_terminated_backend_is_a_lost_connection(rf):
     """The OperationalError of a query on a connection whose backend was killed: lost (503,
     marked to be run again), and the dead connection is closed so the next query opens one."""
