@@ -278,6 +278,8 @@ SPECTACULAR_SETTINGS = {
     "PATH_CONVERTER_OVERRIDES": {
         "id": {"type": "integer", "format": "int64", "minimum": 1, "maximum": ID_MAX}
     },
+    # a choice set that more than one field takes (a hook's events, a delivery's event): one name
+    "ENUM_NAME_OVERRIDES": {"WebhookEventEnum": "webhooks.models.Event"},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.api.document_errors",

@@ -32,5 +32,8 @@ def of_ids(qs: QuerySet, column: str, ids: Iterable[int] | QuerySet) -> QuerySet
     """
     if isinstance(ids, QuerySet):
         return qs.filter(**{f"{column}__in": ids})
-    array = Value([int(pk) for pk in ids], output_field=ArrayField(BigIntegerField()))
+    values = [int(pk) for pk in ids]
+    if not values:  # no row: Django answers an empty IN list without asking the database
+        return qs.filter(**{f"{column}__in": []})
+    array = Value(values, output_field=ArrayField(BigIntegerField()))
     return qs.filter(_AnyOf(F(column), array))
