@@ -539,7 +539,12 @@ def expected_calibration_error(confidence, hit, bins: int = BINS) -> float | Non
 def ece_bootstrap_interval(
     confidence, hit, *, bins: int = BINS, n_resamples: int = 1000, seed: int = 0, level=0.95
 ) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the ECE, resampling cases (None with fewer than two)."""
+    """A 95% bootstrap interval of the ECE, resampling cases (None with fewer than two). The
+    plug-in ECE reads high on few cases (each bin's |stated - came| takes the noise's size),
+    and a resample's more so: the percentile interval of the resamples then lies above the
+    estimate, even wholly (a test found 0.047 against [0.053, 0.080]). The resamples are
+    shifted by their mean's excess over the estimate first, so the interval gives the
+    estimate's spread around itself (floored at 0)."""
     confidence = np.asarray(confidence, dtype=float)
     hit = np.asarray(hit, dtype=float)
     n = len(confidence)
@@ -554,8 +559,9 @@ def ece_bootstrap_interval(
     conf = np.bincount(cells, weights=confidence[draws].ravel(), minlength=size)
     hits = np.bincount(cells, weights=hit[draws].ravel(), minlength=size)
     eces = np.abs(conf - hits).reshape(n_resamples, bins).sum(axis=1) / n
+    eces -= eces.mean() - expected_calibration_error(confidence, hit, bins)
     low, high = np.quantile(eces, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(low), float(high)
+    return max(float(low), 0.0), float(high)
 
 
 @dataclass(frozen=True)
