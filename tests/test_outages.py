@@ -463,7 +463,15 @@ def test_a_deadlock_is_a_503_saying_nothing_was_saved(rf):
             target=lambda: other.execute("SELECT pg_advisory_xact_lock(424201)")
         )
         waiter.start()
-        time.sleep(0.3)
+        for _ in range(200):  # until the other side waits on our lock (a busy machine is slow)
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                " AND objid = 424201 AND database = (SELECT oid FROM pg_database"
+                " WHERE datname = current_database())"
+            )
+            if cursor.fetchone()[0]:
+                break
+            time.sleep(0.05)
         try:
             cursor.execute("SELECT pg_advisory_xact_lock(424202)")
         except OperationalError as exc:
