@@ -22,6 +22,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.broker import celery_app
+from core.signals import send_on_commit
 from core.threads import every
 from jobs.kinds import KINDS, RUNNING, JobKind
 from jobs.models import JobStatus
@@ -122,15 +123,14 @@ def _failure_read(kind: JobKind, pk: int) -> None:
 def job_failed_announce(kind_name: str, pk: int, reason: str) -> None:
     """Sends `jobs.signals.job_failed` once the transaction commits (at once outside one). A
     receiver that raises is logged; the job's outcome stays as recorded."""
-
-    def send() -> None:
-        for receiver, response in job_failed.send_robust(
-            sender=KINDS[kind_name].model, kind=kind_name, job_id=pk, reason=reason
-        ):
-            if isinstance(response, Exception):
-                logger.error("job_failed: %r failed", receiver, exc_info=response)
-
-    transaction.on_commit(send)
+    send_on_commit(
+        job_failed,
+        sender=KINDS[kind_name].model,
+        event="job_failed",
+        kind=kind_name,
+        job_id=pk,
+        reason=reason,
+    )
 
 
 def retry_countdown(retries: int, *, first: int = 30, most: int = 600) -> int:

@@ -26,6 +26,7 @@ from adjudication.services.labels import DERIVED_SOURCES, label_write
 from adjudication.signals import case_opened, case_settled
 from annotation.models import Campaign, Grade, GradeStatus, Item, Scale
 from annotation.scales import scale_spec
+from core.signals import send_on_commit
 from core.sql import Table
 
 logger = logging.getLogger(__name__)
@@ -56,13 +57,7 @@ def _log(case: AdjudicationCase, kind: str, actor=None, text: str = "", **data) 
 def case_announce(signal, case_id: int) -> None:
     """Sends `case_opened` or `case_settled` for the case once the transaction commits; a
     receiver that raises is logged, and never undoes the case's change."""
-
-    def send() -> None:
-        for receiver, response in signal.send_robust(sender=AdjudicationCase, case_id=case_id):
-            if isinstance(response, Exception):
-                logger.error("case %s: receiver %r failed", case_id, receiver, exc_info=response)
-
-    transaction.on_commit(send)
+    send_on_commit(signal, sender=AdjudicationCase, event=f"case {case_id}", case_id=case_id)
 
 
 def _scores(grades: list[tuple[int, Decimal]]) -> dict[str, str]:

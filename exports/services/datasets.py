@@ -22,6 +22,7 @@ from annotation.selectors.pairs import pair_proofs
 from core.broker import broker_require
 from core.files import stored_file_put, stored_folder_delete
 from core.roles import Role, has_role
+from core.signals import send_on_commit
 from core.values import csv_safe
 from core.visibility import ensure_not_blind
 from exports.formats import ExportError, ExportOptions, plan_for
@@ -460,15 +461,13 @@ def export_run(*, job_id: int) -> ExportJob:
 def _finished_announce(job_id: int, status: str) -> None:
     """Sends `exports.signals.export_finished` once the outcome is committed; a receiver that
     raises is logged and never changes the export's outcome."""
-
-    def send() -> None:
-        for receiver, response in export_finished.send_robust(
-            sender=ExportJob, job_id=job_id, status=str(status)
-        ):
-            if isinstance(response, Exception):
-                logger.error("export_finished: %r failed", receiver, exc_info=response)
-
-    transaction.on_commit(send)
+    send_on_commit(
+        export_finished,
+        sender=ExportJob,
+        event="export_finished",
+        job_id=job_id,
+        status=str(status),
+    )
 
 
 def export_fail(*, job_id: int, reason: str) -> None:
