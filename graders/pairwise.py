@@ -398,17 +398,13 @@ def pick_run_start(request, slug):
     """Starts a pairwise grader run of the chosen endpoint over the campaign's pairs (both
     orders): a pairwise campaign's pairs, back to its selection page on that run; or any other
     campaign's labelled proofs paired per problem, back to `next` (the grader report that asked)."""
-    from django.utils.http import url_has_allowed_host_and_scheme
-
     from graders.selectors import pick_campaign_for_user
     from graders.services.evaluation_import import PredictionError
     from graders.services.pick_runs import pick_run_create
 
     campaign = pick_campaign_for_user(request.user, slug)
     pairwise = campaign.task_kind == TaskKind.PAIRWISE
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
-        back = reverse("exports:evaluations")
+    back = _back(request)
     form = PickRunForm(request.POST)
     if form.is_valid():
         try:
@@ -438,8 +434,6 @@ def pick_run_start(request, slug):
 def pick_run_retry(request, slug, run_id: int):
     """Queues a finished pairwise grader run again for its failed calls only; back to its
     selection page (a pairwise campaign) or to `next` (the grader report that showed it)."""
-    from django.utils.http import url_has_allowed_host_and_scheme
-
     from graders.selectors import pick_campaign_for_user
     from graders.services.evaluation_import import PredictionError
     from graders.services.pick_runs import pick_run_retry as pick_run_retry_service
@@ -452,10 +446,18 @@ def pick_run_retry(request, slug, run_id: int):
         messages.error(request, f"Not retried: {exc}.")
     else:
         messages.success(request, "The failed calls are queued again.")
+    if campaign.task_kind != TaskKind.PAIRWISE:
+        return redirect(_back(request))
+    url = reverse("exports:pairwise-selection", args=[campaign.slug])
+    return redirect(f"{url}?picks_run={run.pk}")
+
+
+def _back(request) -> str:
+    """Where a pick run's form goes back to outside a pairwise campaign: the `next` it gave
+    (the grader report that showed the form) when it is this site's, else the evaluations."""
+    from django.utils.http import url_has_allowed_host_and_scheme
+
     back = request.POST.get("next", "")
-    if campaign.task_kind == TaskKind.PAIRWISE or not url_has_allowed_host_and_scheme(
-        back, {request.get_host()}, request.is_secure()
-    ):
-        url = reverse("exports:pairwise-selection", args=[campaign.slug])
-        back = f"{url}?picks_run={run.pk}" if campaign.task_kind == TaskKind.PAIRWISE else url
-    return redirect(back)
+    if url_has_allowed_host_and_scheme(back, {request.get_host()}, request.is_secure()):
+        return back
+    return reverse("exports:evaluations")
