@@ -83,6 +83,12 @@ def rater_model_refit_request(
     now = timezone.now()
     if _waiting_bumped(campaign_id=campaign_id, changes=changes, now=now):
         return None
+    return _refit_queue(campaign_id=campaign_id, changes=changes, reason=reason, now=now)
+
+
+def _refit_queue(*, campaign_id: int, changes: int, reason: str, now) -> int | None:
+    """No refit was waiting a moment ago: under the campaign's lock, the changes go to one that
+    came meanwhile, or a new refit is queued (its id returned)."""
     with transaction.atomic():
         _lock_campaign(campaign_id)
         if _waiting_bumped(campaign_id=campaign_id, changes=changes, now=now):
@@ -106,12 +112,13 @@ def rater_model_refit_request_for_item(*, item_id: int, reason: str = "") -> int
     """`rater_model_refit_request` for the campaign of an item (nothing if it is gone). The
     common case, a refit already waiting (a change every judgement, a refit every debounce
     window), is one statement."""
-    if _waiting_bumped(item_id=item_id, changes=1, now=timezone.now()):
+    now = timezone.now()
+    if _waiting_bumped(item_id=item_id, changes=1, now=now):
         return None
     campaign_id = Item.objects.filter(pk=item_id).values_list("campaign_id", flat=True).first()
     if campaign_id is None:
         return None
-    return rater_model_refit_request(campaign_id=campaign_id, reason=reason)
+    return _refit_queue(campaign_id=campaign_id, changes=1, reason=reason, now=now)
 
 
 def rater_model_refit_request_for_problems(*, problem_ids: Iterable[int]) -> list[int]:
