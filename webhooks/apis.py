@@ -25,11 +25,17 @@ def _refused(exc: services.WebhookError) -> ValidationError:
 
 
 class WebhookOutput(serializers.ModelSerializer):
-    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
+    owner = serializers.CharField(
+        source="owner.username",
+        default=None,
+        allow_null=True,
+        help_text="The admin who last set the URL or the events: an event about a proof is sent "
+        "only while they may see it.",
+    )
 
     class Meta:
         model = Webhook
-        fields = ["id", "url", "events", "active", "description", "created_by", "created_at"]
+        fields = ["id", "url", "events", "active", "description", "owner", "created_at"]
 
 
 class WebhookDetailOutput(WebhookOutput):
@@ -67,7 +73,7 @@ class WebhookCreateApi(APIView):
         data = WebhookCreateInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            hook = services.webhook_create(**data.validated_data, created_by=request.user)
+            hook = services.webhook_create(**data.validated_data, owner=request.user)
         except services.WebhookError as exc:
             raise _refused(exc) from exc
         return Response(WebhookDetailOutput(hook).data, status=status.HTTP_201_CREATED)
@@ -108,7 +114,7 @@ class WebhookUpdateApi(APIView):
         data = WebhookUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            hook = services.webhook_update(webhook=hook, **data.validated_data)
+            hook = services.webhook_update(webhook=hook, **data.validated_data, by=request.user)
         except services.WebhookError as exc:
             raise _refused(exc) from exc
         return Response(WebhookDetailOutput(hook).data)

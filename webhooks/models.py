@@ -32,8 +32,13 @@ class Webhook(models.Model):
         max_length=100, help_text="The key of each delivery's HMAC-SHA256 signature."
     )
     description = models.CharField(max_length=200, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="webhooks"
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        related_name="webhooks",
+        help_text="The admin who last set where deliveries go and of what (the URL, the events): "
+        "a delivery about a proof is sent only while they may see it (webhooks.services).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -50,6 +55,14 @@ class Delivery(JobLiveness):
 
     webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
     event = models.CharField(max_length=40, choices=Event.choices)
+    proof = models.ForeignKey(
+        "problems.Proof",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The proof the event is about (a label, a case), whose blindness it keeps.",
+    )
     message_id = models.CharField(max_length=60, help_text="The webhook-id header.")
     body = models.TextField(help_text="The JSON body, exactly as sent and signed.")
     status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)

@@ -19,13 +19,13 @@ def webhook_list() -> QuerySet[Webhook]:
         Webhook.objects.annotate(
             delivery_count=Count("deliveries"), last_delivery_at=Max("deliveries__created_at")
         )
-        .select_related("created_by")
+        .select_related("owner")
         .order_by("-created_at", "-id")
     )
 
 
 def webhook_get(*, webhook_id: int) -> Webhook:
-    return get_object_or_404(Webhook.objects.select_related("created_by"), pk=webhook_id)
+    return get_object_or_404(Webhook.objects.select_related("owner"), pk=webhook_id)
 
 
 def webhook_deliveries(*, webhook: Webhook, limit: int = DELIVERIES_SHOWN) -> list[Delivery]:

@@ -26,6 +26,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from core.roles import Role, user_roles
+from core.visibility import blind_to_proof
 from jobs.models import JobStatus
 from jobs.services import job_send_on_commit
 from webhooks import selectors
@@ -94,16 +96,17 @@ def webhook_create(
     events: Iterable[str],
     active: bool = True,
     description: str = "",
-    created_by: AbstractBaseUser | None,
+    owner: AbstractBaseUser | None,
 ) -> Webhook:
-    """A new hook with a fresh secret (shown to admins on its page and in the API's answer)."""
+    """A new hook with a fresh secret (shown to admins on its page and in the API's answer),
+    owned by the admin who adds it (`owner_withholds`)."""
     return Webhook.objects.create(
         url=url_clean(url),
         events=events_clean(events),
         active=active,
         description=description.strip()[:200],
         secret=secret_new(),
-        created_by=created_by,
+        owner=owner,
     )
 
 
@@ -114,9 +117,11 @@ def webhook_update(
     url: str | None = None,
     events: Iterable[str] | None = None,
     active: bool | None = None,
+    by: AbstractBaseUser | None,
 ) -> Webhook:
     """Changes what is given; a deactivated hook is sent nothing (its waiting deliveries fail
-    with the reason when their turn comes)."""
+    with the reason when their turn comes). Who changes where deliveries go or of what (the URL,
+    the events) becomes the hook's owner: what it tells of proofs is what `by` may see."""
     fields = []
     if url is not None:
         webhook.url = url_clean(url)
@@ -127,6 +132,9 @@ def webhook_update(
     if active is not None:
         webhook.active = bool(active)
         fields.append("active")
+    if {"url", "events"} & set(fields) and by is not None:
+        webhook.owner = by
+        fields.append("owner")
     if fields:
         webhook.save(update_fields=fields)
     return webhook
@@ -176,8 +184,15 @@ def deliveries_record(
         if data is None:
             return []
     body = _body(event, data)
+    proof_id = data.get("proof")  # an event about a proof keeps its blindness (`owner_withholds`)
     rows = Delivery.objects.bulk_create(
-        Delivery(webhook=hook, event=event, message_id=f"msg_{uuid.uuid4().hex}", body=body)
+        Delivery(
+            webhook=hook,
+            event=event,
+            proof_id=proof_id,
+            message_id=f"msg_{uuid.uuid4().hex}",
+            body=body,
+        )
         for hook in hooks
     )
     job_send_on_commit(KIND, [row.pk for row in rows])
@@ -302,12 +317,39 @@ def _transient(status_code: int | None) -> bool:
     return status_code is None or status_code >= 500 or status_code == 429
 
 
+def owner_withholds(hook: Webhook, proof_id: int | None) -> str:
+    """Why `hook` may not be sent an event about proof `proof_id`, or "": a hook sends what its
+    owner may see, since its owner chose where it goes. An admin who also grades blind could
+    otherwise point a hook at their own server and read the labels of the proofs they hold
+    (core.visibility's rule, asked at each try, so a replay asks again). A hook with no owner
+    (the admin was deleted) or whose owner is no longer an admin tells of no proof."""
+    if proof_id is None:
+        return ""
+    owner = hook.owner
+    if owner is None:
+        return (
+            "withheld: the webhook has no owner (its admin was deleted); an admin who changes "
+            "its URL or events owns it"
+        )
+    if not owner.is_active or Role.ADMIN not in user_roles(owner):
+        return (
+            f"withheld: the webhook's owner {owner.get_username()} is no longer an admin; an "
+            "admin who changes its URL or events owns it"
+        )
+    if blind_to_proof(owner, proof_id):
+        return (
+            f"withheld: the webhook's owner {owner.get_username()} grades this proof blind as an "
+            "expert; replay this delivery once they have submitted their grade"
+        )
+    return ""
+
+
 def delivery_attempt(*, delivery_id: int) -> Outcome:
     """One try of a delivery the job runner has claimed (its `attempts` counts this try): sent
     signed with a fresh timestamp, the answer recorded as a DeliveryAttempt. A 2xx delivers; a
     transient failure asks for a retry until WEBHOOK_MAX_ATTEMPTS tries; anything else (a 4xx,
     a 3xx, the last try) fails the delivery with the reason."""
-    delivery = Delivery.objects.select_related("webhook").filter(pk=delivery_id).first()
+    delivery = Delivery.objects.select_related("webhook__owner").filter(pk=delivery_id).first()
     if delivery is None or delivery.status != JobStatus.RUNNING:
         return Outcome("skipped")
     hook = delivery.webhook
@@ -315,6 +357,10 @@ def delivery_attempt(*, delivery_id: int) -> Outcome:
     own = Delivery.objects.filter(pk=delivery_id, attempts=number, status=JobStatus.RUNNING)
     if not hook.active:
         delivery_fail(delivery_id=delivery_id, reason="the webhook was deactivated")
+        return Outcome("failed", number)
+    withheld = owner_withholds(hook, delivery.proof_id)
+    if withheld:
+        delivery_fail(delivery_id=delivery_id, reason=withheld)
         return Outcome("failed", number)
     timestamp = int(time.time())
     headers = signed_headers(
@@ -368,6 +414,7 @@ def delivery_replay(*, delivery: Delivery) -> Delivery:
     replay = Delivery.objects.create(
         webhook=hook,
         event=delivery.event,
+        proof_id=delivery.proof_id,
         message_id=delivery.message_id,
         body=delivery.body,
         replay_of=delivery.replay_of or delivery,

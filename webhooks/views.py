@@ -27,7 +27,7 @@ def webhook_list(request: HttpRequest) -> HttpResponse:
                 events=form.cleaned_data["events"],
                 active=form.cleaned_data["active"],
                 description=form.cleaned_data["description"],
-                created_by=request.user,
+                owner=request.user,
             )
         except services.WebhookError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
@@ -74,7 +74,7 @@ def webhook_detail(request: HttpRequest, webhook_id: int) -> HttpResponse:
 def webhook_active(request: HttpRequest, webhook_id: int) -> HttpResponse:
     """Deactivates or activates the hook (`active` = 1 or 0)."""
     hook = selectors.webhook_get(webhook_id=webhook_id)
-    services.webhook_update(webhook=hook, active=request.POST.get("active") == "1")
+    services.webhook_update(webhook=hook, active=request.POST.get("active") == "1", by=request.user)
     messages.success(request, f"Webhook {hook.pk} {'activated' if hook.active else 'deactivated'}.")
     return redirect("webhooks:detail", webhook_id=hook.pk)
 

@@ -35,8 +35,8 @@ from webhooks.services import (
 pytestmark = pytest.mark.django_db
 
 
-def hook(*events, url="http://127.0.0.1:9/hook", active=True):
-    return webhook_create(url=url, events=events, active=active, created_by=None)
+def hook(*events, url="http://127.0.0.1:9/hook", active=True, owner=None):
+    return webhook_create(url=url, events=events, active=active, owner=owner)
 
 
 def bodies(event):
@@ -373,6 +373,81 @@ def test_the_replay_button_answers_htmx_with_the_deliveries_and_a_plain_post_wit
     refused = client.post(url, HTTP_HX_REQUEST="true").content.decode()
     assert 'id="replay-refused"' in refused and "the webhook is inactive" in refused
     assert Delivery.objects.filter(replay_of=done).count() == 2
+
+
+# --- What a hook tells of a proof: what its owner may see ------------------------------------
+
+
+def attempt(delivery):
+    return as_job("webhook_delivery", delivery.pk, lambda: delivery_attempt(
+        delivery_id=delivery.pk))  # fmt: skip
+
+
+def test_an_admin_who_grades_a_proof_blind_is_sent_no_label_of_it_until_they_submit(
+    django_capture_on_commit_callbacks,
+):
+    from annotation.services import assignment_next, grade_submit
+    from annotation.services.grade_checks import GradeInput
+    from tests.annotation.factories import CampaignFactory as OpenCampaign
+    from tests.annotation.factories import ItemFactory as OpenItem
+    from tests.annotation.factories import expert_in
+
+    campaign = OpenCampaign()
+    lead = expert_in(campaign)  # an admin who grades in an open campaign
+    lead.groups.add(*UserFactory(roles=["admin"]).groups.all())
+    held = OpenItem(campaign=campaign)
+    assignment_next(campaign=campaign, expert=lead)  # held, not graded
+    item = ItemFactory(proof=held.proof)  # the same proof, labelled in another campaign
+    with Receiver() as receiver:
+        theirs = hook("item.labelled", url=receiver.url, owner=lead)
+        with django_capture_on_commit_callbacks(execute=True):
+            final_label_set(item=item, value=Decimal(2), source="adjudication", policy="by hand",
+                            grade_ids=[])  # fmt: skip
+        (delivery,) = Delivery.objects.filter(webhook=theirs)
+        assert delivery.proof_id == item.proof_id
+        assert attempt(delivery).state == "failed"
+        delivery.refresh_from_db()
+        assert delivery.status == "failed" and delivery.error.startswith(
+            f"withheld: the webhook's owner {lead.username} grades this proof blind"
+        )
+        assert receiver.taken == [] and not delivery.tries.exists()  # nothing was sent
+        grade_submit(item=held, expert=lead, data=GradeInput(score=Decimal("3")))
+        replay = delivery_replay(delivery=delivery)
+        assert replay.proof_id == item.proof_id
+        assert attempt(replay).state == "delivered"  # the replay asks again, and it is theirs now
+    (taken,) = receiver.taken
+    assert json.loads(taken.body)["data"]["label"]["value"] == "2"
+
+
+def test_who_changes_where_a_hook_goes_owns_it_and_a_hook_without_an_admin_owner_tells_no_proof(
+    api_client_for, admin_user
+):
+    other = UserFactory(roles=["admin"])
+    made = hook("case.opened", owner=admin_user)
+    api = api_client_for(other)
+    assert api.get(f"/api/v1/webhooks/{made.pk}/").json()["owner"] == admin_user.username
+    moved = api.post(f"/api/v1/webhooks/{made.pk}/update/", {"active": False}, format="json")
+    assert moved.json()["owner"] == admin_user.username  # switching it off is not choosing a URL
+    moved = api.post(
+        f"/api/v1/webhooks/{made.pk}/update/", {"url": "https://other.example/h", "active": True},
+        format="json",
+    )  # fmt: skip
+    assert moved.status_code == 200 and moved.json()["owner"] == other.username
+    other.groups.clear()  # no longer an admin
+    item = ItemFactory()
+    case = Delivery.objects.create(
+        webhook=made, event="case.opened", proof=item.proof, message_id="m", body="{}"
+    )
+    assert attempt(case).state == "failed"
+    case.refresh_from_db()
+    assert "is no longer an admin" in case.error and not case.tries.exists()
+    orphan = Delivery.objects.create(
+        webhook=hook("case.opened"), event="case.opened", proof=item.proof, message_id="o",
+        body="{}",
+    )  # fmt: skip
+    assert attempt(orphan).state == "failed"
+    orphan.refresh_from_db()
+    assert "has no owner" in orphan.error
 
 
 def test_the_signature_is_standard_webhooks():

@@ -17,6 +17,7 @@ from adjudication.services.labels import final_label_set
 from annotation.models import Grade
 from tests.annotation.factories import CampaignFactory, ItemFactory, expert_in
 from tests.conftest import wait_for
+from tests.factories import UserFactory
 from tests.webhooks.helpers import documented_verify
 from tests.webhooks.receiver import Receiver, down_url
 from webhooks.models import Delivery
@@ -36,7 +37,9 @@ def test_a_label_change_makes_one_signed_delivery_that_verifies(
     verify = documented_verify()
     item = ItemFactory(campaign=CampaignFactory(slug="signed"))
     with Receiver() as receiver:
-        hook = webhook_create(url=receiver.url, events=["item.labelled"], created_by=None)
+        hook = webhook_create(
+            url=receiver.url, events=["item.labelled"], owner=UserFactory(roles=["admin"])
+        )
         final_label_set(item=item, value=Decimal(6), source="adjudication", policy="by hand",
                         grade_ids=[])  # fmt: skip
         (delivery,) = Delivery.objects.filter(webhook=hook)
@@ -59,7 +62,9 @@ def test_a_500_then_a_200_is_retried_and_delivered_on_the_second_try(
     item = ItemFactory()
     with Receiver() as receiver:
         receiver.replies(500)
-        hook = webhook_create(url=receiver.url, events=["item.labelled"], created_by=None)
+        hook = webhook_create(
+            url=receiver.url, events=["item.labelled"], owner=UserFactory(roles=["admin"])
+        )
         final_label_set(item=item, value=Decimal(2), source="imported", policy="import",
                         grade_ids=[])  # fmt: skip
         delivery = Delivery.objects.get(webhook=hook)
@@ -77,7 +82,9 @@ def test_a_500_then_a_200_is_retried_and_delivered_on_the_second_try(
 def test_a_receiver_that_is_down_fails_with_its_error_and_grading_goes_on(
     transactional_db, celery_worker_process, api_client_for
 ):
-    hook = webhook_create(url=down_url(), events=["case.opened"], created_by=None)
+    hook = webhook_create(
+        url=down_url(), events=["case.opened"], owner=UserFactory(roles=["admin"])
+    )
     campaign = CampaignFactory()
     item = ItemFactory(campaign=campaign, required_judgements=2)
     a, b = expert_in(campaign), expert_in(campaign)
@@ -110,7 +117,9 @@ def test_a_replay_sends_the_message_again(
     item = ItemFactory()
     with Receiver() as receiver:
         receiver.replies(400)
-        hook = webhook_create(url=receiver.url, events=["item.labelled"], created_by=None)
+        hook = webhook_create(
+            url=receiver.url, events=["item.labelled"], owner=UserFactory(roles=["admin"])
+        )
         final_label_set(item=item, value=Decimal(3), source="imported", policy="import",
                         grade_ids=[])  # fmt: skip
         delivery = Delivery.objects.get(webhook=hook)
@@ -133,7 +142,9 @@ def test_a_slow_receiver_times_out_without_holding_the_judgement_and_the_next_tr
     a, b = expert_in(campaign), expert_in(campaign)
     with Receiver() as receiver:
         receiver.slow(1, 4.0)  # beyond the worker's 2 s timeout
-        hook = webhook_create(url=receiver.url, events=["case.opened"], created_by=None)
+        hook = webhook_create(
+            url=receiver.url, events=["case.opened"], owner=UserFactory(roles=["admin"])
+        )
         for expert, score in ((a, 1), (b, 6)):
             api = api_client_for(expert)
             api.post(f"/api/v1/campaigns/{campaign.slug}/next/")
