@@ -224,7 +224,7 @@ def test_next_and_submit_read_the_big_campaign_by_index(big_campaign, api_client
     with CaptureQueriesContext(connection) as submitted:
         answer = api.post(f"/api/v1/items/{item.pk}/submit/", {"score": 6}, format="json")
     assert answer.status_code == 200, answer.content
-    check(submitted, 12)  # the second judgement: the label is derived too
+    check(submitted, 11)  # the second judgement: the label is derived too
 
 
 def test_next_skips_the_items_an_expert_judged_by_index(big_campaign, api_client_for, db):
@@ -246,7 +246,7 @@ def test_submit_with_next_reads_the_big_campaign_by_index(big_campaign, api_clie
         answer = api.post(f"/api/v1/items/{item.pk}/submit/?next=1", {"score": 2}, format="json")
     assert answer.status_code == 200, answer.content
     assert answer.json()["next"]["item"]["id"] != item.pk
-    check(captured, 17)
+    check(captured, 16)
 
 
 def test_grading_page_of_a_veteran_reads_a_handful_of_rows(big_campaign, client, db):
