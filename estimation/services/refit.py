@@ -29,6 +29,7 @@ from django.utils import timezone
 from adjudication.models import FinalLabel
 from annotation.models import Item
 from core.broker import broker_require
+from core.queries import of_ids
 from core.sql import Table
 from estimation.models import RaterModelFit, RaterModelRefit
 from jobs.models import JobStatus
@@ -124,13 +125,8 @@ def rater_model_refit_request_for_item(*, item_id: int, reason: str = "") -> int
 def rater_model_refit_request_for_problems(*, problem_ids: Iterable[int]) -> list[int]:
     """An import changed these problems (their proofs' imported ratings or labels): one change
     for each campaign holding one of their proofs. Returns the campaigns."""
-    campaigns = sorted(
-        set(
-            Item.objects.filter(proof__problem_id__in=list(problem_ids)).values_list(
-                "campaign_id", flat=True
-            )
-        )
-    )
+    items = of_ids(Item.objects.order_by(), "proof__problem", problem_ids)
+    campaigns = sorted(items.values_list("campaign_id", flat=True).distinct())
     for campaign_id in campaigns:
         rater_model_refit_request(campaign_id=campaign_id, reason="import")
     return campaigns

@@ -99,10 +99,11 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     maximum = next(
         (value for column in MAX_COLUMNS if (value := row.number(column)) is not None), 7
     )
+    columns = [column for column in data if EXPERT_COLUMN.match(str(column))]
     experts = [
         (column, value, maximum)
-        for column in sorted(data, key=lambda column: (column != "expert_rating", column))
-        if EXPERT_COLUMN.match(str(column)) and (value := row.number(column)) is not None
+        for column in sorted(columns, key=lambda column: (column != "expert_rating", column))
+        if (value := row.number(column)) is not None
     ]
     native = native_rating(row)
     if native is not None and experts and experts[0][0] == "expert_rating":
@@ -191,9 +192,10 @@ def native_rating(row: Row):
     """(value, maximum) of a row's native_rating on its native_scale "0-N" (what Proofmark's
     ProofBench export of a 0-N campaign writes beside expert_rating), else None."""
     value = row.number("native_rating")
-    scale = row.text("native_scale").strip()
-    match = re.fullmatch(r"0-(\d{1,3})", scale)
-    if value is None or match is None or int(match.group(1)) <= 0:
+    if value is None:  # the common row: not Proofmark's export of a 0-N campaign
+        return None
+    match = re.fullmatch(r"0-(\d{1,3})", row.text("native_scale").strip())
+    if match is None or int(match.group(1)) <= 0:
         return None
     return value, int(match.group(1))
 

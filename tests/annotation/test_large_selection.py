@@ -146,8 +146,9 @@ def test_the_existing_items_check_is_one_statement_whatever_the_selection():
     assert len(checks) == 1, checks
     sql, params = checks[0]
     assert "= ANY(" in sql and " IN (" not in sql
-    # the 3,000 ids are one parameter (an array), beside the campaign's id
-    assert len(params) == 2 and sorted(next(p for p in params if isinstance(p, list))) == sorted(
+    # the 3,000 ids are one parameter (an array's text, "{1,2,3}"), beside the campaign's id
+    array = next(p for p in params if isinstance(p, str))
+    assert len(params) == 2 and sorted(int(pk) for pk in array.strip("{}").split(",")) == sorted(
         p.pk for p in proofs
     )
 
