@@ -66,30 +66,32 @@ def columns(model, alias: str, attnames: tuple[str, ...] | None = None) -> tuple
 
 
 @cache
-def _converters(model, attnames: tuple[str, ...]) -> list[tuple]:
-    """Per column: the backend's and the field's converters, as the SQL compiler applies them."""
+def _converters(model, attnames: tuple[str, ...]) -> tuple[tuple, ...]:
+    """The columns that need converting, as the SQL compiler converts them: (their place, the
+    column, the backend's and the field's converters). Most columns (ids, text, numbers,
+    booleans, times from psycopg) need none, and are handed over as read."""
     by_attname = {f.attname: f for f in _stored_fields(model)}
     found = []
-    for name in attnames:
+    for place, name in enumerate(attnames):
         column = by_attname[name].get_col(model._meta.db_table)
-        found.append(
-            (
-                column,
-                connection.ops.get_db_converters(column) + column.get_db_converters(connection),
-            )
-        )
-    return found
+        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        if converters:
+            found.append((place, column, tuple(converters)))
+    return tuple(found)
 
 
 def model_from_row(model, attnames: tuple[str, ...], values) -> object:
     """An instance of `model` from `values` of its columns `attnames`, given in the model's
     order as `columns` lists them (the other columns load on first use, as with `only()`)."""
-    converted = []
-    for value, (column, converters) in zip(values, _converters(model, attnames), strict=True):
+    values = list(values)
+    if len(values) != len(attnames):
+        raise ValueError(f"{len(values)} values for the {len(attnames)} columns {attnames}")
+    for place, column, converters in _converters(model, attnames):
+        value = values[place]
         for convert in converters:
             value = convert(value, column, connection)
-        converted.append(value)
-    return model.from_db(connection.alias, list(attnames), converted)
+        values[place] = value
+    return model.from_db(connection.alias, list(attnames), values)
 
 
 def update_by_id(objs, attnames: tuple[str, ...]) -> int:
@@ -124,3 +126,50 @@ def update_by_id(objs, attnames: tuple[str, ...]) -> int:
             arrays,
         )
         return cursor.rowcount
+
+
+@cache
+def _insert_sql(
+    model, unique: tuple[str, ...], update: tuple[str, ...]
+) -> tuple[tuple, tuple, str]:
+    """The fields an INSERT of `model` writes (every column but those the database fills and
+    returns, the id), those it returns, and the statement; with `unique` (attnames of a unique
+    constraint), a row that exists is updated instead: its `update` columns take the new
+    values (INSERT ... ON CONFLICT DO UPDATE, as `bulk_create(update_conflicts=True)`)."""
+    fields = _stored_fields(model)
+    written = tuple(f for f in fields if not f.db_returning)
+    returned = tuple(f for f in fields if f.db_returning)
+    by_attname = {f.attname: f for f in fields}
+    quote = connection.ops.quote_name
+    sql = (
+        f"INSERT INTO {Table(model)} ({', '.join(quote(f.column) for f in written)}) "
+        f"VALUES ({', '.join(['%s'] * len(written))})"
+    )
+    if unique:
+        target = ", ".join(quote(by_attname[name].column) for name in unique)
+        sets = ", ".join(
+            f"{quote(by_attname[name].column)} = EXCLUDED.{quote(by_attname[name].column)}"
+            for name in update
+        )
+        sql += f" ON CONFLICT ({target}) DO UPDATE SET {sets}"
+    sql += f" RETURNING {', '.join(quote(f.column) for f in returned)}"
+    return written, returned, sql
+
+
+def insert_one(obj, *, unique: tuple[str, ...] = (), update: tuple[str, ...] = ()) -> None:
+    """Inserts `obj` (a new instance) as the ORM's `bulk_create([obj])` would, each value
+    prepared by its field (`pre_save`, `get_db_prep_save`: times set on creation, JSON, decimals),
+    and sets the columns the database returns (its id); with `unique` and `update`, an upsert
+    (`_insert_sql`). The hot path's two inserts go through it: a judgement's grade (34 columns)
+    and the label of the item it completes. Measured (benchmarks/insert_vs_bulk_create.py,
+    2026-12-03, RESULTS.md): a submission without a draft costs 13.6% less CPU than with the
+    ORM's bulk_create (2.13 against 2.47 ms, 6 rounds of 150 each way), 10.0% less wall time."""
+    written, returned, sql = _insert_sql(type(obj), unique, update)
+    values = [field.get_db_prep_save(field.pre_save(obj, True), connection) for field in written]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        row = cursor.fetchone()
+    for field, value in zip(returned, row, strict=True):
+        setattr(obj, field.attname, value)
+    obj._state.adding = False
+    obj._state.db = connection.alias

@@ -37,6 +37,9 @@ SEEN = "proof-text-visible"
 OTHER_ROLES = ("adjudicator", "researcher", "admin")
 # every combination: the expert alone, with one other role, with two, with all three
 ROLE_SETS = [("expert", *extra) for size in range(4) for extra in combinations(OTHER_ROLES, size)]
+# the walk of every door: the expert alone, with each other role, and with all three (a pair of
+# roles opens no door that all three do not: the walk with all three covers them)
+WALK_ROLE_SETS = [roles for roles in ROLE_SETS if len(roles) in (1, 2, 4)]
 
 
 def _held_gold_item(*, roles=("expert",)):
@@ -176,7 +179,7 @@ def _walk(client, api, schema, urls, values) -> tuple[list, set]:
     return leaks, reached
 
 
-@pytest.mark.parametrize("roles", ROLE_SETS, ids="+".join)
+@pytest.mark.parametrize("roles", WALK_ROLE_SETS, ids="+".join)
 def test_a_user_holding_an_item_sees_nothing_blindness_hides_whatever_their_roles(
     roles, client, api_client_for, admin_user
 ):

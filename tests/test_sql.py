@@ -63,3 +63,31 @@ def test_the_columns_of_every_model_are_the_ones_from_db_takes_in_its_order():
     for model in apps.get_models():
         names, _ = columns(model, "t")
         assert names == tuple(f.attname for f in model._meta.concrete_fields), model
+
+
+def test_insert_one_writes_what_bulk_create_writes_and_upserts_on_a_unique_key():
+    from adjudication.models import FinalLabel
+    from annotation.models import Grade
+    from core.sql import insert_one
+    from tests.factories import UserFactory
+
+    item, expert = ItemFactory(), UserFactory(roles=["expert"])
+    values = dict(
+        item=item, expert=expert, status="submitted", score=Decimal("5.5"), sequence=3,
+        step_verdicts=[{"step": 1, "verdict": "ok"}], comment="Checked.",
+    )  # fmt: skip
+    ours, theirs = Grade(**values), Grade(**{**values, "expert": UserFactory()})
+    insert_one(ours)
+    (theirs,) = Grade.objects.bulk_create([theirs])
+    assert ours.pk and not ours._state.adding and ours.created_at is not None
+    stored, orm = Grade.objects.get(pk=ours.pk), Grade.objects.get(pk=theirs.pk)
+    for field in Grade._meta.concrete_fields:
+        if field.attname not in ("id", "expert_id", "created_at", "updated_at"):
+            assert getattr(stored, field.attname) == getattr(orm, field.attname), field.name
+    first = FinalLabel(item=item, value=Decimal(2), scale="0-7", source="adjudication")
+    insert_one(first, unique=("item_id",), update=("value", "source"))
+    again = FinalLabel(item=item, value=Decimal(6), scale="0-7", source="imported")
+    insert_one(again, unique=("item_id",), update=("value", "source"))
+    assert again.pk == first.pk  # the same row, changed
+    label = FinalLabel.objects.get(item=item)
+    assert (label.value, label.source) == (Decimal(6), "imported")

@@ -14,7 +14,7 @@ from adjudication.signals import label_changed
 from annotation.models import Item
 from annotation.services import item_finalize
 from core.queries import of_ids
-from core.sql import update_by_id
+from core.sql import insert_one, update_by_id
 
 
 def label_write(
@@ -33,7 +33,7 @@ def label_write(
     (single, agreement) leaves the experts free to revise until the item is adjudicated or the
     campaign closes. Runs inside the caller's transaction, which holds the item's row lock;
     every submission that completes an item runs it (one INSERT ... ON CONFLICT DO UPDATE,
-    the ORM's bulk_create)."""
+    core.sql.insert_one)."""
     source = LabelSource(source).value
     label = FinalLabel(
         item_id=item_id,
@@ -43,9 +43,7 @@ def label_write(
         grade_ids=sorted(grade_ids),
         **columns,
     )
-    (label,) = FinalLabel.objects.bulk_create(
-        [label], update_conflicts=True, unique_fields=["item"], update_fields=_REPLACED
-    )
+    insert_one(label, unique=("item_id",), update=_REPLACED)
     label_id = label.pk
     if source not in DERIVED_SOURCES:
         item_finalize(item_id=item_id)

@@ -47,10 +47,10 @@ from annotation.services.grade_checks import (
     submitted_conflict,
     written_here,
 )
-from annotation.services.progress import expert_progress_count
+from annotation.services.progress import COUNT_SQL
 from annotation.signals import item_judged, judgement_submitted
 from annotation.slots import lease_live_sql
-from core.sql import Table
+from core.sql import Table, insert_one
 from problems.models import Proof
 from rubrics.models import MarkingScheme, SchemeStatus
 from rubrics.services import scheme_freeze_if_approved
@@ -264,27 +264,38 @@ def _submission(item_id: int, expert_id: int, now) -> _Submission:
     )
 
 
-# The submission's bookkeeping (under the item's row lock): the assignment is done and the item
-# holds one more submitted judgement; one statement on PostgreSQL.
+# The submission's bookkeeping (under the item's row lock), one statement: the assignment is
+# done, the item holds one more submitted judgement, and the expert's count of submitted grades
+# in the campaign gives the grade its place (annotation.services.progress).
 _A = Table(Assignment)
 _DONE_SQL = f"""
 WITH done AS (
   UPDATE {_A} SET {_A.status} = '{AssignmentStatus.DONE.value}', {_A.updated_at} = %(now)s
   WHERE {_A.id} = %(assignment)s
-)
+), progress AS ({COUNT_SQL})
 UPDATE {_ITEM}
 SET {_ITEM.submitted_count} = {_ITEM.submitted_count} + 1,
     {_ITEM.needs_work} = {_ITEM.submitted_count} + 1 < {_ITEM.required_judgements}
 WHERE {_ITEM.id} = %(item)s
-RETURNING {_ITEM.submitted_count}, {_ITEM.needs_work}
+RETURNING {_ITEM.submitted_count}, {_ITEM.needs_work}, (SELECT * FROM progress)
 """
 
 
-def _mark_done(assignment_id: int, item_id: int, now) -> tuple[int, bool]:
+def _mark_done(assignment_id: int, item: Item, expert_id: int, now) -> tuple[int, bool, int]:
+    """(the item's submitted judgements, whether it needs more, the grade's place)."""
     with connection.cursor() as cursor:
-        cursor.execute(_DONE_SQL, {"assignment": assignment_id, "item": item_id, "now": now})
-        count, needs_work = cursor.fetchone()
-        return count, bool(needs_work)
+        cursor.execute(
+            _DONE_SQL,
+            {
+                "assignment": assignment_id,
+                "item": item.pk,
+                "now": now,
+                "campaign": item.campaign_id,
+                "expert": expert_id,
+            },
+        )
+        count, needs_work, place = cursor.fetchone()
+        return count, bool(needs_work), place
 
 
 def _freeze_scheme(scheme_id: int) -> None:
@@ -360,15 +371,15 @@ def grade_submit(
     grade.status = GradeStatus.SUBMITTED
     grade.submitted_at = now
     grade.submit_key = submit_key[:64]
-    grade.sequence = expert_progress_count(campaign_id=item.campaign_id, expert_id=expert.pk)
+    count, needs_work, grade.sequence = _mark_done(target.assignment_id, item, expert.pk, now)
     if target.grade_id is None:  # the judgement without a draft
-        Grade.objects.bulk_create([grade])
+        insert_one(grade)
     else:
         grade.save()
     _replace_spans(grade, data.spans, fresh=target.grade_id is None)
     if target.scheme_status == SchemeStatus.APPROVED:
         _freeze_scheme(target.scheme_id)
-    item.submitted_count, item.needs_work = _mark_done(target.assignment_id, item.pk, now)
+    item.submitted_count, item.needs_work = count, needs_work
     item.required_judgements = target.required
     _send_signals(item, grade, revised=False)
     return grade

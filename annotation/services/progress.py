@@ -9,12 +9,14 @@ from django.db import connection
 from annotation.models import ExpertProgress
 from core.sql import Table
 
-# One statement: the row's
-# lock orders two submissions of the same expert, so no two grades get the same place.
+# One statement (parameters %(campaign)s and %(expert)s), also the body of a data-modifying
+# CTE where a submission counts in the statement of its bookkeeping (annotation.services.grading
+# `_DONE_SQL`): the row's lock orders two submissions of the same expert, so no two grades get
+# the same place.
 _P = Table(ExpertProgress)
-_COUNT_SQL = f"""
+COUNT_SQL = f"""
 INSERT INTO {_P} ({_P.campaign_id}, {_P.expert_id}, {_P.submitted})
-VALUES (%s, %s, 1)
+VALUES (%(campaign)s, %(expert)s, 1)
 ON CONFLICT ({_P.campaign_id}, {_P.expert_id}) DO UPDATE SET {_P.submitted} = {_P}.{_P.submitted} + 1
 RETURNING {_P.submitted}
 """
@@ -25,5 +27,5 @@ def expert_progress_count(*, campaign_id: int, expert_id: int) -> int:
     (1 = the first): the caller, submitting the grade, stores it as the grade's sequence. One
     statement, atomic by itself: no savepoint (two more round trips on every submission)."""
     with connection.cursor() as cursor:
-        cursor.execute(_COUNT_SQL, [campaign_id, expert_id])
+        cursor.execute(COUNT_SQL, {"campaign": campaign_id, "expert": expert_id})
         return cursor.fetchone()[0]
