@@ -55,10 +55,6 @@ EXPLAINED = ("SELECT", "WITH", "UPDATE", "DELETE", "INSERT")
 WRITES = re.compile(r"\b(?:INSERT|DELETE)\b|(?<!FOR )(?<!KEY )\bUPDATE\b", re.IGNORECASE)
 MOST_ROWS = 1000  # rows of the big tables one statement of a per-judgement path may visit
 
-# the module's tests on one xdist worker (`--dist loadgroup`): the campaign is built once a run,
-# not once on each worker that draws one of them (10 s each)
-pytestmark = pytest.mark.xdist_group("perf-big-campaign")
-
 
 @pytest.fixture(scope="module")
 def big_campaign(django_db_setup, django_db_blocker):
