@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from django.db.models import Q, QuerySet
+
 from adjudication.agreement import _unit_coincidences, krippendorff_alpha_ordinal, spearman
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
@@ -233,8 +235,15 @@ def _award(awards: dict, checkpoint_id: str) -> float:
         return 0.0
 
 
-def _used_checklist(grade: dict) -> bool:
-    return bool(grade["awards"] or grade["deductions"]) or grade["score"] == 0
+def checklist_grades(campaign: Campaign) -> QuerySet[Grade]:
+    """The campaign's submitted grades that used their scheme's checklist: some award or
+    deduction, or a score of 0 (nothing awarded on the checklist is a checklist answer too)."""
+    used = (
+        (~Q(awards={}) & ~Q(awards=None)) | (~Q(deductions=[]) & ~Q(deductions=None)) | Q(score=0)
+    )
+    return Grade.objects.filter(
+        used, item__campaign=campaign, status=GradeStatus.SUBMITTED, scheme__isnull=False
+    )
 
 
 def _discrimination_stat(pairs):
@@ -311,13 +320,10 @@ def campaign_checkpoint_figures(
     """Every scheme version the campaign's grades used, with its checkpoints' figures, in the
     order of the problems. Three queries."""
     by_scheme: dict[int, dict[int, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    grades = 0
-    for grade in Grade.objects.filter(
-        item__campaign=campaign, status=GradeStatus.SUBMITTED, scheme__isnull=False
-    ).values("item_id", "scheme_id", "awards", "deductions", "score"):
-        if _used_checklist(grade):
-            by_scheme[grade["scheme_id"]][grade["item_id"]].append(grade["awards"] or {})
-            grades += 1
+    for grade in checklist_grades(campaign).values("item_id", "scheme_id", "awards"):
+        by_scheme[grade["scheme_id"]][grade["item_id"]].append(grade["awards"] or {})
+    if not by_scheme:
+        return []
     labels = {
         item_id: float(value)
         for item_id, value in FinalLabel.objects.filter(item__campaign=campaign).values_list(

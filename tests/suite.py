@@ -37,6 +37,7 @@ if WORKER:
     os.environ["CELERY_TASK_DEFAULT_QUEUE"] = f"proofmark-{WORKER}"
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which reads the groups to suffix node ids
 def pytest_collection_modifyitems(config, items):
     for item in items:
         # one real Celery worker process serves them all (a session fixture per xdist worker):

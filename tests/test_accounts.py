@@ -148,7 +148,7 @@ def test_a_session_user_and_roles_are_read_in_one_statement(client):
     request_user = answer.wsgi_request.user
     assert request_user.pk == user.pk and request_user.username == user.username
     assert user_roles(request_user) == {Role.EXPERT, Role.ADJUDICATOR}
-    assert request_user.date_joined == user.date_joined  # converted on SQLite too
+    assert request_user.date_joined == user.date_joined  # a timestamp, as the ORM reads it
     user.is_active = False
     user.save()
     assert client.get("/annotation/").status_code == 302  # an inactive user is logged out

@@ -37,6 +37,9 @@ SEEN = "proof-text-visible"
 OTHER_ROLES = ("adjudicator", "researcher", "admin")
 # every combination: the expert alone, with one other role, with two, with all three
 ROLE_SETS = [("expert", *extra) for size in range(4) for extra in combinations(OTHER_ROLES, size)]
+# the walk of every door: the expert alone, with each other role, and with all three (a pair of
+# roles opens no door that all three do not: the walk with all three covers them)
+WALK_ROLE_SETS = [roles for roles in ROLE_SETS if len(roles) in (1, 2, 4)]
 
 
 def _held_gold_item(*, roles=("expert",)):
@@ -130,6 +133,17 @@ def _admin_urls(item) -> tuple[list[str], list[str]]:
     return lists, pages
 
 
+_SCHEMA: list[dict] = []
+
+
+def _api_schema(admin_api) -> dict:
+    """The API schema as an admin fetches it, once for the module's walks: it is made from the
+    URL configuration and the serializers, not from the rows (0.7 s a fetch)."""
+    if not _SCHEMA:
+        _SCHEMA.append(admin_api.get("/api/schema/?format=json").json())
+    return _SCHEMA[0]
+
+
 def _leaks(body: str) -> list[str]:
     lowered = body.lower()
     return [name for name, marker in MARKERS.items() if marker in lowered]
@@ -165,7 +179,7 @@ def _walk(client, api, schema, urls, values) -> tuple[list, set]:
     return leaks, reached
 
 
-@pytest.mark.parametrize("roles", ROLE_SETS, ids="+".join)
+@pytest.mark.parametrize("roles", WALK_ROLE_SETS, ids="+".join)
 def test_a_user_holding_an_item_sees_nothing_blindness_hides_whatever_their_roles(
     roles, client, api_client_for, admin_user
 ):
@@ -190,7 +204,7 @@ def test_a_user_holding_an_item_sees_nothing_blindness_hides_whatever_their_role
         admin_lists, admin_pages = _admin_urls(item)
         urls += admin_lists + admin_pages
     api = api_client_for(expert)
-    schema = api_client_for(admin_user).get("/api/schema/?format=json").json()
+    schema = _api_schema(api_client_for(admin_user))
     leaks, reached = _walk(client, api, schema, urls, values)
     for query in (f"campaign={imported.slug}", "", f"source={LabelSource.IMPORTED}"):
         body = api.get(f"/api/v1/final-labels/?{query}").json()

@@ -91,8 +91,8 @@ def test_a_draft_with_a_score_off_the_scale_is_refused_not_stored_as_null(client
 
 
 def test_ids_past_the_largest_key_are_unknown_urls_not_database_errors(admin_user, client):
-    """SQLite cannot bind an integer past 2**63 - 1 and PostgreSQL refuses it: such an id (and
-    0) matches no URL, on the API and on pages alike."""
+    """PostgreSQL refuses an integer past 2**63 - 1 as a key: such an id (and 0) matches no URL,
+    on the API and on pages alike."""
     from rest_framework.test import APIClient
 
     api = APIClient()

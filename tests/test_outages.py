@@ -109,7 +109,7 @@ def upload(name="rows.jsonl"):
     return {"file": SimpleUploadedFile(name, row), "format": "proofbench"}
 
 
-# PostgreSQL: the threads write at once (SQLite's test database, in memory, locks whole tables)
+# the threads write at once, each on a connection of its own
 @pytest.mark.django_db(transaction=True)
 def test_grading_goes_on_while_redis_is_down_and_recovers_without_restart(
     own_redis, settings, tmp_path, caplog

@@ -5,13 +5,13 @@ cases, the final outcomes and their Bradley-Terry scores per proof and per gener
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import Http404
 
-from annotation.bradley_terry import BTScore, bt_scores
 from annotation.models import (
     Campaign,
     JudgementStatus,
@@ -22,6 +22,9 @@ from annotation.models import (
 )
 from core.roles import Role, has_role
 from problems.models import Problem, Proof
+
+if TYPE_CHECKING:  # numpy, loaded by the one reader that fits scores
+    from annotation.bradley_terry import BTScore
 
 # a final choice as proof_a's share of the comparison
 A_SHARE = {PairChoice.A: 1.0, PairChoice.B: 0.0, PairChoice.TIE: 0.5}
@@ -161,6 +164,8 @@ class PairRatings:
 def pair_ratings(campaign: Campaign) -> PairRatings:
     """Bradley-Terry scores with 95% intervals (annotation.bradley_terry): of each proof from
     the final pairs, and of each generator from the final pairs between two generators."""
+    from annotation.bradley_terry import bt_scores
+
     rows = pair_outcomes(campaign)
     proofs = bt_scores((r["proof_a_id"], r["proof_b_id"], A_SHARE[r["final_choice"]]) for r in rows)
     generators = bt_scores(

@@ -92,9 +92,12 @@ def checkpoints_write(*, campaign: Campaign, path: Path) -> dict | None:
     from adjudication.checkpoints import (
         CSV_COLUMNS,
         campaign_checkpoint_figures_cached,
+        checklist_grades,
         checkpoint_csv_rows,
     )
 
+    if not checklist_grades(campaign).exists():  # one query, and none of the figures' work
+        return None
     rows = checkpoint_csv_rows(campaign_checkpoint_figures_cached(campaign))
     if not rows:
         return None

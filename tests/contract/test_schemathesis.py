@@ -1,6 +1,6 @@
 """The API contract, fuzzed: schemathesis sends generated requests, valid and invalid, to every
-operation of the schema the app serves, on PostgreSQL and on SQLite (ids past the largest key
-match no URL: SQLite cannot even hold them), as an admin and as an expert. No answer
+operation of the schema the app serves (ids past the largest key match no URL), as an admin and
+as an expert. No answer
 may be a server error or differ from what the schema documents (status code, content type,
 headers, body). Rules the schema cannot state (a user or endpoint that must exist) are not
 checked as schemathesis's `positive_data_acceptance` would.

@@ -40,6 +40,9 @@ from exports.formats import ExportOptions, plan_for
 from problems.models import Problem, Proof, ReferenceSolution
 from tests.factories import UserFactory
 
+# one xdist worker runs the module, so the big campaign below is built once, not once a worker
+pytestmark = pytest.mark.xdist_group("perf-plans")
+
 ITEMS = 20_000
 PROOFS_A_PROBLEM = 10
 GRADED = 8_000

@@ -117,7 +117,8 @@ def test_a_receiver_that_raises_leaves_a_committed_import_succeeded(admin_user, 
 def test_a_running_import_shows_its_progress_on_the_embedded_default_too(
     client, admin_user, settings, tmp_path
 ):
-    """SQLite has one writer, held by the import: the progress goes through the run folder."""
+    """An import inside a caller's transaction (as a test runs, or a command run in one) cannot
+    write progress on a connection of its own: it goes through the run folder."""
     from problems.services.jobs import _ProgressWriter
     from problems.services.report import ImportReport
 
