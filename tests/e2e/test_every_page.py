@@ -1,7 +1,7 @@
 """Every page each demo role reaches, checked by axe-core (WCAG 2 A and AA): the demo data, set up
 as after a first hour (an LLM endpoint, so the forms that need one appear; a verifier run, a
-labelling loop, an export and a grader evaluation that went through it; a case returned to its
-experts), then for each role a walk that follows the links of every page it reaches, one page
+labelling loop, an export and a grader evaluation that went through it, an export still running;
+a case returned to its experts), then for each role a walk that follows the links of every page it reaches, one page
 per kind of address (ids and slugs set aside)."""
 
 import re
@@ -20,8 +20,10 @@ from adjudication.verification.labelling import labelling_run_start
 from adjudication.verification.verifier_runs import verifier_run_start
 from annotation.demo import GRADING_SLUG
 from annotation.models import Campaign
+from exports.models import ExportJob
 from exports.services.datasets import export_create
 from graders.services.evaluations import evaluation_run_create
+from jobs.models import JobStatus
 from problems.models import Proof
 from tests.e2e.conftest import AXE_SCRIPT
 from tests.rubrics.generation_factories import LLMEndpointFactory
@@ -64,6 +66,16 @@ def first_hour(settings, fake_llm) -> dict[str, list[str]]:
     case = AdjudicationCase.objects.get(item__campaign=campaign, resolved_at__isnull=True)
     case_return(case=case, user=users["adjudicator"], question="Which step lacks a reason?")
     settings.CELERY_TASK_ALWAYS_EAGER = False
+    # mid-way, as a worker leaves it: the list's progress bars are on the walk every time
+    ExportJob.objects.create(
+        campaign=campaign,
+        format="dv",
+        file_type="csv",
+        created_by=users["researcher"],
+        status=JobStatus.RUNNING,
+        processed=3,
+        total=8,
+    )
     seeds = {
         "admin": [f"/adjudication/verification/loops/{loop.pk}/"],
         "researcher": [f"/exports/{job.pk}/", f"/exports/evaluations/{evaluation.pk}/"],
