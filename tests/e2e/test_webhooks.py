@@ -13,6 +13,7 @@ from tests.factories import UserFactory
 from tests.webhooks.helpers import documented_verify
 from tests.webhooks.receiver import Receiver
 from webhooks.models import Webhook
+from webhooks.services import webhook_create
 
 pytestmark = [pytest.mark.e2e, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -62,3 +63,24 @@ def test_admin_adds_a_hook_and_replays_a_delivery(
     assert len(receiver.taken) == 2
     assert all(verify(hook.secret, t.headers, t.body) for t in receiver.taken)
     assert receiver.taken[0].headers["webhook-id"] == receiver.taken[1].headers["webhook-id"]
+
+
+def test_delete_asks_first_and_a_dismissal_keeps_the_hook(strict_page, live_server, login):
+    """Under the site's CSP, which runs no inline handler: the question comes from
+    static/js/confirm.js."""
+    page = strict_page
+    admin = UserFactory(username="admin-delete", roles=["admin"])
+    hook = webhook_create(url="http://127.0.0.1:9/hook", events=["item.labelled"], owner=admin)
+    login(page, admin)
+    page.goto(f"{live_server.url}/webhooks/{hook.pk}/")
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.click("#webhook-delete")
+    expect(page.locator("#webhook-url")).to_be_visible()
+    assert asked == ["Delete this webhook and its deliveries?"]
+    assert Webhook.objects.filter(pk=hook.pk).exists()
+    page.once("dialog", lambda dialog: dialog.accept())
+    with page.expect_navigation():
+        page.click("#webhook-delete")
+    assert not Webhook.objects.filter(pk=hook.pk).exists()
+    assert page.csp_errors == []
