@@ -77,10 +77,10 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "core.middleware.PageMessageMiddleware",  # Django's, off for the API
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "core.middleware.PageHtmxMiddleware",  # django-htmx's, off for the API
+    "core.middleware.PageCSPMiddleware",  # django-csp's, off for the API
     # last, as django-axes asks: it answers a locked-out login with 429
     "axes.middleware.AxesMiddleware",
 ]
@@ -262,6 +262,9 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "core.errors.api_exception_handler",
+    # JSON only: the API's answers are never pages (no browsable API, whose HTML the page-only
+    # middleware, core.middleware.PagesOnly, would leave without its Content-Security-Policy)
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [
         "core.parsers.JSONParser",
         "rest_framework.parsers.FormParser",

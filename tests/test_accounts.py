@@ -108,6 +108,27 @@ def test_pages_send_a_csp_without_inline_script(client):
         assert not scripts, (url, scripts)
 
 
+def test_the_api_answers_json_without_the_pages_middleware(client, api_client_for):
+    """The API (core.middleware.PagesOnly) skips the pages' CSP, flash messages and htmx, and
+    answers JSON even to a browser that asks for HTML (no browsable API left without a CSP);
+    it keeps the other security headers, and the pages beside it keep their CSP."""
+    user = UserFactory(roles=["expert"])
+    for answer in (
+        api_client_for(user).get("/api/v1/grades/", HTTP_ACCEPT="text/html"),
+        client.get("/api/v1/grades/"),  # refused (no credentials): JSON all the same
+    ):
+        assert answer["Content-Type"] == "application/json", answer["Content-Type"]
+        assert "Content-Security-Policy" not in answer
+        assert answer["X-Frame-Options"] == "DENY"
+        assert answer["X-Content-Type-Options"] == "nosniff"
+        assert not hasattr(answer.wsgi_request, "htmx")
+        assert not hasattr(answer.wsgi_request, "_messages")
+    client.force_login(user)
+    page = client.get("/", HTTP_HX_REQUEST="true")
+    assert "script-src 'self'" in page["Content-Security-Policy"]
+    assert page.wsgi_request.htmx and hasattr(page.wsgi_request, "_messages")
+
+
 def test_a_user_without_a_role_gets_no_api_schema(api_client_for):
     assert api_client_for(UserFactory(roles=[])).get("/api/schema/").status_code == 403
     assert api_client_for(UserFactory(roles=["expert"])).get("/api/schema/").status_code == 200
