@@ -7,24 +7,28 @@ Data, made as users make it (benchmarks/campaign.py's campaign_build): benchmark
 corpus imported, a campaign of `--items` items and one of 1,000 (40% double-scored), the same five
 experts members of both; then a fifth of the judgements each campaign needs (JUDGED) through the
 services (`assignment_next`, `grade_submit`), four experts taking turns: both campaigns a fifth
-done, the experts' histories as long as such a campaign makes them. The data lives in a database of its own, bench_scale_<name>
-beside the one in DATABASE_URL, kept between runs (it is built once; a later run only migrates
-it): each measurement runs in a transaction that is rolled back, so every run, of any tree,
-starts from the same rows.
+done, the experts' histories as long as such a campaign makes them. The data lives in a database
+of its own, bench_scale_<name>_<items>_<share> beside the one in DATABASE_URL, kept between runs
+(built once, 20 minutes at 100,000 items on a 2-core machine; a later run only migrates it; drop
+it when done): each measurement runs in a transaction that is rolled back, so every run, of any
+tree (PROOFMARK_BENCH_TREE), starts from the same rows.
 
 For each campaign and each of two experts (a veteran, who made a quarter of the judgements, and
 a newcomer) the expert does what the browser does, `--loads` times: load the grading page of the
 item they hold (the session cookie, django.test.Client in this process, DEBUG off), then submit
 it through the token API with `?next=1`, which leases the next. The texts are rendered ahead (as
-the worker does when items are made). Twice:
-1. timed: this process's CPU (the web side) and the CPU of its PostgreSQL backend (/proc), per
-   page load and per submission;
+the worker does when items are made, in another process: not in this one's memory). Twice:
+1. timed: this process's CPU (the web side) and the CPU of its PostgreSQL backend (/proc, in
+   clock ticks: a figure of 30 loads moves by 0.3 ms a tick), per page load and per submission;
 2. captured: every statement (CaptureQueriesContext), each then run again under
    EXPLAIN (ANALYZE, BUFFERS) in a savepoint rolled back: its execution time, the buffers it
-   touched and the rows its plan's scans of items, assignments and grades visited.
-Printed: the CPU per page and per submission on both campaigns and their ratio, and each
-statement (by shape: numbers and strings taken out) whose buffers or rows grow from the small
-campaign to the big one.
+   touched and the rows its plan's scans of items, assignments, grades and adjudication tables
+   visited.
+Printed: per expert, path and campaign the CPU, statements and EXPLAIN time a load, and each
+statement (by shape: numbers and strings taken out) whose buffers, rows or time grow from the
+small campaign to the big one. `--profile` instead: the small campaign's page, its Python calls
+a load by package (cProfile; a call of the standard library or a built-in counts for the package
+that made it) and its CPU.
 """
 
 from __future__ import annotations
@@ -322,13 +326,6 @@ def main() -> None:
             f"{cpu['submit'][0] / loads * 1000:.2f} ms of web CPU"
         )
         print(f"Python calls a grading page load: {sum(n for _, n in found):,.0f}")
-        if os.environ.get("BENCH_PSTATS"):
-            import pstats
-
-            stats = pstats.Stats(profile).sort_stats(os.environ["BENCH_PSTATS"])
-            stats.print_stats(os.environ.get("BENCH_PSTATS_FILTER", ""), 60)
-            if os.environ.get("BENCH_CALLERS"):
-                stats.print_callers(os.environ["BENCH_CALLERS"])
         for package, calls in found:
             print(f"  {calls:8,.0f}  {package}")
         return
