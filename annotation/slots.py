@@ -53,6 +53,28 @@ def item_open_sql(alias: str) -> str:
     return f"{i.needs_work} AND NOT {i.is_final} AND NOT {i.is_gold} AND NOT {i.route_held}"
 
 
+def takeable_sql(item: str, assignment: str = "a") -> str:
+    """SQL: the item row `item` may be given to the expert `%(expert)s`: they never held it and
+    fewer of its slots are taken than it needs. One probe of the item's assignments (aliased
+    `assignment`) per item: a correlated aggregate, which the planner never turns into a join
+    that hashes all of the expert's assignments (as it did a NOT EXISTS on a small campaign: the
+    expert's whole history read on each load of the grading page)."""
+    i, a = Table(Item, item), Table(Assignment, assignment)
+    return f"""(
+    SELECT count(*) FILTER (WHERE {a.expert_id} = %(expert)s) = 0
+       AND count(*) FILTER (WHERE {slot_taken_sql(assignment)}) < {i.required_judgements}
+    FROM {a} WHERE {a.item_id} = {i.id}
+  )"""
+
+
+def never_held_sql(item: str, assignment: str = "a") -> str:
+    """SQL: the expert `%(expert)s` never held the item row `item`, probed as `takeable_sql`."""
+    i, a = Table(Item, item), Table(Assignment, assignment)
+    return f"""(
+    SELECT count(*) = 0 FROM {a} WHERE {a.item_id} = {i.id} AND {a.expert_id} = %(expert)s
+  )"""
+
+
 def item_open() -> Q:
     """The Q form of item_open_sql, on Item."""
     return Q(needs_work=True, is_final=False, is_gold=False, route_held=False)

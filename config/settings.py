@@ -161,7 +161,15 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "proofmark",
         "OPTIONS": {"MAX_ENTRIES": 5000},
-    }
+    },
+    # the HTML of rendered texts in each process's memory (problems.rendering), in front of the
+    # default cache: a page's template reads its texts here, not from Redis once a text (a
+    # round trip and ~750 Python calls each on the grading page, 3 a load: bench_scale --profile)
+    "rendered": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "proofmark-rendered",
+        "OPTIONS": {"MAX_ENTRIES": 300},
+    },
 }
 # The Redis cache fails open (core/cache.py): while Redis is away, throttles and the other
 # cache users go on without it, and it is tried again after CACHE_RETRY_SECONDS.

@@ -7,9 +7,12 @@ block">` (`<span class="math block">` for display math inside a paragraph) for K
 browser (static/js/math.js), then cleans the HTML with an allow-list (nh3): no raw HTML, no
 script, no event attributes, no style, links only to http(s), mailto and relative URLs, and
 images only of pictures stored with the corpus (`![alt](picture:<sha256>)`, problems.pictures),
-served by this site: an image at any other address is shown as a link, never loaded. The result is cached per text and renderer version;
-`texts_rendered` also stores it in the database (RenderedText), where every web process finds
-it, and `problems.services.texts_prerender` renders a campaign's texts ahead, on the worker.
+served by this site: an image at any other address is shown as a link, never loaded. The result is cached per text and renderer version,
+in the shared cache and in the process's own ("rendered", settings.CACHES: a text's HTML never
+changes under one RENDERER_VERSION, so a process keeps what it read; the grading page's template
+then asks Redis nothing more); `texts_rendered` also stores it in the database (RenderedText),
+where every web process finds it, and `problems.services.texts_prerender` renders a campaign's
+texts ahead, on the worker.
 """
 
 import hashlib
@@ -17,7 +20,7 @@ import re
 from collections.abc import Iterable
 
 import nh3
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 from mdit_py_plugins.dollarmath import dollarmath_plugin
@@ -199,14 +202,19 @@ def _cache_key(digest: str) -> str:
 
 
 def render_markdown(text: str) -> str:
-    """Safe HTML for Markdown + LaTeX `text`, from the cache when this text was seen before."""
+    """Safe HTML for Markdown + LaTeX `text`, from the process's cache or the shared one when
+    this text was seen before."""
     if not text:
         return ""
     key = _cache_key(_digest(text))
-    html = cache.get(key)
+    local = caches["rendered"]
+    html = local.get(key)
     if html is None:
-        html = render_markdown_uncached(text)
-        cache.set(key, html, CACHE_SECONDS)
+        html = cache.get(key)
+        if html is None:
+            html = render_markdown_uncached(text)
+            cache.set(key, html, CACHE_SECONDS)
+        local.set(key, html, CACHE_SECONDS)
     return html
 
 
@@ -216,8 +224,14 @@ def texts_rendered(texts: Iterable[str]) -> None:
     A page calls it with its long texts before its template renders them; a proof read again
     (the second expert, a reload, another web process) is then never rendered twice. Storing
     is a cache's write: a text stored twice at once keeps the first row (the same HTML)."""
+    local = caches["rendered"]
     digests = {_digest(text): text for text in set(texts) if text}
+    held = local.get_many([_cache_key(d) for d in digests])
+    digests = {d: t for d, t in digests.items() if _cache_key(d) not in held}
+    if not digests:
+        return
     cached = cache.get_many([_cache_key(d) for d in digests])
+    local.set_many(cached, CACHE_SECONDS)
     missing = {d: t for d, t in digests.items() if _cache_key(d) not in cached}
     if not missing:
         return
@@ -237,3 +251,4 @@ def texts_rendered(texts: Iterable[str]) -> None:
     if fresh:
         RenderedText.objects.bulk_create(fresh, ignore_conflicts=True)
     cache.set_many(ready, CACHE_SECONDS)
+    local.set_many(ready, CACHE_SECONDS)

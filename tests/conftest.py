@@ -84,11 +84,12 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
 @pytest.fixture(autouse=True)
 def _cache_empty():
-    """Each test starts with an empty cache (log-in limits, throttles: counts of earlier tests
-    would otherwise carry over)."""
-    from django.core.cache import cache
+    """Each test starts with empty caches (log-in limits, throttles: counts of earlier tests
+    would otherwise carry over; rendered texts)."""
+    from django.core.cache import caches
 
-    cache.clear()
+    for cache in caches.all():
+        cache.clear()
 
 
 @pytest.fixture

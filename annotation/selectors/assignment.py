@@ -22,7 +22,7 @@ from annotation.models import (
     Item,
     MemberRole,
 )
-from annotation.slots import item_open_sql, slot_taken_sql
+from annotation.slots import item_open_sql, never_held_sql, takeable_sql
 from core.sql import Table
 
 
@@ -112,18 +112,14 @@ OFFERABLE_BOUND = 100
 # fewest judgements first, which the expert cannot have judged, so the count stops after about
 # OFFERABLE_BOUND items whatever the expert did before.
 # table and column names from the models
-i, a = Table(Item, "i"), Table(Assignment, "a")
+i = Table(Item, "i")
 g, gi, h, hi = Table(Grade, "g"), Table(Item, "gi"), Table(Assignment, "h"), Table(Item, "hi")
 p = Table(ExpertProgress, "p")
 
 
 _OFFERABLE = f"""
   SELECT 1 FROM {i}
-  WHERE {i.campaign_id} = %(campaign)s AND {item_open_sql("i")}
-    AND (SELECT count(*) FROM {a}
-         WHERE {a.item_id} = {i.id} AND {slot_taken_sql("a")}) < {i.required_judgements}
-    AND NOT EXISTS (SELECT 1 FROM {a}
-                    WHERE {a.item_id} = {i.id} AND {a.expert_id} = %(expert)s)
+  WHERE {i.campaign_id} = %(campaign)s AND {item_open_sql("i")} AND {takeable_sql("i")}
   ORDER BY {i.submitted_count}, {i.route_rank} DESC, {i.id} DESC
 """
 
@@ -131,9 +127,7 @@ _OFFERABLE = f"""
 # In a calibration round: its gold items the expert never held (each goes to every expert once).
 _OFFERABLE_GOLD = f"""
   SELECT 1 FROM {i}
-  WHERE {i.campaign_id} = %(campaign)s AND {i.is_gold}
-    AND NOT EXISTS (SELECT 1 FROM {a}
-                    WHERE {a.item_id} = {i.id} AND {a.expert_id} = %(expert)s)
+  WHERE {i.campaign_id} = %(campaign)s AND {i.is_gold} AND {never_held_sql("i")}
 """
 
 

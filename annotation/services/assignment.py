@@ -28,6 +28,7 @@ from annotation.slots import (
     open_work_sql,
     slot_taken,
     slot_taken_sql,
+    takeable_sql,
 )
 from core.sql import Table
 
@@ -191,14 +192,8 @@ def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | 
 QUEUE_HEAD = 100
 # table and column names from the models (the statements below are hand-written for their plans)
 a, i, q, head = Table(Assignment, "a"), Table(Item, "i"), Table(Item, "q"), Table(Item, "head")
-# One probe of the item's assignments per item walked: none is the expert's, and fewer slots are
-# taken than it needs (a correlated aggregate, which the planner never turns into a join reading
-# all of the expert's assignments).
-_CANDIDATE_FILTER = f"""(
-    SELECT count(*) FILTER (WHERE {a.expert_id} = %(expert)s) = 0
-       AND count(*) FILTER (WHERE {slot_taken_sql("a")}) < {i.required_judgements}
-    FROM {a} WHERE {a.item_id} = {i.id}
-  )"""
+# never held by the expert, a slot free: one probe of the item's assignments per item walked
+_CANDIDATE_FILTER = takeable_sql("i")
 # the head: the queue's first QUEUE_HEAD items, read along the index, then taken in that order
 _HEAD_SQL = f"""
 SELECT {i.id}, {i.required_judgements}, set_config('synchronous_commit', 'off', true)

@@ -55,3 +55,22 @@ def test_the_page_stores_a_text_it_does_not_find(client):
     client.force_login(expert)
     assert client.get(reverse("annotation:item", args=[made.created_ids[0]])).status_code == 200
     assert RenderedText.objects.filter(html=render_markdown_uncached(proof.text)).exists()
+
+
+def test_a_text_read_once_is_kept_by_the_process(monkeypatch):
+    """What texts_rendered read (from the shared cache or the database) the template's filter
+    finds in the process's own cache: the shared one is not asked again."""
+    from django.core.cache import cache, caches
+
+    from problems import rendering
+
+    rendering.texts_rendered(["Kept $x$."])
+    html = render_markdown_uncached("Kept $x$.")
+    cache.clear()  # the shared cache forgets it; the stored row would be read, not rendered
+    RenderedText.objects.all().delete()
+    monkeypatch.setattr(rendering, "render_markdown_uncached", lambda text: "rendered again")
+    assert rendering.render_markdown("Kept $x$.") == html
+    rendering.texts_rendered(["Kept $x$."])  # found in the process: nothing read or stored
+    assert not RenderedText.objects.exists()
+    caches["rendered"].clear()
+    assert rendering.render_markdown("Kept $x$.") == "rendered again"
