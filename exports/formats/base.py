@@ -9,6 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import NamedTuple
 
 from django.conf import settings
@@ -152,13 +153,18 @@ def pseudonym(user_id: int) -> str:
 @dataclass
 class Plan:
     """A format ready to stream: its columns, its rows, the conversions it applies and how many
-    rows the query holds before the split filter."""
+    rows the query holds before the split filter (`total`, counted on first use: a plan made
+    only to check that the format fits, as `export_create` does, runs no count)."""
 
     fields: list[Field]
     rows: Callable[[], Iterator[dict]]
-    total: int
+    count: Callable[[], int]
     conversions: list[dict] = field(default_factory=list)
     summary: str = ""
+
+    @cached_property
+    def total(self) -> int:
+        return self.count()
 
 
 # --- Shared query parts ----------------------------------------------------------------------
