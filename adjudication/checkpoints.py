@@ -29,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
 
 from django.db.models import Q, QuerySet
 
@@ -36,7 +37,9 @@ from adjudication.agreement import _unit_coincidences, krippendorff_alpha_ordina
 from adjudication.models import FinalLabel
 from annotation.models import Campaign, Grade, GradeStatus
 from rubrics.models import MarkingScheme
-from rubrics.structure import Scheme
+
+if TYPE_CHECKING:
+    from rubrics.structure import Scheme
 
 MIN_PROOFS = 5
 # Below this many proofs the percentile bootstrap may cover less than it claims (as little as
@@ -330,6 +333,10 @@ def campaign_checkpoint_figures(
             "item_id", "value"
         )
     }
+    # the scheme parsers are imported only where a campaign's figures are computed: every
+    # export asks `checklist_grades` first, and one graded without checklists never needs them
+    from rubrics.structure import Scheme
+
     schemes = MarkingScheme.objects.filter(pk__in=list(by_scheme)).values_list(
         "pk", "problem__external_id", "version", "structure"
     )

@@ -257,7 +257,7 @@ def plan_annotations(campaign: Campaign, options: ExportOptions) -> Plan:
     return Plan(
         fields=fields,
         rows=rows,
-        total=qs.count(),
+        count=qs.count,
         summary="Every submitted expert judgement of the campaign, for audits: checkpoint "
         "awards, error spans with offsets and categories, step verdicts and revision history.",
     )

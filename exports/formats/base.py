@@ -9,6 +9,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 from typing import NamedTuple
 
 from django.conf import settings
@@ -36,7 +37,6 @@ from exports.writers import Field
 from problems.models import Problem, ProblemStatement
 from problems.selectors import first_references
 from rubrics.models import MarkingScheme
-from rubrics.services import text_format_of
 
 # A batch holds at most BATCH rows and about BATCH_CHARS characters of text: the first batch is
 # small, and each next one is sized from the width of the rows before it, so memory stays flat
@@ -153,13 +153,18 @@ def pseudonym(user_id: int) -> str:
 @dataclass
 class Plan:
     """A format ready to stream: its columns, its rows, the conversions it applies and how many
-    rows the query holds before the split filter."""
+    rows the query holds before the split filter (`total`, counted on first use: a plan made
+    only to check that the format fits, as `export_create` does, runs no count)."""
 
     fields: list[Field]
     rows: Callable[[], Iterator[dict]]
-    total: int
+    count: Callable[[], int]
     conversions: list[dict] = field(default_factory=list)
     summary: str = ""
+
+    @cached_property
+    def total(self) -> int:
+        return self.count()
 
 
 # --- Shared query parts ----------------------------------------------------------------------
@@ -341,6 +346,8 @@ def _batches(
         )
         batch = list(wide.order_by(pk).values(*plain, **renamed))
         yield batch
+        if len(keys) < size:
+            return  # a short batch was the last: no query to find that nothing follows
         last = keys[-1]
         chars = sum(len(value) for row in batch for value in row.values() if type(value) is str)
         size = max(1, min(BATCH, len(batch) * BATCH_CHARS // max(chars, 1)))
@@ -471,6 +478,10 @@ def _load_statements(statement_ids: set[int]) -> dict[int, StatementColumns]:
 
 
 def _load_schemes(scheme_ids: set[int]) -> dict[int, SchemeColumns]:
+    # imported here: rubrics' services and scheme parsers cost every export 15-20 ms of start-up,
+    # and a campaign graded without schemes never needs them
+    from rubrics.services import text_format_of
+
     return {
         pk: SchemeColumns(version, text, text_format_of(recorded))
         for pk, version, text, recorded in of_ids(MarkingScheme.objects.all(), "id", scheme_ids)

@@ -297,7 +297,7 @@ def plan_judgements(campaign: Campaign, options: ExportOptions) -> Plan:
     return Plan(
         fields=fields,
         rows=rows,
-        total=_count(items),
+        count=lambda: _count(items),
         conversions=[
             {
                 "field": "value_on_campaign_scale",

@@ -158,7 +158,7 @@ def plan_proofbench(campaign: Campaign, options: ExportOptions) -> Plan:
         rows=lambda: _stream(
             campaign, options, qs, PROOFBENCH_COLUMNS, build, references=True, schemes=True
         ),
-        total=qs.count(),
+        count=qs.count,
         conversions=conversions,
         summary="One row per graded proof, with ProofBench's columns and the final expert "
         "rating on 0-7.",
@@ -253,7 +253,7 @@ def plan_dv(campaign: Campaign, options: ExportOptions) -> Plan:
     return Plan(
         fields=fields,
         rows=lambda: _stream(campaign, options, qs, PROOF_COLUMNS, build),
-        total=qs.count(),
+        count=qs.count,
         conversions=_ternary_conversions(campaign, options.cuts, "score", analyses=False),
         summary="DeepSeekMath-V2's D_v: one row per proof, (problem, proof, expert score in "
         "{0, 0.5, 1}).",
@@ -314,7 +314,7 @@ def plan_dmv(campaign: Campaign, options: ExportOptions) -> Plan:
     return Plan(
         fields=fields,
         rows=lambda: _stream(campaign, options, qs, DMV_COLUMNS, build),
-        total=qs.count(),
+        count=qs.count,
         conversions=_ternary_conversions(campaign, options.cuts, "meta_score", analyses=True),
         summary="DeepSeekMath-V2's D_mv: one row per reviewed verifier analysis, (problem, proof, "
         "analysis, expert meta score in {0, 0.5, 1}).",

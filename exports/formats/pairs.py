@@ -143,7 +143,7 @@ def plan_pairs(campaign: Campaign, options: ExportOptions) -> Plan:
     return Plan(
         fields=_fields(options),
         rows=rows,
-        total=judgements.count(),
+        count=judgements.count,
         summary="Every submitted judgement of the campaign's pairs of proofs, one row each: both "
         "proofs' keys, the expert's choice against those keys (a, b or tie), the order they were "
         "shown, and the pair's final choice (by agreement or by an adjudicator).",

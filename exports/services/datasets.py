@@ -18,7 +18,6 @@ from django.utils import timezone
 
 from annotation.models import Campaign, Item, TaskKind
 from annotation.scales import conversions as scale_conversions
-from annotation.selectors.pairs import pair_proofs
 from core.broker import broker_require
 from core.files import stored_file_put, stored_folder_delete
 from core.roles import Role, has_role
@@ -131,8 +130,9 @@ def dataset_write(
     if hf_folder is not None:
         layout_check(layout=Layout.HF, file_type=file_type)
     plan = plan_for(fmt, campaign, options)
+    total = plan.total  # counted before the rows are read
     if on_total:
-        on_total(plan.total)
+        on_total(total)
     sample: list[dict] = []
     licences: set[str] = set()
     pictures = PictureFiles()
@@ -163,7 +163,7 @@ def dataset_write(
         "task_kind": campaign.task_kind,
         "created_at": timezone.now().isoformat(),
         "filters": options.to_dict(),
-        "counts": {"rows": data.rows, "rows_before_split_filter": plan.total},
+        "counts": {"rows": data.rows, "rows_before_split_filter": total},
         "conversions": plan.conversions,
         "split": (
             {
@@ -344,6 +344,9 @@ def export_create(
     # of them blind, with the reason (core.visibility)
     ensure_not_blind(user, Item.objects.filter(campaign=campaign), "this campaign's export")
     if campaign.task_kind == TaskKind.PAIRWISE:
+        # imported here: the selectors package costs `export_dataset` 15-20 ms of start-up
+        from annotation.selectors.pairs import pair_proofs
+
         ensure_not_blind(user, pair_proofs(campaign), "this campaign's export", proof="pk")
     if has_role(user, Role.EXPERT) and not has_role(user, Role.ADMIN):
         # an expert who also researches sees no judgement of an item still being graded
@@ -412,8 +415,11 @@ def export_run(*, job_id: int) -> ExportJob:
             raise _Superseded
 
     try:
-        confidence_refresh(campaign_id=job.campaign_id)
-        if not own.update(heartbeat_at=timezone.now()):
+        # after a refit (which may take long) the run beats and checks it still owns the job;
+        # without one, on_total does both a few milliseconds later
+        if confidence_refresh(campaign_id=job.campaign_id) and not own.update(
+            heartbeat_at=timezone.now()
+        ):
             raise _Superseded
         with scratch:
             manifest = dataset_write(
