@@ -241,3 +241,19 @@ def import_job_detail(*, job_id: int) -> ImportJob:
 def picture_by_hash(*, sha256: str) -> Picture | None:
     """The stored picture of that content hash (problems.pictures), or None."""
     return Picture.objects.filter(sha256=sha256).first()
+
+
+def problems_with_imported_schemes(*, problem_ids: Iterable[int]) -> QuerySet[Problem]:
+    """The problems of `problem_ids` whose import shipped marking schemes
+    (`metadata["imported_schemes"]`, which rubrics turns into versions)."""
+    return of_ids(Problem.objects.all(), "id", problem_ids).filter(
+        metadata__has_key="imported_schemes"
+    )
+
+
+def proofs_with_imported_ratings(*, problem_ids: Iterable[int]) -> QuerySet[Proof]:
+    """The proofs of the problems `problem_ids` whose import shipped expert ratings
+    (`metadata["imported_ratings"]`, which adjudication turns into judgements and labels)."""
+    return of_ids(Proof.objects.all(), "problem", problem_ids).filter(
+        metadata__has_key="imported_ratings"
+    )

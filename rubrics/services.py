@@ -13,9 +13,9 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from core.queries import of_ids
 from core.roles import Role, has_role
 from problems.models import Problem
+from problems.selectors import problems_with_imported_schemes
 
 from .models import MarkingScheme, SchemeMethod, SchemeRating, SchemeStatus
 from .signals import scheme_approved
@@ -259,8 +259,8 @@ def schemes_import_for_problems(*, problem_ids: Iterable[int]) -> ImportCounts:
     version's guidelines)."""
     counts = ImportCounts()
     problems = (
-        of_ids(Problem.objects.select_for_update(), "id", list(problem_ids))
-        .filter(metadata__has_key="imported_schemes")
+        problems_with_imported_schemes(problem_ids=list(problem_ids))
+        .select_for_update()
         .order_by("pk")
     )
     for problem in problems:

@@ -362,7 +362,7 @@ def _depth(line: bytes) -> int:
     brackets. With the escapes taken out (each `\\` pair, then each `\"`), every quote left
     opens or closes a string, so the text outside strings is every other piece between quotes.
     A JSON string's regex (`"(?:[^"\\]|\\.)*"`) took 0.36-0.42 s CPU on the 2,000-row upload
-    of benchmarks/corpus.py (14 MB, whose LaTeX braces send most lines past too_deep's count),
+    of benchmarks/corpus.py (14 MB, whose LaTeX braces send most lines past lines_problem's count),
     its unrolled form 0.09-0.10 s, this 0.06 s (benchmarks/RESULTS.md "Import after the fix")."""
     plain = line.replace(b"\\\\", b"").replace(b'\\"', b"")
     depth = deepest = 0
@@ -373,25 +373,6 @@ def _depth(line: bytes) -> int:
         else:
             depth -= 1
     return deepest
-
-
-def too_deep(handle: IO[bytes]) -> str | None:
-    """The first line of a JSON or JSON Lines upload that nests deeper than JSON_MAX_DEPTH, in
-    words; None when none does. A line is counted exactly only where it holds that many
-    brackets at all (a count at C speed), so a whole upload is read in about its read time."""
-    try:
-        for number, line in enumerate(handle, start=1):
-            if (
-                line.count(b"[") + line.count(b"{") > JSON_MAX_DEPTH
-                and (deepest := _depth(line)) > JSON_MAX_DEPTH
-            ):
-                return (
-                    f"line {number} nests {deepest} levels deep; at most {JSON_MAX_DEPTH} are "
-                    "accepted."
-                )
-    finally:
-        handle.seek(0)
-    return None
 
 
 # A JSON escape the database cannot store once decoded: \u0000, or half of a surrogate pair
@@ -419,15 +400,31 @@ def _unstorable_in_line(line: bytes, json_text: bool) -> str | None:
     return None
 
 
-def unstorable_lines(handle: IO[bytes], json_text: bool) -> str | None:
-    """The lines of a text upload holding a character the database cannot store (a NUL, a byte
-    that is not UTF-8, a lone surrogate or its JSON escape), in words; None when none does. Read
-    whole at the door, a line at a time (the common line, ASCII with no escape, is passed at C
-    speed), so that such a file is refused with its lines instead of accepted and failed later."""
+def lines_problem(
+    handle: IO[bytes], *, depth: bool, unstorable: bool, json_text: bool
+) -> str | None:
+    """What an upload's lines show to be wrong, read whole at the door in one pass, in words: the
+    first line nesting deeper than JSON_MAX_DEPTH (with `depth`: JSON and JSON Lines), else the
+    lines holding a character the database cannot store (with `unstorable`: a NUL, a byte that is
+    not UTF-8, a lone surrogate or, in JSON text, its escape); None when none does. A line is
+    counted exactly only where it holds that many brackets at all, and the common line (ASCII,
+    no escape) is passed at C speed, so a whole upload is read in about its read time; one pass
+    for both checks, not one each (an upload's temporary file yields its lines through Python:
+    0.128-0.146 -> 0.118-0.122 CPU-s for the 2,000-row upload in process, two alternating pairs).
+    Such a file is refused with its lines instead of accepted and failed later."""
     found, count = [], 0
     try:
         for number, line in enumerate(handle, start=1):
-            if (words := _unstorable_in_line(line, json_text)) is not None:
+            if (
+                depth
+                and line.count(b"[") + line.count(b"{") > JSON_MAX_DEPTH
+                and (deepest := _depth(line)) > JSON_MAX_DEPTH
+            ):
+                return (
+                    f"line {number} nests {deepest} levels deep; at most {JSON_MAX_DEPTH} are "
+                    "accepted."
+                )
+            if unstorable and (words := _unstorable_in_line(line, json_text)) is not None:
                 count += 1
                 if len(found) < UNSTORABLE_LISTED:
                     found.append(f"line {number} {words.rstrip('.')}")
@@ -479,17 +476,16 @@ def sniff(
     if suffix == ".json":
         if not head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"[", b"{")):
             return "Not JSON: a .json file starts with [ or {."
-        return too_deep(handle) or (
-            None if unstorable_ok else unstorable_lines(handle, json_text=True)
-        )
+        return lines_problem(handle, depth=True, unstorable=not unstorable_ok, json_text=True)
     if suffix == ".jsonl" and first and _json_object(first) is None:
         return "Not JSON Lines: the first line is not a JSON object."
-    if suffix == ".jsonl" and (deep := too_deep(handle)):
-        return deep
-    if (
-        not unstorable_ok
-        and suffix in (".csv", ".json", ".jsonl")
-        and (bad := unstorable_lines(handle, json_text=suffix != ".csv"))
+    if (suffix == ".jsonl" or (suffix == ".csv" and not unstorable_ok)) and (
+        bad := lines_problem(
+            handle,
+            depth=suffix == ".jsonl",
+            unstorable=not unstorable_ok,
+            json_text=suffix == ".jsonl",
+        )
     ):
         return bad
     if not fmt and first and _format_of_first_line(suffix, first) is None:
@@ -550,7 +546,10 @@ def _read_one(
                 read += 1
                 if isinstance(item, ProblemIn) and (repeat := _repeated(item, seen)):
                     yield repeat
-                yield from _pictures(item, roots, max_bytes)
+                # a picture is shipped as Markdown's ![...](...): most texts hold none, and
+                # are passed here without a call (0.02 CPU-s of 2,000 ProofBench rows)
+                if (key := TEXT_FIELDS.get(type(item))) and "![" in getattr(item, key):
+                    yield from _pictures(item, key, roots, max_bytes)
             yield item
     except SourceError as exc:
         issue = exc.issue
@@ -572,12 +571,9 @@ def _roots(path: Path, root: Path | None) -> tuple[Path, ...]:
     return (*own, root)
 
 
-def _pictures(item: Item, roots: tuple[Path, ...], max_bytes: int) -> Iterator[Issue]:
-    """Reads the pictures the record's text ships (problems.pictures) onto `item.pictures`, the
-    text rewritten to refer to them; a warning for each one refused."""
-    key = TEXT_FIELDS.get(type(item))
-    if key is None:
-        return
+def _pictures(item: Item, key: str, roots: tuple[Path, ...], max_bytes: int) -> Iterator[Issue]:
+    """Reads the pictures the record's text (its field `key`) ships (problems.pictures) onto
+    `item.pictures`, the text rewritten to refer to them; a warning for each one refused."""
     refused: list[str] = []
     edits: list[tuple[int, int, int]] = []
     text, found = pictures.resolve(

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
-import yaml
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
@@ -387,25 +386,33 @@ def metadata_too_large(record: object) -> Issue | None:
     )
 
 
-class _NoAliasLoader(yaml.SafeLoader):
+@functools.cache
+def _no_alias_loader() -> type:
     """PyYAML's safe loader that refuses aliases (`*name`): an alias repeats its anchor's value,
-    and a few lines of nested aliases expand to gigabytes (a 'billion laughs')."""
+    and a few lines of nested aliases expand to gigabytes (a 'billion laughs'). PyYAML is loaded
+    here, when a YAML file is read (MathArena's config.yaml), not by every import."""
+    import yaml
 
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.events.AliasEvent):
-            event = self.peek_event()
-            raise yaml.constructor.ConstructorError(
-                None,
-                None,
-                f"an alias (*{event.anchor}) is not accepted: write the value out",
-                event.start_mark,
-            )
-        return super().compose_node(parent, index)
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.events.AliasEvent):
+                event = self.peek_event()
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"an alias (*{event.anchor}) is not accepted: write the value out",
+                    event.start_mark,
+                )
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
 
 
 def yaml_load(text: str) -> object:
     """A YAML document, safely and without aliases (yaml.YAMLError with its mark otherwise)."""
-    return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 (a SafeLoader subclass)
+    import yaml
+
+    return yaml.load(text, Loader=_no_alias_loader())  # noqa: S506 (a SafeLoader subclass)
 
 
 def read_text(path: Path, progress: Progress, name: str) -> str:

@@ -9,8 +9,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import yaml
-
 from problems.importers.base import (
     Item,
     ProblemIn,
@@ -74,6 +72,8 @@ def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
     config: dict = {}
     if (path / "config.yaml").is_file():
         config_name = f"{name}/config.yaml"
+        import yaml  # loaded for a YAML file only (problems.importers.base.yaml_load)
+
         try:
             config = yaml_load(read_text(path / "config.yaml", progress, config_name)) or {}
         except yaml.YAMLError as exc:

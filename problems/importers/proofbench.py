@@ -73,6 +73,8 @@ UNKNOWN_GENERATOR = "unknown"
 # An expert column beside (or instead of) expert_rating: each is one expert's rating (one rater
 # each), out of the row's `expert_max` (default 7: ProofBench's scale).
 EXPERT_COLUMN = re.compile(r"^(?:(?:expert|human)_(?:rating|score|grade)s?(?:_\w+)?|expert_\d+)$")
+# the known columns that are no expert's (a row's usual columns): passed without the pattern
+NOT_EXPERT = frozenset(COLUMNS) - {"expert_rating"}
 
 
 def read(path: Path, progress: Progress, name: str) -> Iterator[Item]:
@@ -99,7 +101,9 @@ def row_records(where: Where, data: dict, source: str) -> Iterator[Item]:
     maximum = next(
         (value for column in MAX_COLUMNS if (value := row.number(column)) is not None), 7
     )
-    columns = [column for column in data if EXPERT_COLUMN.match(str(column))]
+    columns = [
+        column for column in data if column not in NOT_EXPERT and EXPERT_COLUMN.match(str(column))
+    ]
     experts = [
         (column, value, maximum)
         for column in sorted(columns, key=lambda column: (column != "expert_rating", column))

@@ -10,7 +10,6 @@ from django.db import transaction
 
 from jobs.services import task_by_name
 from problems.models import Proof, ReferenceSolution
-from problems.rendering import texts_rendered
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +20,10 @@ def texts_prerender(*, proof_ids: list[int]) -> None:
     """Renders and stores the proofs' texts and their problems' statements and reference
     solutions that no rendering is stored for yet. Idempotent: a text stored is not rendered
     again."""
+    # the renderer (markdown-it, nh3 and their plugins) is loaded here, by the worker that
+    # renders, not by every process that imports the services (import_corpus: 0.02 CPU-s)
+    from problems.rendering import texts_rendered
+
     for start in range(0, len(proof_ids), PRERENDER_BATCH):
         proofs = list(
             Proof.objects.filter(pk__in=proof_ids[start : start + PRERENDER_BATCH])
