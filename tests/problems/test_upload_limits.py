@@ -2,12 +2,16 @@
 read (413), stopped at the limit when it streams past it, and a disk that fills while the
 upload is written answers 507 with the reason, the partial file removed at once."""
 
+import json
 import subprocess
 
+import hypothesis
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from hypothesis import strategies as st
 
 from core.files import FORM_SLACK, UploadLimitHandler, UploadTooLarge
+from problems.importers import _depth
 from problems.models import ImportJob
 from tests.factories import UserFactory
 
@@ -80,3 +84,29 @@ def test_json_nested_too_deep_is_refused_at_the_door_with_its_line(api_client_fo
         format="multipart",
     )
     assert accepted.status_code == 202, accepted.json()
+
+
+def _nesting(value) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_nesting, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_nesting, value), default=0)
+    return 0
+
+
+# texts full of what fools a reader that does not parse: quotes, backslashes, brackets
+_TRICKY = st.text(alphabet='ab"\\[]{}\n\u00e9', max_size=12)
+_JSON = st.recursive(
+    st.none() | st.integers() | _TRICKY,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TRICKY, inner, max_size=3),
+    max_leaves=25,
+)
+
+
+@hypothesis.settings(max_examples=300, derandomize=True)
+@hypothesis.given(_JSON, st.booleans())
+def test_the_door_measures_the_nesting_json_decodes(value, ascii_only):
+    """The door's count (importers._depth) against the decoded value's, for any text in the
+    strings: escaped quotes, a backslash ending a string, brackets inside strings."""
+    line = json.dumps(value, ensure_ascii=ascii_only).encode()
+    assert _depth(line) == _nesting(value)
