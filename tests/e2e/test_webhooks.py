@@ -65,7 +65,9 @@ def test_admin_adds_a_hook_and_replays_a_delivery(
     assert receiver.taken[0].headers["webhook-id"] == receiver.taken[1].headers["webhook-id"]
 
 
-def test_delete_asks_first_and_a_dismissal_keeps_the_hook(strict_page, live_server, login):
+def test_delete_asks_first_and_a_dismissal_keeps_the_hook(
+    strict_page, live_server, login, screenshot_dir
+):
     """Under the site's CSP, which runs no inline handler: the question comes from
     static/js/confirm.js."""
     page = strict_page
@@ -73,6 +75,9 @@ def test_delete_asks_first_and_a_dismissal_keeps_the_hook(strict_page, live_serv
     hook = webhook_create(url="http://127.0.0.1:9/hook", events=["item.labelled"], owner=admin)
     login(page, admin)
     page.goto(f"{live_server.url}/webhooks/{hook.pk}/")
+    for name, width, height in (("tablet", 820, 1180), ("phone", 390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.screenshot(path=str(screenshot_dir / f"webhook-detail-{name}.png"), full_page=True)
     asked = []
     page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
     page.click("#webhook-delete")
