@@ -4,7 +4,7 @@ secret, its deliveries with their tries, replay), deactivate and delete."""
 from __future__ import annotations
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
@@ -82,7 +82,13 @@ def webhook_active(request: HttpRequest, webhook_id: int) -> HttpResponse:
 @role_required(Role.ADMIN)
 @require_POST
 def webhook_delete(request: HttpRequest, webhook_id: int) -> HttpResponse:
-    hook = selectors.webhook_get(webhook_id=webhook_id)
+    """Deletes the hook; sent again (a double click, a resend after a lost answer) it finds the
+    hook gone and says so on the list, not a 404."""
+    try:
+        hook = selectors.webhook_get(webhook_id=webhook_id)
+    except Http404:
+        messages.info(request, f"Webhook {webhook_id} was already deleted.")
+        return redirect("webhooks:list")
     services.webhook_delete(webhook=hook)
     messages.success(request, f"Webhook {webhook_id} deleted, with its deliveries.")
     return redirect("webhooks:list")

@@ -112,6 +112,9 @@ def test_the_pages_create_a_hook_and_refuse_a_bad_url_naming_it(client, admin_us
     assert not Webhook.objects.get().active
     client.post(f"/webhooks/{hook_.pk}/delete/")
     assert not Webhook.objects.exists()
+    again = client.post(f"/webhooks/{hook_.pk}/delete/", follow=True)  # a resend
+    assert again.status_code == 200
+    assert f"Webhook {hook_.pk} was already deleted." in again.content.decode()
 
 
 @pytest.mark.parametrize("role", ["expert", "researcher", "adjudicator"])
