@@ -130,9 +130,8 @@ def dataset_write(
     if hf_folder is not None:
         layout_check(layout=Layout.HF, file_type=file_type)
     plan = plan_for(fmt, campaign, options)
-    total = plan.total  # counted before the rows are read
     if on_total:
-        on_total(total)
+        on_total(plan.total)  # counted once (Plan.total), before the rows are read
     sample: list[dict] = []
     licences: set[str] = set()
     pictures = PictureFiles()
@@ -163,7 +162,7 @@ def dataset_write(
         "task_kind": campaign.task_kind,
         "created_at": timezone.now().isoformat(),
         "filters": options.to_dict(),
-        "counts": {"rows": data.rows, "rows_before_split_filter": total},
+        "counts": {"rows": data.rows, "rows_before_split_filter": plan.total},
         "conversions": plan.conversions,
         "split": (
             {
