@@ -3,10 +3,12 @@ next, a submitted grade read-only until revised, the final label fed back after 
 skipped drafts, chain names, hand assignment by problem and proof."""
 
 import json
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from adjudication.services import case_resolve
 from annotation import services
@@ -232,6 +234,24 @@ def test_past_the_bound_the_position_says_over(monkeypatch, client):
     Assignment.objects.create(  # skipped: never offered to this expert again
         item=items[4], expert=expert, leased_until=items[0].created_at, status="released"
     )
+    position = assignment_selectors.expert_position(item=items[0], expert=expert)
+    assert (position.total, position.remaining, position.more) == (4, 3, False)
+
+
+def test_past_the_bound_of_held_items_the_position_says_over(monkeypatch):
+    """An expert a manager handed more items than OFFERABLE_BOUND holds them all, and the count
+    of the others they hold stops at the bound too: "over", as for the offerable ones."""
+    monkeypatch.setattr(assignment_selectors, "OFFERABLE_BOUND", 3)
+    campaign = CampaignFactory()
+    items = [ItemFactory(campaign=campaign) for _ in range(5)]
+    expert = expert_in(campaign)
+    Assignment.objects.bulk_create(
+        Assignment(item=item, expert=expert, leased_until=timezone.now() + timedelta(hours=1))
+        for item in items
+    )
+    position = assignment_selectors.expert_position(item=items[0], expert=expert)
+    assert (position.number, position.total, position.remaining, position.more) == (1, 4, 3, True)
+    Assignment.objects.filter(item=items[4]).update(status="released")  # 3 others: exact
     position = assignment_selectors.expert_position(item=items[0], expert=expert)
     assert (position.total, position.remaining, position.more) == (4, 3, False)
 
