@@ -139,9 +139,8 @@ def clients(username: str) -> tuple[Client, Client]:
     """The expert's browser (their session cookie) and script (their token), each kept for the
     run as a web process keeps its loaded middleware."""
     token, cookie = credentials(username)
-    name, _, key = cookie.partition("=")
     browser = Client(HTTP_HOST="127.0.0.1")
-    browser.cookies[name] = key
+    browser.cookies.load(cookie)  # the session and CSRF cookies
     return browser, Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Token {token}")
 
 

@@ -24,20 +24,28 @@ class Built:
     double_scored: int
     experts: list  # User objects
     tokens: list[str]
-    cookies: list[str]  # "sessionid=..." of each expert
+    cookies: list[str]  # "sessionid=...; csrftoken=..." of each expert
 
 
 def _session_cookie(user) -> str:
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.sessions.backends.db import SessionStore
+    from django.middleware.csrf import CSRF_ALLOWED_CHARS
+    from django.utils.crypto import get_random_string
 
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
     session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
-    return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
+    # and the CSRF cookie a browser keeps from its first page, so a page load masks the secret
+    # it holds, as in the browser, instead of making a new one and setting the cookie each time
+    csrf = get_random_string(32, allowed_chars=CSRF_ALLOWED_CHARS)
+    return (
+        f"{settings.SESSION_COOKIE_NAME}={session.session_key}; "
+        f"{settings.CSRF_COOKIE_NAME}={csrf}"
+    )
 
 
 def bench_admin():
