@@ -13,10 +13,14 @@ still hand out models.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from functools import cache
 
+import orjson
 from django.core.exceptions import FieldDoesNotExist
-from django.db import connection
+from django.db import connection, models
+from django.utils import timezone
+from psycopg.types.json import Jsonb
 
 
 class Table:
@@ -173,3 +177,104 @@ def insert_one(obj, *, unique: tuple[str, ...] = (), update: tuple[str, ...] = (
         setattr(obj, field.attname, value)
     obj._state.adding = False
     obj._state.db = connection.alias
+
+
+_COLUMN_TYPES: dict[str, dict[str, int]] = {}
+JSON_TYPES = {114, 3802}  # json, jsonb
+
+
+def _column_types(cursor, table: str) -> dict[str, int]:
+    """Type oids of a table's columns (binary COPY needs them exactly)."""
+    if table not in _COLUMN_TYPES:
+        cursor.execute(
+            "SELECT attname, atttypid::int FROM pg_attribute "
+            "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+            [table],
+        )
+        _COLUMN_TYPES[table] = dict(cursor.fetchall())
+    return _COLUMN_TYPES[table]
+
+
+def _json_text(value: object) -> str:
+    return orjson.dumps(value).decode()
+
+
+def copy_rows(
+    cursor,
+    table: str,
+    columns: Sequence[str],
+    rows: Iterable[Sequence],
+    *,
+    types_of: str = "",
+    given_columns: int = 1 << 30,
+) -> None:
+    """Binary COPY of `rows` (values of `columns`, in order) into `table`, typed as the columns
+    of `types_of` (default: the table itself); JSON columns take Python values (those past the
+    first `given_columns` come wrapped already: `Jsonb`). Binary: no text escaping on either
+    side (about twice as fast as text COPY)."""
+    types = _column_types(cursor, types_of or table)
+    json_at = [
+        index
+        for index, column in enumerate(columns)
+        if types[column] in JSON_TYPES and index < given_columns
+    ]
+    command = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
+    with cursor.cursor.copy(command) as copy:
+        copy.set_types([types[column] for column in columns])
+        for row in rows:
+            if json_at:
+                row = list(row)
+                for index in json_at:
+                    row[index] = Jsonb(row[index], dumps=_json_text)
+            copy.write_row(row)
+
+
+def _made_value(field, now):
+    """The value the ORM would give `field` on a new row that names none."""
+    if getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False):
+        return now
+    if field.has_default():
+        return field.get_default()
+    if field.null:
+        return None
+    raise ValueError(f"{field.model.__name__}.{field.attname}: no value and no default")
+
+
+def copy_new(model: type[models.Model], rows: Sequence[dict]) -> list[int]:
+    """Writes `rows` (each the same attnames -> values; the other columns take their field's
+    default, `auto_now` the time) as new rows of `model`, by binary COPY, their ids drawn from
+    the table's sequence first; returns the ids in the rows' order. No model instances are made
+    and no signals sent (bulk_create sends none either). Its gain, measured on a selection's
+    items: annotation.services.items.items_write (2.3x bulk_create's rate)."""
+    if not rows:
+        return []
+    given = tuple(rows[0])
+    by_attname = {f.attname: f for f in _stored_fields(model)}
+    pk = model._meta.pk
+    now = timezone.now()
+    missing = [f for f in _stored_fields(model) if f.attname not in given and f is not pk]
+    constants = [  # the same for every row: a JSON one is serialised once
+        Jsonb(value, dumps=_json_text) if isinstance(f, models.JSONField) else value
+        for f, value in ((f, _made_value(f, now)) for f in missing)
+    ]
+    table = model._meta.db_table
+    columns = [
+        pk.column,
+        *(by_attname[name].column for name in given),
+        *(f.column for f in missing),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [table, pk.column, len(rows)],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+        copy_rows(
+            cursor,
+            table,
+            columns,
+            ([pk_value, *map(row.__getitem__, given), *constants]
+             for pk_value, row in zip(ids, rows, strict=True)),
+            given_columns=1 + len(given),
+        )  # fmt: skip
+    return ids

@@ -91,3 +91,36 @@ def test_insert_one_writes_what_bulk_create_writes_and_upserts_on_a_unique_key()
     assert again.pk == first.pk  # the same row, changed
     label = FinalLabel.objects.get(item=item)
     assert (label.value, label.source) == (Decimal(6), "imported")
+
+
+def test_copy_new_writes_what_bulk_create_writes_and_returns_the_ids_in_order():
+    """COPY with the ids drawn first: each column as bulk_create leaves it (defaults, JSON,
+    the creation time), the ids in the rows' order; a column with no value and no default is
+    refused before anything is written."""
+    from core.sql import copy_new
+    from problems.models import Proof
+    from tests.problems.page_factories import ProofFactory
+
+    campaign = CampaignFactory()
+    proofs = [ProofFactory() for _ in range(3)]
+    (orm,) = Item.objects.bulk_create([Item(campaign=campaign, proof=proofs[0])])
+    rows = [
+        {"campaign_id": campaign.pk, "proof_id": proof.pk, "required_judgements": n + 1}
+        for n, proof in enumerate(proofs[1:])
+    ]
+    ids = copy_new(Item, rows)
+    made = [Item.objects.get(pk=pk) for pk in ids]
+    assert [(i.proof_id, i.required_judgements) for i in made] == [
+        (proofs[1].pk, 1),
+        (proofs[2].pk, 2),
+    ]
+    orm = Item.objects.get(pk=orm.pk)
+    for field in Item._meta.concrete_fields:
+        if field.attname not in ("id", "proof_id", "required_judgements", "created_at"):
+            assert getattr(made[0], field.attname) == getattr(orm, field.attname), field.name
+    assert made[0].created_at is not None and made[0].route_components == {}
+    assert Item.objects.create(campaign=campaign, proof=ProofFactory()).pk > max(ids)
+    before = Proof.objects.count()
+    with pytest.raises(ValueError, match="Proof.problem_id: no value and no default"):
+        copy_new(Proof, [{"text": "A proof."}])
+    assert Proof.objects.count() == before

@@ -493,14 +493,14 @@ def analysis_items_create(
     )
     items_write(
         rows=(
-            Item(
-                campaign=campaign,
-                proof_id=proof_id,
-                analysis_id=pk,
-                required_judgements=required_judgements or (2 if pk in doubles else 1),
-                is_gold=is_gold,
+            {
+                "campaign_id": campaign.pk,
+                "proof_id": proof_id,
+                "analysis_id": pk,
+                "required_judgements": required_judgements or (2 if pk in doubles else 1),
+                "is_gold": is_gold,
                 **design,
-            )
+            }
             for pk, proof_id, _, _ in fresh
         ),
         result=result,

@@ -11,7 +11,8 @@ from collections.abc import Iterable, Sequence
 
 import orjson
 from django.db import connection, models
-from psycopg.types.json import Jsonb
+
+from core.sql import copy_rows
 
 JSON_COLUMNS = {"metadata", "main_steps"}
 
@@ -74,41 +75,7 @@ def insert_rows(model: type[models.Model], columns: Sequence[str], rows: list[tu
     if not rows:
         return
     with connection.cursor() as cursor:
-        _copy(cursor, model._meta.db_table, columns, rows, model._meta.db_table)
-
-
-_COLUMN_TYPES: dict[str, dict[str, int]] = {}
-
-
-def _column_types(cursor, table: str) -> dict[str, int]:
-    """Type oids of a table's columns (binary COPY needs them exactly)."""
-    if table not in _COLUMN_TYPES:
-        cursor.execute(
-            "SELECT attname, atttypid::int FROM pg_attribute "
-            "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
-            [table],
-        )
-        _COLUMN_TYPES[table] = dict(cursor.fetchall())
-    return _COLUMN_TYPES[table]
-
-
-def _json_text(value: object) -> str:
-    return orjson.dumps(value).decode()
-
-
-def _copy(cursor, table: str, columns: Sequence[str], rows: list[tuple], types_of: str) -> None:
-    """Binary COPY: no text escaping on either side (about twice as fast as text COPY)."""
-    types = _column_types(cursor, types_of)
-    json_at = [index for index, column in enumerate(columns) if column in JSON_COLUMNS]
-    command = f"COPY {table} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)"
-    with cursor.cursor.copy(command) as copy:
-        copy.set_types([types[column] for column in columns])
-        for row in rows:
-            if json_at:
-                row = list(row)
-                for index in json_at:
-                    row[index] = Jsonb(row[index], dumps=_json_text)
-            copy.write_row(row)
+        copy_rows(cursor, model._meta.db_table, columns, rows)
 
 
 def upsert_rows(
@@ -132,7 +99,7 @@ def upsert_rows(
             f"SELECT {names} FROM {table} WITH NO DATA"
         )
         cursor.execute(f"TRUNCATE {stage}")
-        _copy(cursor, stage, columns, rows, table)
+        copy_rows(cursor, stage, columns, rows, types_of=table)
         cursor.execute(
             f"INSERT INTO {table} ({names}) SELECT {names} FROM {stage} "
             f"ON CONFLICT ({', '.join(unique)}) DO UPDATE SET {assignments}"
