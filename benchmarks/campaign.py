@@ -43,8 +43,7 @@ def _session_cookie(user) -> str:
     # it holds, as in the browser, instead of making a new one and setting the cookie each time
     csrf = get_random_string(32, allowed_chars=CSRF_ALLOWED_CHARS)
     return (
-        f"{settings.SESSION_COOKIE_NAME}={session.session_key}; "
-        f"{settings.CSRF_COOKIE_NAME}={csrf}"
+        f"{settings.SESSION_COOKIE_NAME}={session.session_key}; {settings.CSRF_COOKIE_NAME}={csrf}"
     )
 
 

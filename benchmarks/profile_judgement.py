@@ -205,9 +205,10 @@ def main() -> None:
     )
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=True)
     call_command("migrate", verbosity=0)  # a kept database from older code
-    from annotation.models import Item
     from campaign import campaign_build
     from corpus import corpus_file
+
+    from annotation.models import Item
 
     needed = (4 if args.sql else 2) * args.judgements + 50
     if args.items < needed:
