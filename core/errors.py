@@ -19,9 +19,9 @@ from rest_framework.views import exception_handler
 from core import views as pages
 from core.broker import BrokerUnavailable, broker_refusal
 from core.files import UploadDiskFull, UploadTooLarge
+from core.http import is_api_path
 from core.parsers import NUL_REFUSED
 
-API_PREFIX = "/api/"
 logger = logging.getLogger("proofmark.request")
 # SQLSTATEs of a connection the server ended or refused: class 08 (connection exception),
 # admin_shutdown, crash_shutdown, cannot_connect_now
@@ -47,7 +47,7 @@ RETRY_AFTER_SECONDS = 5
 
 
 def _is_api(request) -> bool:
-    return request.path.startswith(API_PREFIX)
+    return is_api_path(request.path)
 
 
 def api_exception_handler(exc, context):
@@ -177,8 +177,8 @@ def outage_response(request, exception: BaseException | None) -> HttpResponse | 
 
 
 def unavailable(request, reason: str, *, status: int = 503, retry: bool = True) -> HttpResponse:
-    """503 (or `status`) with the reason, and `Retry-After` unless `retry` is off: JSON under
-    /api/, else a bare page (the site's layout may need what is away)."""
+    """503 (or `status`) with the reason, and `Retry-After` unless `retry` is off: JSON for the
+    API (core.http.is_api_path), else a bare page (the site's layout may need what is away)."""
     if _is_api(request):
         response = JsonResponse({"detail": reason}, status=status)
     else:
@@ -194,7 +194,7 @@ def unavailable(request, reason: str, *, status: int = 503, retry: bool = True) 
 
 
 class RejectNulMiddleware:
-    """400 for a NUL byte in the path or the query string (JSON under /api/)."""
+    """400 for a NUL byte in the path or the query string (JSON for the API)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

@@ -17,6 +17,17 @@ from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 from rest_framework.exceptions import ValidationError
 
+# The API: every path under /api/ (its operations, /api/v1/, and their schema, /api/schema/) but
+# its reference page, which is a page of the site. Its answers, errors included, are JSON; the
+# middleware only pages need skips it (core.middleware.PagesOnly).
+API_ROOT = "/api/"
+API_DOCS = "/api/docs/"
+
+
+def is_api_path(path: str) -> bool:
+    """Whether `path` is the API's (JSON answers), not a page's."""
+    return path.startswith(API_ROOT) and not path.startswith(API_DOCS)
+
 
 def wants_fragment(request: HttpRequest) -> bool:
     """htmx asks for a fragment (a history restore after Back asks for the whole page)."""

@@ -58,6 +58,19 @@ def test_unknown_api_urls_and_oversized_bodies_answer_json(admin_user, api_clien
     assert big.status_code == 413 and "size limit" in big.json()["detail"]
 
 
+def test_the_api_is_every_path_under_api_but_its_reference_page(admin_user, api_client_for):
+    """One rule (core.http.is_api_path) for the JSON errors and the pages' middleware: the
+    schema's refusal is JSON and carries no page policy; the reference page's is a page's."""
+    api = api_client_for(admin_user)
+    schema = api.get("/api/schema/", {"format": "a\x00b"})
+    assert schema.status_code == 400 and schema["Content-Type"] == "application/json"
+    listing = api.get("/api/v1/problems/")
+    assert "Content-Security-Policy" not in listing
+    docs = api.get("/api/docs/", {"q": "a\x00b"})
+    assert docs.status_code == 400 and docs["Content-Type"].startswith("text/plain")
+    assert "Content-Security-Policy" in api.get("/api/docs/")
+
+
 def test_the_grading_pages_door_checks_types_with_the_api_serializer(client, graded_item):
     """The grading page saves through the API's draft operation, with its session: bad types
     are 400s naming the field, never a 500."""
