@@ -20,6 +20,7 @@ from annotation.models import (
     MemberRole,
     TaskKind,
 )
+from annotation.selectors import gold_never_held
 from annotation.services import campaign_create
 from calibration import selectors
 from calibration.models import (
@@ -160,7 +161,7 @@ def calibration_retake_create(
     current = selectors.retakes_in_force(requirement).get(expert.pk)
     if (
         current is not None
-        and Item.objects.filter(campaign=current.round).exclude(assignments__expert=expert).exists()
+        and gold_never_held(campaign_id=current.round_id, expert_id=expert.pk) is not None
     ):
         return current.round
     graded = Grade.objects.filter(expert=expert).values("item__proof_id")

@@ -16,6 +16,7 @@ from annotation.selectors.assignment import (
     expert_holds_item,
     expert_position,
     experts_for_assignment,
+    gold_never_held,
     items_for_hand_assignment,
 )
 from annotation.selectors.campaigns import (
@@ -62,6 +63,7 @@ __all__ = [
     "expert_holds_item",
     "ExpertPosition",
     "OFFERABLE_BOUND",
+    "gold_never_held",
     "expert_position",
     "is_campaign_admin",
     "campaign_list_for_user",

@@ -127,11 +127,21 @@ _OFFERABLE = f"""
 """
 
 
-# In a calibration round: its gold items the expert never held (each goes to every expert once).
-_OFFERABLE_GOLD = f"""
-  SELECT 1 FROM {i}
-  WHERE {i.campaign_id} = %(campaign)s AND {i.is_gold} AND {never_held_sql("i")}
+# The campaign's gold items the expert never held: in a calibration round, what it offers (each
+# goes to every expert once); in a campaign with a gold rate, what a gold turn may serve.
+_GOLD_NEVER_HELD = f"""
+  FROM {i} WHERE {i.campaign_id} = %(campaign)s AND {i.is_gold} AND {never_held_sql("i")}
 """
+_OFFERABLE_GOLD = f"SELECT 1 {_GOLD_NEVER_HELD}"
+_FIRST_GOLD_NEVER_HELD = f"SELECT {i.id} {_GOLD_NEVER_HELD} ORDER BY {i.id} LIMIT 1"
+
+
+def gold_never_held(*, campaign_id: int, expert_id: int) -> int | None:
+    """The first (by id) of the campaign's gold items the expert never held, or None."""
+    with connection.cursor() as cursor:
+        cursor.execute(_FIRST_GOLD_NEVER_HELD, {"campaign": campaign_id, "expert": expert_id})
+        row = cursor.fetchone()
+    return None if row is None else row[0]
 
 
 # The whole position in one statement: the expert's count of submitted grades (ExpertProgress),

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.calibration_gate import CalibrationRequired, calibration_gate_check
 from annotation.models import Assignment, AssignmentStatus, Campaign, Item, ItemOrder
+from annotation.selectors.assignment import gold_never_held
 from annotation.slots import (
     assignment_open,
     item_open_sql,
@@ -155,19 +156,14 @@ def _gold_turn(*, campaign: Campaign, expert: AbstractBaseUser) -> bool:
 
 
 def _take_gold(*, campaign: Campaign, expert: AbstractBaseUser) -> Assignment | None:
-    item = (
-        Item.objects.filter(campaign=campaign, is_gold=True)
-        .exclude(assignments__expert=expert)
-        .order_by("id")
-        .first()
-    )
-    if item is None:
+    item_id = gold_never_held(campaign_id=campaign.pk, expert_id=expert.pk)
+    if item_id is None:
         return None
     try:
         with transaction.atomic():
             _lease_commit_fast()
             return Assignment.objects.create(
-                item=item, expert=expert, leased_until=_lease_end(campaign, timezone.now())
+                item_id=item_id, expert=expert, leased_until=_lease_end(campaign, timezone.now())
             )
     except IntegrityError:
         return None
