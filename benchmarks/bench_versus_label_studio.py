@@ -186,6 +186,17 @@ def command_for(run: Run, *, quick: bool) -> list[str]:
     return words
 
 
+def env_for(run: Run) -> dict:
+    """The run's environment: the export's database is its own, so that the campaign its first
+    round graded is still there for the next (`--skip-load`): the import empties the corpus of
+    the database it is given, which took that campaign with it (a second round's export found
+    no final labels, 2026-12-06)."""
+    env = dict(os.environ)
+    if run.benchmark == "export":
+        env["DATABASE_URL"] = env["DATABASE_URL"] + "_export"
+    return env
+
+
 # --- The table -------------------------------------------------------------------------------
 
 # (figure name, target: the ratio Proofmark must reach over Label Studio, or a bound)
@@ -350,7 +361,7 @@ def main() -> int:
     for run in plan:
         run.json.unlink(missing_ok=True)
         print(f"=== {run.benchmark}, round {run.round} ...", flush=True)
-        run_one(run, command_for(run, quick=args.quick), dict(os.environ), ROOT,
+        run_one(run, command_for(run, quick=args.quick), env_for(run), ROOT,
                 EXTRACT[run.benchmark])  # fmt: skip
         print(f"    {run.failed or f'{run.seconds:.0f} s'}; load {run.load_after}", flush=True)
         save(plan, args.quick, machine)
