@@ -196,6 +196,8 @@ def test_a_lease_commits_without_waiting_for_the_wal_a_submission_waits():
     campaign = CampaignFactory()
     ItemFactory(campaign=campaign)
     expert = expert_in(campaign)
+    with connection.cursor() as cursor:  # the server's default (the test database's is off)
+        cursor.execute("SET synchronous_commit TO on")
     with transaction.atomic():
         assignment = services.assignment_next(campaign=campaign, expert=expert)
         assert assignment is not None
