@@ -22,7 +22,7 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # run folder (tests/suite.py); the tests that need the real Celery worker share one xdist worker.
 # Three on two cores: a browser test spends most of its time waiting on Chromium and the live
 # server, which a third worker fills (2026-12-06, the whole suite on a 2-core machine: pytest
-# 532 s with three, 660 s with two).
+# 532 s with three, 645 s with two, from a fresh clone on a quiet machine).
 TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
