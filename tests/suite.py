@@ -2,7 +2,7 @@
 heavy tests together.
 
 Loaded with `-p tests.suite` (pyproject's addopts), so it runs before pytest-django reads the
-settings: each xdist worker (`-n 2` in the Makefile) gets its own run folder, Redis database and
+settings: each xdist worker (`-n 3` in the Makefile) gets its own run folder, Redis database and
 queue; pytest-django suffixes the test database per worker itself (`test_proofmark_gw0`, ...).
 Servers (live_server, the fake model server, a test's own gunicorn) take free ports from the
 system, so no port is shared either.
