@@ -252,6 +252,17 @@ def test_readiness_fails_while_no_new_database_connection_can_be_had(client, set
             assert "too many connections" in busy.json()["database"]
         finally:
             holder.close()
+        # the server ends the closed connection's backend a moment later: until it has, the
+        # role's one connection is still taken (a loaded machine, 2026-12-06)
+        with psycopg.connect(
+            host=params["HOST"], port=params["PORT"], dbname=params["NAME"], user=params["USER"]
+        ) as watcher:
+            deadline = time.monotonic() + 10
+            while watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = 'readyz_probe'"
+            ).fetchone()[0]:
+                assert time.monotonic() < deadline, "the probe's backend never ended"
+                time.sleep(0.02)
         assert client.get("/readyz").status_code == 200
 
         silent = socket.socket()

@@ -5,12 +5,13 @@ derived live, finds the draft after a reload, overrides with a reason and submit
 reaches adjudication as a final label."""
 
 import re
+import time
 from decimal import Decimal
 
 import pytest
 from playwright.sync_api import expect
 
-from annotation.models import CampaignMember, DefectSuggestion, MetaReview
+from annotation.models import CampaignMember, DefectSuggestion, Grade, MetaReview
 from tests.factories import UserFactory
 from tests.metaverify.factories import analysis_item, review_campaign
 
@@ -18,6 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 GAP = "Step 2 divides by x without checking that x is nonzero."
 BOUND = "Step 3 claims the bound for every n but only proves it for even n."
+COMMENT = "The parity claim is not in the proof."
 
 SELECT = """([selector, quote]) => {
   const root = document.querySelector(selector);
@@ -78,17 +80,24 @@ def test_expert_reviews_an_analysis_end_to_end(
     expect(page.locator("#derived-rating")).to_have_text("0.5")
     assert "1 of the 2 claimed defects are unreasonable" in page.inner_text("#derived-reason")
     assert page.is_visible("#aspects-moot")
-    page.fill("#comment", "The parity claim is not in the proof.")
+    page.fill("#comment", COMMENT)
     expect(page.locator("#save-status")).to_have_text(re.compile("^Saved"))
     page.evaluate("document.querySelector('.review-panel').scrollTop = 0")
     page.screenshot(path=str(screenshot_dir / "analysis-review.png"))
     assert_accessible(page)
 
+    # the comment's own save on the server first: "Saved" above may be an earlier save's, and a
+    # save still on its way when the page goes is sent again by the next page, which then says
+    # "Saved" instead of "Draft restored" (a loaded machine, 2026-12-06)
+    deadline = time.monotonic() + 15
+    while not Grade.objects.filter(item=item, comment=COMMENT).exists():
+        assert time.monotonic() < deadline, "the comment's save never reached the server"
+        time.sleep(0.05)
     page.reload()  # the draft lives on the server
     expect(page.locator("#defect-list .defect")).to_have_count(2)
     assert page.inner_text("#derived-rating") == "0.5"
     assert page.inner_text("#save-status") == "Draft restored"
-    assert page.input_value("#comment") == "The parity claim is not in the proof."
+    assert page.input_value("#comment") == COMMENT
 
     page.select_option("#override", "0")
     assert page.is_visible("#override-reason-box")
