@@ -22,8 +22,8 @@ TEST_BROKER_URL ?= redis://127.0.0.1:6379/15
 # run folder (tests/suite.py); the tests that need the real Celery worker share one xdist worker.
 # Three on two cores: a browser test spends most of its time waiting on Chromium and the live
 # server, which a third worker fills (2026-12-06, the whole suite on a 2-core machine, nothing
-# else running: pytest 532 and 627 s with three, 645 s with two; the machine's own speed swung
-# as much between runs).
+# else running: pytest 532-627 s with three, 645 s with two; the machine's own speed swung as
+# much between runs).
 TEST_WORKERS ?= 3
 XDIST := -n $(TEST_WORKERS) --dist loadgroup
 
