@@ -87,8 +87,8 @@ class UnavailableMiddleware:
 
 class PagesOnly:
     """Mixed into a library's middleware that only pages use: a request to the API
-    (`core.http.is_api_path`: JSON only, REST_FRAMEWORK's DEFAULT_RENDERER_CLASSES and the schema) skips it, by token or from the grading
-    page alike. The library's class is otherwise as shipped (and the system checks that look
+    (`core.http.is_api_path`: JSON only, REST_FRAMEWORK's DEFAULT_RENDERER_CLASSES and the
+    schema) skips it, by token or from the grading page alike. The library's class is otherwise as shipped (and the system checks that look
     for it still find it). Measured (benchmarks/profile_judgement.py, 2026-12-04, rounds
     against the code before, RESULTS.md): the three below cost 395 of the ~2,000 Python calls
     a request pays outside its view (django-csp builds its policy on every response, even one
