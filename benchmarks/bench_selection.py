@@ -26,7 +26,6 @@ from benchdb import HERE, create_database_if_missing, machine_line, setup_django
 
 GENERATOR = "model-selection"
 PROBLEMS = 7
-CHUNK = 100_000  # proofs a COPY statement
 
 
 def database_url() -> str:
@@ -40,36 +39,10 @@ def database_url() -> str:
 
 def proofs_write(count: int) -> None:
     """`count` proofs of the selection's generator over seven problems, one scheme approved."""
-    from django.utils import timezone
+    from tests.problems.page_factories import proofs_copied
 
-    from problems.models import Problem, Proof
-    from problems.services.bulk import insert_rows
-    from tests.annotation.factories import approved_scheme
-
-    problems = Problem.objects.bulk_create(
-        Problem(
-            external_id=f"SEL-{n}",
-            contest="Selection Olympiad",
-            year=2026,
-            number=str(n + 1),
-            statement=f"Problem {n}.",
-            source="bench",
-        )
-        for n in range(PROBLEMS)
-    )
-    approved_scheme(problems[0])
-    started, now = time.perf_counter(), timezone.now()
-    for start in range(0, count, CHUNK):
-        insert_rows(
-            Proof,
-            ("problem_id", "generator", "sample_key", "sample_index", "text", "text_hash",
-             "source", "metadata", "created_at", "updated_at"),
-            [
-                (problems[n % PROBLEMS].pk, GENERATOR, str(n), n, f"Proof {n} of the selection.",
-                 f"{n:064d}", "bench", {}, now, now)
-                for n in range(start, min(count, start + CHUNK))
-            ],
-        )  # fmt: skip
+    started = time.perf_counter()
+    proofs_copied(count=count, generator=GENERATOR, prefix="SEL", problems=PROBLEMS)
     print(f"{count:,} proofs written in {time.perf_counter() - started:.0f} s", flush=True)
 
 

@@ -21,9 +21,10 @@ from estimation.services.double_scoring import double_scoring_items_added
 from problems.models import Problem, Proof, VerifierAnalysis
 from problems.selectors import proof_natural_keys
 from problems.services.bulk import insert_rows
-from tests.annotation.factories import CampaignFactory, approved_scheme
+from tests.annotation.factories import CampaignFactory
 from tests.factories import UserFactory
 from tests.metaverify.factories import review_campaign
+from tests.problems.page_factories import proofs_copied
 
 pytestmark = pytest.mark.django_db
 
@@ -33,29 +34,7 @@ MANY = 70_000
 
 def many_proofs(count: int = MANY, problems: int = 7) -> list[int]:
     """`count` proofs over a few problems, written in a few statements (no factory)."""
-    made = Problem.objects.bulk_create(
-        Problem(
-            external_id=f"BIG-{n}",
-            contest="Big Olympiad",
-            year=2025,
-            number=str(n + 1),
-            statement=f"Problem {n}.",
-            source="tests",
-        )
-        for n in range(problems)
-    )
-    approved_scheme(made[0])
-    now = timezone.now()
-    insert_rows(  # binary COPY: a few seconds for 70,000
-        Proof,
-        ("problem_id", "generator", "sample_key", "sample_index", "text", "text_hash", "source",
-         "metadata", "created_at", "updated_at"),
-        [
-            (made[n % problems].pk, "model-big", str(n), n, f"Proof {n}.", f"{n:064d}", "tests",
-             {}, now, now)
-            for n in range(count)
-        ],
-    )  # fmt: skip
+    proofs_copied(count=count, generator="model-big", prefix="BIG", problems=problems)
     return list(Proof.objects.filter(generator="model-big").values_list("pk", flat=True))
 
 
